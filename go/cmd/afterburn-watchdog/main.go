@@ -1,0 +1,49 @@
+// Command afterburn-watchdog is the AfterBurn/1 watchdog: it serves HTTP and
+// carries each request to one of a pool of long-lived worker processes.
+//
+//	afterburn-watchdog [flags] -- CMD ARGS...
+//
+// Every flag is also an environment variable of the same name; a flag wins.
+// Run with --help for the list. This file parses flags and signals only;
+// the watchdog is github.com/afterburn-dev/afterburn/go/internal/watchdog.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	cfg, err := watchdog.ParseConfig(args, os.Getenv, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	wd, err := watchdog.New(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	// PROTOCOL.md §9.4: SIGTERM or SIGINT starts a graceful shutdown.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := wd.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}

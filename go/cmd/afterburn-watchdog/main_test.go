@@ -1,0 +1,170 @@
+package main
+
+// The test binary plays both parts: the watchdog (AFTERBURN_TEST_ROLE=
+// watchdog runs main's run) and, given the argument afterburn-test-worker,
+// a minimal worker.
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const workerArg = "afterburn-test-worker"
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == workerArg {
+		runWorker()
+		os.Exit(0)
+	}
+	if os.Getenv("AFTERBURN_TEST_ROLE") == "watchdog" {
+		os.Exit(run(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// runWorker answers the handshake and every request on AFTERBURN_FDS.
+func runWorker() {
+	in, out := os.NewFile(3, "request"), os.NewFile(4, "response")
+	br, bw := bufio.NewReader(in), bufio.NewWriter(out)
+	for {
+		req, err := http.ReadRequest(br)
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(2)
+		}
+		io.Copy(io.Discard, req.Body)
+		if req.Header.Get("AfterBurn-Handshake") != "" {
+			bw.WriteString("HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nContent-Length: 0\r\n\r\n")
+		} else {
+			body := "hello from " + req.URL.Path
+			fmt.Fprintf(bw, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		}
+		bw.Flush()
+	}
+}
+
+// watchdogCmd runs the test binary as the watchdog.
+func watchdogCmd(args []string, env ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "AFTERBURN_TEST_ROLE=watchdog")
+	cmd.Env = append(cmd.Env, env...)
+	return cmd
+}
+
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	out, err := watchdogCmd([]string{"--help"}).CombinedOutput()
+	if err != nil {
+		t.Fatalf("--help: %v\n%s", err, out)
+	}
+	for _, name := range []string{"port", "listen_host", "fprocess", "workers", "exec_timeout", "read_timeout",
+		"write_timeout", "max_inflight", "init_timeout", "healthcheck_interval", "shutdown_timeout",
+		"max_request_body", "max_header_bytes", "prefix_logs", "stdio", "handshake", "metrics_port"} {
+		if !regexp.MustCompile(`(?m)^  -` + name + `\b`).Match(out) {
+			t.Errorf("--help does not document %s", name)
+		}
+	}
+}
+
+func TestBadSettings(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		env  []string
+		want string
+	}{
+		{[]string{"--workers=x", "--", "true"}, nil, `invalid value "x" for flag -workers`},
+		{[]string{"true"}, []string{"exec_timeout=soon"}, `watchdog: bad environment variable exec_timeout="soon"`},
+		{nil, nil, "watchdog: no worker command"},
+	} {
+		cmd := watchdogCmd(tc.args, tc.env...)
+		cmd.Env = append(cmd.Env, "fprocess=")
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+			t.Errorf("%q %q: %v; want exit status 2", tc.args, tc.env, err)
+		}
+		if !strings.Contains(string(out), tc.want) {
+			t.Errorf("%q %q: output %q; want %q", tc.args, tc.env, out, tc.want)
+		}
+	}
+}
+
+// TestServeAndStop: port 0 is logged as "listening on ADDR" (the
+// conformance suite reads it), requests are served, SIGTERM exits 0.
+func TestServeAndStop(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  []string
+	}{
+		{"flags", []string{"--port=0", "--listen_host=127.0.0.1", "--workers=1", "--", os.Args[0], workerArg}, nil},
+		{"env", nil, []string{"port=0", "workers=1", "fprocess='" + os.Args[0] + "' " + workerArg}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cmd := watchdogCmd(tc.args, tc.env...)
+			stderr, _ := cmd.StderrPipe()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			lines := make(chan string, 100)
+			var log strings.Builder
+			go func() {
+				sc := bufio.NewScanner(stderr)
+				for sc.Scan() {
+					lines <- sc.Text()
+				}
+				close(lines)
+			}()
+			// waitLine reads the watchdog's stderr up to a line matching re.
+			waitLine := func(re *regexp.Regexp) []string {
+				timeout := time.After(15 * time.Second)
+				for {
+					select {
+					case l, ok := <-lines:
+						if !ok {
+							t.Fatalf("stderr ended before %v:\n%s", re, log.String())
+						}
+						log.WriteString(l + "\n")
+						if m := re.FindStringSubmatch(l); m != nil {
+							return m
+						}
+					case <-timeout:
+						cmd.Process.Kill()
+						t.Fatalf("no line %v:\n%s", re, log.String())
+					}
+				}
+			}
+			addr := waitLine(regexp.MustCompile(`^afterburn-watchdog: listening on (\S+)$`))[1]
+			resp, err := http.Get("http://" + addr + "/hi")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(b) != "hello from /hi" {
+				t.Errorf("GET /hi: %d %q", resp.StatusCode, b)
+			}
+			cmd.Process.Signal(syscall.SIGTERM)
+			waitLine(regexp.MustCompile(`w1 pid \d+ stopped: exit status 0$`))
+			for range lines {
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("exit after SIGTERM: %v; want status 0\n%s", err, log.String())
+			}
+		})
+	}
+}

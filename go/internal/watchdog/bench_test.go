@@ -1,0 +1,90 @@
+package watchdog
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// BenchmarkWatchdog measures one small request through the watchdog and a
+// worker, against BenchmarkRawPipeProxy: the least an HTTP front of a pipe
+// child can do (one child behind a mutex, nothing checked).
+func BenchmarkWatchdog(b *testing.B) {
+	t := &testing.T{}
+	h := start(t, func(c *Config) { c.Log = io.Discard })
+	benchGets(b, h.url, h.client)
+	h.stop()
+}
+
+func BenchmarkRawPipeProxy(b *testing.B) {
+	cfg := testConfig()
+	cfg.env = []string{"AFTERBURN_TEST_CHILD=1"}
+	log := newLogger(io.Discard, false)
+	w, err := startWorker(&cfg, 1, log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.kill()
+	if err := w.handshake(time.Now().Add(10*time.Second), false, log); err != nil {
+		b.Fatal(err)
+	}
+	var mu sync.Mutex
+	srv := &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		w.bw.WriteString("GET " + r.RequestURI + " HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+		w.bw.Flush()
+		resp, err := http.ReadResponse(w.br, r)
+		if err != nil {
+			panic(err)
+		}
+		for k, vv := range resp.Header {
+			rw.Header()[k] = vv
+		}
+		rw.WriteHeader(resp.StatusCode)
+		io.Copy(rw, resp.Body)
+	})}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	go srv.Serve(ln)
+	defer srv.Close()
+	benchGets(b, "http://"+ln.Addr().String(), &http.Client{})
+}
+
+func benchGets(b *testing.B, url string, c *http.Client) {
+	for _, parallel := range []bool{false, true} {
+		name := "serial"
+		if parallel {
+			name = "parallel"
+		}
+		b.Run(name, func(b *testing.B) {
+			get := func() {
+				resp, err := c.Get(url + "/bench")
+				if err != nil {
+					b.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if !strings.HasPrefix(string(body), "ok") {
+					b.Fatalf("got %q", body)
+				}
+			}
+			get()
+			b.ResetTimer()
+			if !parallel {
+				for b.Loop() {
+					get()
+				}
+				return
+			}
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					get()
+				}
+			})
+		})
+	}
+}

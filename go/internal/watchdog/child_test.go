@@ -1,0 +1,228 @@
+package watchdog
+
+// The test binary doubles as the worker, as in net/http/cgi's host tests:
+// TestMain runs runChild when AFTERBURN_TEST_CHILD=1. The child is a minimal
+// worker written here, not the afterburn library, and is steered by the
+// request path and query.
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("AFTERBURN_TEST_CHILD") == "1" {
+		runChild()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// childFDs opens the protocol descriptors named by AFTERBURN_FDS (§2.2).
+func childFDs() (*os.File, *os.File) {
+	in, out := 0, 1
+	if v := os.Getenv("AFTERBURN_FDS"); v != "" {
+		if _, err := fmt.Sscanf(v, "%d,%d", &in, &out); err != nil {
+			fmt.Fprintf(os.Stderr, "child: bad AFTERBURN_FDS %q\n", v)
+			os.Exit(2)
+		}
+	}
+	return os.NewFile(uintptr(in), "request"), os.NewFile(uintptr(out), "response")
+}
+
+func runChild() {
+	in, out := childFDs()
+	if in.Fd() == 0 {
+		// stdio mode: move stdout aside so prints go to stderr (§2.4).
+		os.Stdout = os.Stderr
+	}
+	switch os.Getenv("AFTERBURN_TEST_INIT") {
+	case "fail":
+		fmt.Fprintln(os.Stderr, "child: init failed on purpose")
+		os.Exit(1)
+	case "fail-while-marker":
+		if _, err := os.Stat(os.Getenv("AFTERBURN_TEST_MARKER")); err == nil {
+			fmt.Fprintln(os.Stderr, "child: init failed: marker present")
+			os.Exit(1)
+		}
+	case "hang":
+		select {}
+	case "banner":
+		fmt.Fprint(out, "a banner printed before the library took over\n")
+	case "bad-version":
+		br := bufio.NewReader(in)
+		http.ReadRequest(br)
+		fmt.Fprint(out, "HTTP/1.1 400 Bad Request\r\nAfterBurn-Protocol: 7\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+		os.Exit(1)
+	}
+	br := bufio.NewReader(in)
+	bw := bufio.NewWriter(out)
+	handshakes := 0
+	for {
+		req, err := http.ReadRequest(br)
+		if err == io.EOF {
+			os.Exit(0) // §9.4: EOF between requests
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "child: bad request: %v\n", err)
+			os.Exit(2)
+		}
+		if req.Header.Get("AfterBurn-Handshake") != "" {
+			handshakes++
+			if handshakes > 1 && os.Getenv("AFTERBURN_TEST_INIT") == "handshake-once" {
+				select {} // unresponsive to liveness checks (§3.5)
+			}
+			bw.WriteString("HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Library: test/0\r\nContent-Length: 0\r\n\r\n")
+			bw.Flush()
+			continue
+		}
+		childHandle(req, bw)
+		io.Copy(io.Discard, req.Body) // §6.3
+		bw.Flush()
+	}
+}
+
+func writeResponse(bw *bufio.Writer, status int, hdr []string, body string) {
+	fmt.Fprintf(bw, "HTTP/1.1 %d %s\r\n", status, http.StatusText(status))
+	for _, h := range hdr {
+		bw.WriteString(h + "\r\n")
+	}
+	fmt.Fprintf(bw, "Content-Length: %d\r\n\r\n%s", len(body), body)
+}
+
+// childSeen is what /headers reports about the request the child got.
+type childSeen struct {
+	Method  string
+	Target  string
+	Host    string
+	Proto   string
+	Header  http.Header
+	Body    string
+	Trailer http.Header
+	TE      []string
+	Length  int64
+}
+
+func childHandle(req *http.Request, bw *bufio.Writer) {
+	q := req.URL.Query()
+	switch req.URL.Path {
+	case "/headers":
+		body, _ := io.ReadAll(req.Body)
+		b, _ := json.Marshal(childSeen{req.Method, req.RequestURI, req.Host, req.Proto, req.Header,
+			string(body), req.Trailer, req.TransferEncoding, req.ContentLength})
+		writeResponse(bw, 200, []string{
+			"Content-Type: application/json",
+			"X-Multi: a", "X-Multi: b",
+			"Set-Cookie: a=1", "Set-Cookie: b=2",
+			"Connection: X-Hop", "X-Hop: secret", "Keep-Alive: timeout=5",
+			"AfterBurn-Secret: x", "AfterBurn-Error: handler_error", "Proxy-Authenticate: Basic",
+		}, string(b))
+	case "/echo":
+		// Streams the body back as it reads it: full duplex (§6.2).
+		fmt.Fprintf(bw, "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n")
+		if req.ContentLength >= 0 {
+			fmt.Fprintf(bw, "Content-Length: %d\r\n\r\n", req.ContentLength)
+			io.Copy(flushWriter{bw}, req.Body)
+		} else {
+			bw.WriteString("Transfer-Encoding: chunked\r\n\r\n")
+			io.Copy(chunkWriter{bw}, req.Body)
+			bw.WriteString("0\r\n\r\n")
+		}
+	case "/trailers":
+		body, _ := io.ReadAll(req.Body)
+		fmt.Fprintf(bw, "HTTP/1.1 200 OK\r\nTrailer: X-Got-Checksum\r\nTransfer-Encoding: chunked\r\n\r\n")
+		fmt.Fprintf(bw, "%x\r\n%s\r\n", len(body), body)
+		fmt.Fprintf(bw, "0\r\nX-Got-Checksum: %s\r\nAfterBurn-Hidden: x\r\n\r\n", req.Trailer.Get("X-Checksum"))
+	case "/stream":
+		// Lockstep: one response chunk per request line, flushed at once.
+		bw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+		bw.Flush()
+		sc := bufio.NewScanner(req.Body)
+		for sc.Scan() {
+			msg := "data: " + sc.Text() + "\n\n"
+			fmt.Fprintf(bw, "%x\r\n%s\r\n", len(msg), msg)
+			bw.Flush()
+		}
+		bw.WriteString("0\r\n\r\n")
+	case "/head":
+		bw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 42\r\n\r\n")
+	case "/nocontent":
+		bw.WriteString("HTTP/1.1 204 No Content\r\nX-Done: yes\r\n\r\n")
+	case "/sleep":
+		ms, _ := strconv.Atoi(q.Get("ms"))
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		writeResponse(bw, 200, nil, "slept "+q.Get("ms"))
+	case "/big":
+		n, _ := strconv.Atoi(q.Get("n"))
+		fmt.Fprintf(bw, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", n)
+		bw.WriteString(strings.Repeat("x", n))
+	case "/crash":
+		os.Exit(3)
+	case "/crash-mid":
+		bw.WriteString("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+		bw.Flush()
+		os.Exit(3)
+	case "/print":
+		fmt.Println("hello from stdout")
+		fmt.Fprintln(os.Stderr, "hello from stderr")
+		writeResponse(bw, 200, nil, "printed")
+	case "/garbage":
+		bw.WriteString("this is not http\r\n\r\n")
+	case "/unframed":
+		bw.WriteString("HTTP/1.1 200 OK\r\n\r\nclose-delimited")
+	case "/continue":
+		bw.WriteString("HTTP/1.1 100 Continue\r\n\r\n")
+		writeResponse(bw, 200, nil, "late")
+	case "/unsolicited":
+		writeResponse(bw, 200, nil, "first")
+		bw.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstale")
+	case "/close":
+		writeResponse(bw, 200, []string{"Connection: close"}, "closing")
+	case "/exit-after":
+		writeResponse(bw, 200, nil, "bye")
+		bw.Flush()
+		os.Exit(0)
+	case "/pid":
+		writeResponse(bw, 200, nil, strconv.Itoa(os.Getpid()))
+	case "/hang":
+		select {}
+	case "/env":
+		env := map[string]string{}
+		for _, kv := range os.Environ() {
+			if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "AFTERBURN_") {
+				env[k] = v
+			}
+		}
+		b, _ := json.Marshal(env)
+		writeResponse(bw, 200, []string{"Content-Type: application/json"}, string(b))
+	default:
+		writeResponse(bw, 200, nil, "ok "+req.Method+" "+req.RequestURI)
+	}
+}
+
+type flushWriter struct{ bw *bufio.Writer }
+
+func (f flushWriter) Write(p []byte) (int, error) {
+	n, err := f.bw.Write(p)
+	if err == nil {
+		err = f.bw.Flush()
+	}
+	return n, err
+}
+
+type chunkWriter struct{ bw *bufio.Writer }
+
+func (c chunkWriter) Write(p []byte) (int, error) {
+	fmt.Fprintf(c.bw, "%x\r\n", len(p))
+	c.bw.Write(p)
+	c.bw.WriteString("\r\n")
+	return len(p), c.bw.Flush()
+}

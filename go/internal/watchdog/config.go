@@ -1,0 +1,190 @@
+package watchdog
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config holds the settings of PROTOCOL.md §10.2. Build one with
+// ParseConfig; the zero value is not usable.
+type Config struct {
+	Port                int           // port: TCP port, 0 = ephemeral
+	ListenHost          string        // listen_host: address to bind, "" = all interfaces
+	Fprocess            string        // fprocess: worker command run with /bin/sh -c
+	Command             []string      // the worker argv: what follows "--", else sh -c fprocess
+	Workers             int           // workers: pool size (§2.1)
+	ExecTimeout         time.Duration // exec_timeout: deadline per request, 0 = none (§5.2)
+	ReadTimeout         time.Duration // read_timeout: reading a request from the client
+	WriteTimeout        time.Duration // write_timeout: writing the response, beyond exec_timeout
+	MaxInflight         int           // max_inflight: busy plus queued requests, 0 = unlimited (§10.3)
+	InitTimeout         time.Duration // init_timeout: worker start to handshake reply (§3.5)
+	HealthcheckInterval time.Duration // healthcheck_interval: liveness handshake on idle workers, 0 = off
+	ShutdownTimeout     time.Duration // shutdown_timeout: grace period on SIGTERM (§9.4)
+	MaxRequestBody      int64         // max_request_body: §7.2, 0 = unlimited
+	MaxHeaderBytes      int           // max_header_bytes: §7.1
+	PrefixLogs          bool          // prefix_logs: timestamp worker log lines (§9.5)
+	Stdio               bool          // stdio: protocol on the worker's stdin/stdout (§2.2)
+	Handshake           bool          // handshake: send the handshake (§3, §11.2)
+	MetricsPort         int           // metrics_port: separate /metrics listener, 0 = on port (§10.1)
+
+	// Log receives the watchdog's own lines, worker output and the access
+	// log (§9.5). New uses os.Stderr when it is nil.
+	Log io.Writer
+
+	// env is extra environment for workers; tests use it to steer the
+	// child they run.
+	env []string
+}
+
+// usageHeader is printed above the flag list by --help.
+const usageHeader = `usage: afterburn-watchdog [flags] -- CMD ARGS...
+
+Runs CMD ARGS (or $fprocess with /bin/sh -c) as a pool of AfterBurn/1 workers
+and serves HTTP on port. Every flag is also read from the environment variable
+of the same name; a flag wins. Durations accept Go syntax (1m30s) or plain
+seconds (90).
+
+flags:
+`
+
+// ParseConfig reads the settings of PROTOCOL.md §10.2 from args (without the
+// program name) and the environment getenv. A flag wins over an environment
+// variable; port falls back to Knative's PORT, then 8080. It returns
+// flag.ErrHelp after writing the usage to usage when args ask for help.
+func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Config, error) {
+	cfg := Config{
+		Port:            8080,
+		ExecTimeout:     10 * time.Second,
+		ReadTimeout:     10 * time.Second,
+		WriteTimeout:    10 * time.Second,
+		InitTimeout:     60 * time.Second,
+		ShutdownTimeout: 15 * time.Second,
+		MaxRequestBody:  64 << 20,
+		MaxHeaderBytes:  32768,
+		PrefixLogs:      true,
+		Handshake:       true,
+	}
+	fs := flag.NewFlagSet("afterburn-watchdog", flag.ContinueOnError)
+	if usage == nil {
+		usage = io.Discard
+	}
+	fs.SetOutput(usage)
+	fs.Usage = func() {
+		fmt.Fprint(usage, usageHeader)
+		fs.PrintDefaults()
+	}
+	fs.IntVar(&cfg.Port, "port", cfg.Port, "TCP `port` to serve on; 0 picks a free one (env port, then PORT)")
+	fs.StringVar(&cfg.ListenHost, "listen_host", "", "`address` to bind (default all interfaces)")
+	fs.StringVar(&cfg.Fprocess, "fprocess", "", "`command` for the workers, run with /bin/sh -c, when none follows --")
+	fs.IntVar(&cfg.Workers, "workers", 0, "`number` of worker processes; 0 = the number of CPUs")
+	fs.Var((*seconds)(&cfg.ExecTimeout), "exec_timeout", "`duration` of a request's deadline, to the end of its response; 0 = none")
+	fs.Var((*seconds)(&cfg.ReadTimeout), "read_timeout", "`duration` allowed to read a request's head and body from the client")
+	fs.Var((*seconds)(&cfg.WriteTimeout), "write_timeout", "`duration` allowed to write a response to the client, beyond exec_timeout")
+	fs.IntVar(&cfg.MaxInflight, "max_inflight", 0, "most `requests` held at once, queued ones included; more get 429; 0 = unlimited")
+	fs.Var((*seconds)(&cfg.InitTimeout), "init_timeout", "`duration` allowed from starting a worker to its handshake reply")
+	fs.Var((*seconds)(&cfg.HealthcheckInterval), "healthcheck_interval", "`interval` between liveness handshakes on idle workers; 0 = off")
+	fs.Var((*seconds)(&cfg.ShutdownTimeout), "shutdown_timeout", "`duration` of the grace period for requests and workers on SIGTERM")
+	fs.Int64Var(&cfg.MaxRequestBody, "max_request_body", cfg.MaxRequestBody, "request body limit in `bytes`, after de-chunking; 0 = unlimited")
+	fs.IntVar(&cfg.MaxHeaderBytes, "max_header_bytes", cfg.MaxHeaderBytes, "request head limit in `bytes` (request line and field lines)")
+	fs.BoolVar(&cfg.PrefixLogs, "prefix_logs", cfg.PrefixLogs, "timestamp worker log lines")
+	fs.BoolVar(&cfg.Stdio, "stdio", false, "use the worker's stdin and stdout as the protocol pipes")
+	fs.BoolVar(&cfg.Handshake, "handshake", cfg.Handshake, "send the readiness handshake; false only for children without a library")
+	fs.IntVar(&cfg.MetricsPort, "metrics_port", 0, "serve /metrics on this `port` instead of port; 0 = on port")
+
+	// PROTOCOL.md §10.2: the environment first, so that flags parsed after it win.
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		v := getenv(f.Name)
+		if v == "" && f.Name == "port" {
+			v = getenv("PORT") // Knative
+		}
+		if v == "" || envErr != nil {
+			return
+		}
+		if err := fs.Set(f.Name, v); err != nil {
+			envErr = fmt.Errorf("watchdog: bad environment variable %s=%q: %v", f.Name, v, err)
+		}
+	})
+	if envErr != nil {
+		return Config{}, envErr
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return Config{}, err
+		}
+		return Config{}, fmt.Errorf("watchdog: %v", err)
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = runtime.NumCPU()
+	}
+	cfg.Command = fs.Args()
+	if len(cfg.Command) == 0 && cfg.Fprocess != "" {
+		cfg.Command = []string{"/bin/sh", "-c", cfg.Fprocess}
+	}
+	if err := cfg.check(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// check rejects settings out of range.
+func (c *Config) check() error {
+	switch {
+	case len(c.Command) == 0:
+		return errors.New("watchdog: no worker command: give one after -- or set fprocess")
+	case c.Port < 0 || c.Port > 65535:
+		return fmt.Errorf("watchdog: bad port %d", c.Port)
+	case c.MetricsPort < 0 || c.MetricsPort > 65535:
+		return fmt.Errorf("watchdog: bad metrics_port %d", c.MetricsPort)
+	case c.Workers < 1:
+		return fmt.Errorf("watchdog: bad workers %d: need at least 1", c.Workers)
+	case c.MaxInflight < 0:
+		return fmt.Errorf("watchdog: bad max_inflight %d", c.MaxInflight)
+	case c.MaxRequestBody < 0:
+		return fmt.Errorf("watchdog: bad max_request_body %d", c.MaxRequestBody)
+	case c.MaxHeaderBytes < 1:
+		return fmt.Errorf("watchdog: bad max_header_bytes %d", c.MaxHeaderBytes)
+	case c.InitTimeout <= 0:
+		return fmt.Errorf("watchdog: bad init_timeout %v: must be positive", c.InitTimeout)
+	}
+	return nil
+}
+
+// seconds is a duration flag: Go syntax ("1m30s") or plain seconds ("90",
+// "0.5"), PROTOCOL.md §10.2.
+type seconds time.Duration
+
+func (s *seconds) String() string { return time.Duration(*s).String() }
+
+func (s *seconds) Set(v string) error {
+	d, err := parseDuration(v)
+	if err != nil {
+		return err
+	}
+	*s = seconds(d)
+	return nil
+}
+
+// parseDuration accepts Go duration syntax or a plain number of seconds.
+func parseDuration(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	var d time.Duration
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		if f > float64(1<<63-1)/float64(time.Second) {
+			return 0, fmt.Errorf("duration out of range: %q", v)
+		}
+		d = time.Duration(f * float64(time.Second))
+	} else if d, err = time.ParseDuration(v); err != nil {
+		return 0, fmt.Errorf("bad duration %q: want Go syntax (1m30s) or seconds (90)", v)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("negative duration %q", v)
+	}
+	return d, nil
+}

@@ -1,0 +1,126 @@
+package watchdog
+
+import (
+	"errors"
+	"flag"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseConfig(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want func(c *Config) // changes from the defaults
+	}{
+		{"defaults", []string{"--", "app"}, nil, func(c *Config) {}},
+		{"flag", []string{"--exec_timeout=3s", "--workers", "4", "--", "app", "-x"}, nil, func(c *Config) {
+			c.ExecTimeout = 3 * time.Second
+			c.Workers = 4
+			c.Command = []string{"app", "-x"}
+		}},
+		{"env", []string{"app"}, map[string]string{"exec_timeout": "10", "max_inflight": "7", "stdio": "true"}, func(c *Config) {
+			c.ExecTimeout = 10 * time.Second
+			c.MaxInflight = 7
+			c.Stdio = true
+		}},
+		{"flag wins over env", []string{"--exec_timeout=1m30s", "--", "app"}, map[string]string{"exec_timeout": "5"}, func(c *Config) {
+			c.ExecTimeout = 90 * time.Second
+		}},
+		{"plain and fractional seconds", []string{"--read_timeout=0.5", "--init_timeout", "120", "--", "app"}, nil, func(c *Config) {
+			c.ReadTimeout = 500 * time.Millisecond
+			c.InitTimeout = 2 * time.Minute
+		}},
+		{"zero disables", []string{"--exec_timeout=0", "--", "app"}, nil, func(c *Config) { c.ExecTimeout = 0 }},
+		{"PORT fallback", []string{"app"}, map[string]string{"PORT": "9090"}, func(c *Config) { c.Port = 9090 }},
+		{"port wins over PORT", []string{"app"}, map[string]string{"PORT": "9090", "port": "7070"}, func(c *Config) { c.Port = 7070 }},
+		{"port flag wins", []string{"--port=0", "app"}, map[string]string{"PORT": "9090"}, func(c *Config) { c.Port = 0 }},
+		{"fprocess", nil, map[string]string{"fprocess": "python app.py"}, func(c *Config) {
+			c.Fprocess = "python app.py"
+			c.Command = []string{"/bin/sh", "-c", "python app.py"}
+		}},
+		{"-- wins over fprocess", []string{"--", "node", "x.js"}, map[string]string{"fprocess": "python app.py"}, func(c *Config) {
+			c.Fprocess = "python app.py"
+			c.Command = []string{"node", "x.js"}
+		}},
+		{"bools", []string{"--prefix_logs=false", "--handshake=false", "--stdio", "--", "app"}, nil, func(c *Config) {
+			c.PrefixLogs, c.Handshake, c.Stdio = false, false, true
+		}},
+		{"the rest", []string{"--listen_host=127.0.0.1", "--write_timeout=2s", "--healthcheck_interval=30s",
+			"--shutdown_timeout=1", "--max_request_body=0", "--max_header_bytes=8192", "--metrics_port=8081", "--", "app"}, nil,
+			func(c *Config) {
+				c.ListenHost = "127.0.0.1"
+				c.WriteTimeout = 2 * time.Second
+				c.HealthcheckInterval = 30 * time.Second
+				c.ShutdownTimeout = time.Second
+				c.MaxRequestBody = 0
+				c.MaxHeaderBytes = 8192
+				c.MetricsPort = 8081
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseConfig(tc.args, func(k string) string { return tc.env[k] }, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Config{
+				Port: 8080, Workers: runtime.NumCPU(), ExecTimeout: 10 * time.Second,
+				ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, InitTimeout: time.Minute,
+				ShutdownTimeout: 15 * time.Second, MaxRequestBody: 64 << 20, MaxHeaderBytes: 32768,
+				PrefixLogs: true, Handshake: true, Command: []string{"app"},
+			}
+			tc.want(&want)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got  %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args    []string
+		env     map[string]string
+		wantErr string
+	}{
+		{nil, nil, "watchdog: no worker command"},
+		{[]string{"--exec_timeout=soon", "app"}, nil, `bad duration "soon"`},
+		{[]string{"--exec_timeout=-1s", "app"}, nil, `negative duration "-1s"`},
+		{[]string{"app"}, map[string]string{"read_timeout": "x"}, `watchdog: bad environment variable read_timeout="x"`},
+		{[]string{"app"}, map[string]string{"workers": "many"}, `watchdog: bad environment variable workers="many"`},
+		{[]string{"--workers=-1", "app"}, nil, "watchdog: bad workers -1"},
+		{[]string{"--port=70000", "app"}, nil, "watchdog: bad port 70000"},
+		{[]string{"--init_timeout=0", "app"}, nil, "watchdog: bad init_timeout 0s"},
+		{[]string{"--max_header_bytes=0", "app"}, nil, "watchdog: bad max_header_bytes 0"},
+		{[]string{"--nope", "app"}, nil, "watchdog: flag provided but not defined: -nope"},
+	} {
+		_, err := ParseConfig(tc.args, func(k string) string { return tc.env[k] }, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("args %q env %v: error %v; want %q", tc.args, tc.env, err, tc.wantErr)
+		}
+	}
+}
+
+// TestHelpListsEverySetting: every setting of PROTOCOL.md §10.2 is a flag
+// documented by --help.
+func TestHelpListsEverySetting(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	_, err := ParseConfig([]string{"--help"}, func(string) string { return "" }, &out)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("--help: %v; want flag.ErrHelp", err)
+	}
+	for _, name := range []string{"port", "listen_host", "fprocess", "workers", "exec_timeout", "read_timeout",
+		"write_timeout", "max_inflight", "init_timeout", "healthcheck_interval", "shutdown_timeout",
+		"max_request_body", "max_header_bytes", "prefix_logs", "stdio", "handshake", "metrics_port"} {
+		if !strings.Contains(out.String(), "  -"+name+" ") && !strings.Contains(out.String(), "  -"+name+"\n") {
+			t.Errorf("--help does not document %s:\n%s", name, out.String())
+		}
+	}
+}

@@ -1,0 +1,422 @@
+package watchdog
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// hopByHop are the fields of PROTOCOL.md §5.4 that are never forwarded, in
+// either direction, in canonical form.
+var hopByHop = map[string]bool{
+	"Connection":          true,
+	"Keep-Alive":          true,
+	"Proxy-Connection":    true,
+	"Proxy-Authenticate":  true,
+	"Proxy-Authorization": true,
+	"Te":                  true,
+	"Trailer":             true,
+	"Transfer-Encoding":   true,
+	"Upgrade":             true,
+}
+
+// isReserved reports a field of the AfterBurn- namespace (PROTOCOL.md §5.3).
+func isReserved(name string) bool {
+	return len(name) >= 10 && strings.EqualFold(name[:10], "afterburn-")
+}
+
+// connectionFields returns the fields a Connection header names: they are
+// hop-by-hop too (PROTOCOL.md §5.4). Usually nil.
+func connectionFields(h http.Header) map[string]bool {
+	var m map[string]bool
+	for _, v := range h["Connection"] {
+		for _, tok := range strings.Split(v, ",") {
+			if tok = strings.TrimSpace(tok); tok != "" {
+				if m == nil {
+					m = make(map[string]bool)
+				}
+				m[http.CanonicalHeaderKey(tok)] = true
+			}
+		}
+	}
+	return m
+}
+
+// dropRequestField lists what the watchdog does not forward from a client
+// head: hop-by-hop and reserved fields, Expect (answered by the watchdog,
+// §5.4), and the framing it writes itself (§4.2).
+func dropRequestField(name string, conn map[string]bool) bool {
+	return hopByHop[name] || conn[name] || isReserved(name) ||
+		name == "Expect" || name == "Content-Length" || name == "Host"
+}
+
+// bodyFailure is why the request body could not be written in full.
+type bodyFailure int32
+
+const (
+	bodyOK       bodyFailure = iota
+	bodyTooLarge             // a chunked body crossed max_request_body (§7.2)
+	bodyClient               // the client went away or stalled (§6.4)
+	bodyWorker               // the request pipe failed: the worker's fault
+)
+
+// failure is an exchange that did not complete: the restart reason (§9.1)
+// and the error type answered when no head was sent yet (§8.2).
+type failure struct {
+	reason string
+	etype  errorType
+}
+
+var (
+	failCrashed = &failure{"crashed", errWorkerCrashed}
+	failBad     = &failure{"bad_response", errBadResponse}
+	failTimeout = &failure{"timeout", errTimeout}
+)
+
+// classify maps an error on the response pipe to PROTOCOL.md §8.4–§8.6.
+func classify(err error) *failure {
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return failTimeout
+	case err == io.EOF, errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, os.ErrClosed):
+		return failCrashed
+	}
+	return failBad
+}
+
+// exchange is one request carried by one worker (PROTOCOL.md §4).
+type exchange struct {
+	wd       *Watchdog
+	w        *worker
+	rw       http.ResponseWriter
+	rc       *http.ResponseController
+	r        *http.Request
+	id       string
+	target   string
+	deadline time.Time // zero: no exec_timeout
+	entry    *accessEntry
+
+	headSent   bool // the response head went to the client
+	respDone   bool // the response was read to its end
+	closeAfter bool // the worker sent Connection: close
+	// aborting is closed by the body goroutine before it kills the worker
+	// because the body cannot be completed (§6.4).
+	aborting chan struct{}
+	scratch  [24]byte
+}
+
+// run writes the request, forwards the response, and gives the worker back
+// or has it replaced. It panics with http.ErrAbortHandler when the exchange
+// failed after the response head went out (PROTOCOL.md §8.7).
+func (x *exchange) run() {
+	w := x.w
+	// PROTOCOL.md §5.2: the deadline runs to the end of the response; every
+	// read and write on the worker's pipes stops there.
+	w.respR.SetReadDeadline(x.deadline)
+	w.reqW.SetWriteDeadline(x.deadline)
+
+	var fail *failure
+	var bodyDone chan bodyFailure
+	if err := x.writeHead(); err != nil {
+		fail = classify(err)
+	} else {
+		if x.r.ContentLength != 0 {
+			// PROTOCOL.md §6.2: write the body while reading the response.
+			x.rc.EnableFullDuplex()
+			bodyDone = make(chan bodyFailure, 1)
+			x.aborting = make(chan struct{})
+			go func() { bodyDone <- x.sendBody() }()
+		}
+		fail = x.forward()
+	}
+
+	bf, caused := bodyOK, true
+	if bodyDone != nil {
+		if fail != nil {
+			select {
+			case bf = <-bodyDone:
+			case <-x.aborting:
+				bf = <-bodyDone // the body failed first and killed the worker
+			default:
+				// Unblock the body goroutine wherever it waits: on the
+				// worker (killed) or on the client (read deadline). The
+				// client's connection cannot be reused after that, and
+				// whatever the body reports now is a consequence.
+				w.kill()
+				x.rc.SetReadDeadline(time.Now())
+				x.rw.Header().Set("Connection", "close")
+				bf, caused = <-bodyDone, false
+			}
+		} else {
+			bf = <-bodyDone // §6.3: back to the pool only once the body is written
+		}
+	}
+	if bf != bodyOK {
+		x.rw.Header().Set("Connection", "close") // the body was not read to its end
+	}
+	switch {
+	case !caused:
+	case bf == bodyTooLarge:
+		fail = &failure{"request_aborted", errBodyTooLarge} // §6.4, §7.2
+	case bf == bodyClient:
+		fail = &failure{"request_aborted", errBadRequest} // §6.4
+	case bf == bodyWorker && fail == nil:
+		fail = failCrashed // it stopped reading its request
+	}
+
+	if fail == nil {
+		reason := ""
+		if w.br.Buffered() > 0 {
+			// PROTOCOL.md §9.6: bytes after the end of the response.
+			reason = x.wd.pool.idleCheck(w)
+		} else if x.closeAfter {
+			reason = "worker_closed" // §4.4: delivered, then replaced
+		}
+		x.wd.pool.release(w, reason)
+		return
+	}
+
+	switch fail.reason {
+	case "bad_response":
+		x.wd.m.protocolErrors.WithLabelValues("bad_response").Inc()
+		x.wd.log.printf("w%d sent a malformed response to request %s", w.id, x.id)
+	case "timeout":
+		x.wd.log.printf("w%d passed the deadline of request %s: killing it", w.id, x.id)
+	case "crashed":
+		x.wd.log.printf("w%d exited or closed a pipe during request %s", w.id, x.id)
+	case "request_aborted":
+		x.wd.log.printf("w%d: the body of request %s could not be completed: replacing the worker", w.id, x.id)
+	}
+	x.wd.pool.release(w, fail.reason)
+	if !x.headSent {
+		x.wd.fail(x.rw, fail.etype, x.entry)
+		return
+	}
+	if x.respDone {
+		return // the response was complete; only the worker had to go
+	}
+	// PROTOCOL.md §8.7: make the client's response visibly incomplete.
+	panic(http.ErrAbortHandler)
+}
+
+// writeHead writes the request line and fields of PROTOCOL.md §4.2 and §5,
+// flushed in one write.
+func (x *exchange) writeHead() error {
+	r, bw := x.r, x.w.bw
+	bw.WriteString(r.Method)
+	bw.WriteByte(' ')
+	bw.WriteString(x.target)
+	bw.WriteString(" HTTP/1.1\r\nHost: ")
+	bw.WriteString(requestHost(r))
+	bw.WriteString("\r\n")
+
+	conn := connectionFields(r.Header)
+	var keyArr [32]string
+	keys := keyArr[:0]
+	for k := range r.Header {
+		if !dropRequestField(k, conn) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys) // deterministic order; each value its own line (§4.2)
+	for _, k := range keys {
+		for _, v := range r.Header[k] {
+			bw.WriteString(k)
+			bw.WriteString(": ")
+			bw.WriteString(v)
+			bw.WriteString("\r\n")
+		}
+	}
+	bw.WriteString("AfterBurn-Request-Id: ")
+	bw.WriteString(x.id)
+	bw.WriteString("\r\n")
+	if !x.deadline.IsZero() {
+		// PROTOCOL.md §5.2: whole milliseconds left now, rounded down.
+		ms := max(time.Until(x.deadline).Milliseconds(), 0)
+		bw.WriteString("AfterBurn-Timeout-Ms: ")
+		bw.Write(strconv.AppendInt(x.scratch[:0], ms, 10))
+		bw.WriteString("\r\n")
+	}
+	if r.ContentLength >= 0 {
+		bw.WriteString("Content-Length: ")
+		bw.Write(strconv.AppendInt(x.scratch[:0], r.ContentLength, 10))
+		bw.WriteString("\r\n\r\n")
+	} else {
+		bw.WriteString("Transfer-Encoding: chunked\r\n\r\n")
+	}
+	return bw.Flush()
+}
+
+// requestHost is the Host field of PROTOCOL.md §4.2: the client's, or for
+// an HTTP/1.0 client that sent none the address it connected to.
+func requestHost(r *http.Request) string {
+	if r.Host != "" {
+		return r.Host
+	}
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(interface{ String() string }); ok {
+		return a.String()
+	}
+	return "localhost"
+}
+
+// sendBody streams the client's body to the request pipe as it arrives
+// (PROTOCOL.md §6.1), re-chunked when its length is unknown, with the
+// client's trailers (§4.2). Each piece read from the client is one write.
+// On a failure it cannot end honestly (§6.4) it kills the worker.
+func (x *exchange) sendBody() bodyFailure {
+	w := x.w
+	buf := w.bodyBuf
+	chunked := x.r.ContentLength < 0
+	limit := x.wd.cfg.MaxRequestBody
+	var total int64
+	abort := func(f bodyFailure) bodyFailure {
+		close(x.aborting)
+		w.kill() // wakes up forward, which then reports the failure
+		return f
+	}
+	for {
+		n, rerr := x.r.Body.Read(buf[chunkRoom : chunkRoom+bodyBufSize])
+		if n > 0 {
+			total += int64(n)
+			if chunked && limit > 0 && total > limit {
+				return abort(bodyTooLarge) // §7.2, enforced as bytes arrive
+			}
+			out := buf[chunkRoom : chunkRoom+n]
+			if chunked {
+				size := strconv.AppendUint(x.scratch[:0], uint64(n), 16)
+				size = append(size, '\r', '\n')
+				start := chunkRoom - len(size)
+				copy(buf[start:], size)
+				buf[chunkRoom+n], buf[chunkRoom+n+1] = '\r', '\n'
+				out = buf[start : chunkRoom+n+2]
+			}
+			if _, err := w.reqW.Write(out); err != nil {
+				return bodyWorker
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return abort(bodyClient)
+		}
+	}
+	if !chunked {
+		return bodyOK
+	}
+	bw := w.bw
+	bw.WriteString("0\r\n")
+	for k, vv := range x.r.Trailer {
+		if dropRequestField(k, nil) {
+			continue
+		}
+		for _, v := range vv {
+			bw.WriteString(k)
+			bw.WriteString(": ")
+			bw.WriteString(v)
+			bw.WriteString("\r\n")
+		}
+	}
+	bw.WriteString("\r\n")
+	if bw.Flush() != nil {
+		return bodyWorker
+	}
+	return bodyOK
+}
+
+// forward reads the worker's response and copies it to the client as it
+// arrives (PROTOCOL.md §4.4, §6.1). It returns nil when the response was
+// read to its end, even if the client went away meanwhile (§6.5).
+func (x *exchange) forward() *failure {
+	w := x.w
+	resp, err := http.ReadResponse(w.br, x.r)
+	if err != nil {
+		return classify(err)
+	}
+	chunked := len(resp.TransferEncoding) > 0
+	hasBody := resp.Body != http.NoBody
+	switch {
+	case resp.StatusCode < 200:
+		return failBad // §4.4: 1xx is the watchdog's job
+	case hasBody && !chunked && resp.ContentLength < 0:
+		return failBad // §4.4: close-delimited
+	}
+	x.closeAfter = resp.Close
+
+	h := x.rw.Header()
+	conn := connectionFields(resp.Header)
+	for k, vv := range resp.Header {
+		if hopByHop[k] || conn[k] || (isReserved(k) && k != "Afterburn-Error") || k == "Content-Length" {
+			continue // §4.4: AfterBurn-Error is how a library's error (§8.1) reaches the client
+		}
+		h[k] = append(h[k], vv...) // every value, never Set
+	}
+	if hasBody && chunked {
+		// Keep the worker's framing: chunked, so trailers can follow and
+		// net/http does not compute a Content-Length for a short stream.
+		h["Transfer-Encoding"] = []string{"chunked"}
+	} else if hasBody {
+		h["Content-Length"] = []string{strconv.FormatInt(resp.ContentLength, 10)}
+	} else if cl, ok := resp.Header["Content-Length"]; ok && !hasBody {
+		h["Content-Length"] = cl // HEAD: the length the body would have had
+	}
+	if _, ok := h["Content-Type"]; !ok {
+		h["Content-Type"] = nil // no sniffing: only what the worker sent
+	}
+	h["AfterBurn-Request-Id"] = []string{x.id}
+	clientOK := true
+	x.rw.WriteHeader(resp.StatusCode)
+	x.headSent = true
+	x.entry.status = resp.StatusCode
+	if !hasBody {
+		x.respDone = true
+		return nil
+	}
+	if chunked && w.br.Buffered() == 0 {
+		// A stream: the client gets the head before the first chunk, which
+		// may be a while (§6.1).
+		if x.rc.Flush() != nil {
+			clientOK = false
+		}
+	}
+
+	buf := w.respBuf
+	for {
+		n, rerr := resp.Body.Read(buf)
+		if n > 0 && clientOK {
+			if _, err := x.rw.Write(buf[:n]); err != nil {
+				clientOK = false // §6.5: read on to the end, discarding
+			} else {
+				x.entry.bytes += int64(n)
+				// §6.1: flush whenever the next read may wait for the
+				// worker, so streams reach the client as produced.
+				if rerr == nil && (chunked || w.br.Buffered() == 0) {
+					if x.rc.Flush() != nil {
+						clientOK = false
+					}
+				}
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return classify(rerr)
+		}
+	}
+	for k, vv := range resp.Trailer {
+		if hopByHop[k] || isReserved(k) || len(vv) == 0 {
+			continue
+		}
+		h[http.TrailerPrefix+k] = vv
+	}
+	x.respDone = true
+	return nil
+}

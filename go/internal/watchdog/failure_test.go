@@ -1,0 +1,392 @@
+package watchdog
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWorkerCrash: §8.4 — 502 before the head, an aborted response after it
+// (§8.7); only that request is affected.
+func TestWorkerCrash(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	_, pid1 := h.get("/pid")
+	resp, body := h.get("/crash")
+	wantError(t, resp, body, 502, errWorkerCrashed)
+	resp, pid2 := h.get("/pid")
+	if resp.StatusCode != 200 || pid2 == pid1 {
+		t.Fatalf("after the crash: %d pid %s (was %s)", resp.StatusCode, pid2, pid1)
+	}
+	if got := counter(t, h.wd.m.restarts, "crashed"); got != 1 {
+		t.Errorf(`restarts_total{reason="crashed"} = %v; want 1`, got)
+	}
+
+	// After the head: the client sees a truncated chunked body.
+	r, err := h.client.Get(h.url + "/crash-mid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	if r.StatusCode != 200 || err == nil {
+		t.Fatalf("crash after the head: status %d, body %q, err %v; want 200 and a read error", r.StatusCode, b, err)
+	}
+	resp, body = h.get("/x")
+	wantBody(t, resp, body, 200, "ok GET /x")
+	if got := counter(t, h.wd.m.restarts, "crashed"); got != 2 {
+		t.Errorf(`restarts_total{reason="crashed"} = %v; want 2`, got)
+	}
+}
+
+// TestExecTimeout: §5.2, §8.6 — 504, the worker killed, and the next
+// request gets its own response, never the stale one.
+func TestExecTimeout(t *testing.T) {
+	t.Parallel()
+	h := start(t, func(c *Config) { c.ExecTimeout = 300 * time.Millisecond })
+	began := time.Now()
+	resp, body := h.get("/sleep?ms=3000")
+	wantError(t, resp, body, 504, errTimeout)
+	if d := time.Since(began); d > 2*time.Second {
+		t.Errorf("504 after %v; want about 300ms", d)
+	}
+	resp, body = h.get("/sleep?ms=0")
+	wantBody(t, resp, body, 200, "slept 0")
+	if got := counter(t, h.wd.m.restarts, "timeout"); got != 1 {
+		t.Errorf(`restarts_total{reason="timeout"} = %v; want 1`, got)
+	}
+	// The deadline passes while the client still sends the body: 504, not
+	// a body error.
+	bodyR, bodyW := io.Pipe()
+	defer bodyW.Close()
+	req, _ := http.NewRequest("POST", h.url+"/sleep?ms=3000", bodyR)
+	go io.WriteString(bodyW, "part of a body")
+	resp, body = h.do(req)
+	wantError(t, resp, body, 504, errTimeout)
+
+	// A stream that stops mid-body: the response is aborted (§8.7).
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	req, _ = http.NewRequest("POST", h.url+"/stream", pr)
+	r, err := h.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(r.Body)
+	if err == nil {
+		t.Errorf("stream past the deadline ended cleanly with %q; want an aborted response", b)
+	}
+	r.Body.Close()
+}
+
+// TestBadResponses: §4.4, §8.5 — malformed, close-delimited and 1xx
+// responses are 502 bad_response and the worker is replaced.
+func TestBadResponses(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	for i, path := range []string{"/garbage", "/unframed", "/continue"} {
+		resp, body := h.get(path)
+		wantError(t, resp, body, 502, errBadResponse)
+		resp, body = h.get("/after")
+		wantBody(t, resp, body, 200, "ok GET /after")
+		if got := counter(t, h.wd.m.protocolErrors, "bad_response"); got != float64(i+1) {
+			t.Errorf("%s: protocol_errors_total{kind=bad_response} = %v; want %d", path, got, i+1)
+		}
+		if got := counter(t, h.wd.m.restarts, "bad_response"); got != float64(i+1) {
+			t.Errorf("%s: restarts_total{reason=bad_response} = %v; want %d", path, got, i+1)
+		}
+	}
+}
+
+// TestUnsolicitedOutput: §9.6 — bytes after a response replace the worker
+// and never reach another request.
+func TestUnsolicitedOutput(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	_, pid1 := h.get("/pid")
+	resp, body := h.get("/unsolicited")
+	wantBody(t, resp, body, 200, "first")
+	resp, pid2 := h.get("/pid")
+	if resp.StatusCode != 200 || pid2 == pid1 || strings.Contains(pid2, "stale") {
+		t.Fatalf("after unsolicited output: %d %q (first worker %s)", resp.StatusCode, pid2, pid1)
+	}
+	if got := counter(t, h.wd.m.restarts, "unsolicited_output"); got != 1 {
+		t.Errorf(`restarts_total{reason="unsolicited_output"} = %v; want 1`, got)
+	}
+	if got := counter(t, h.wd.m.protocolErrors, "unsolicited_output"); got != 1 {
+		t.Errorf(`protocol_errors_total{kind="unsolicited_output"} = %v; want 1`, got)
+	}
+}
+
+// TestWorkerReplaced: §4.4 Connection: close and §9.3 an idle exit.
+func TestWorkerReplaced(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	for _, tc := range []struct{ path, body, reason string }{
+		{"/close", "closing", "worker_closed"},
+		{"/exit-after", "bye", "exited"},
+	} {
+		_, pid1 := h.get("/pid")
+		resp, body := h.get(tc.path)
+		wantBody(t, resp, body, 200, tc.body)
+		if resp.Close && tc.reason == "worker_closed" {
+			t.Errorf("the worker's Connection: close reached the client")
+		}
+		// An idle worker's exit races with the next dispatch; the log line
+		// is the watchdog's own signal that it noticed.
+		h.logs.waitContains(t, "replaced: "+tc.reason)
+		_, pid2 := h.get("/pid")
+		if pid1 == pid2 {
+			t.Errorf("%s: worker %s not replaced", tc.path, pid1)
+		}
+		if got := counter(t, h.wd.m.restarts, tc.reason); got != 1 {
+			t.Errorf("restarts_total{reason=%q} = %v; want 1", tc.reason, got)
+		}
+	}
+}
+
+// TestCrashLoop: §9.1, §9.2 — init failures back off, three make the slot
+// crash-looping, readiness fails, requests get 503 at once; a handshake
+// recovers.
+func TestCrashLoop(t *testing.T) {
+	t.Parallel()
+	marker := filepath.Join(t.TempDir(), "fail")
+	os.WriteFile(marker, nil, 0o600)
+	h := start(t, nil, "AFTERBURN_TEST_INIT=fail-while-marker", "AFTERBURN_TEST_MARKER="+marker)
+	h.waitState("crash-looping", func(st status, ready bool) bool { return st.CrashLooping == 1 })
+	resp, body := h.get("/_/ready")
+	if resp.StatusCode != 503 || !strings.Contains(body, `"crash_looping":1`) {
+		t.Errorf("/_/ready: %d %s; want 503 with crash_looping 1", resp.StatusCode, body)
+	}
+	resp, body = h.get("/x")
+	wantError(t, resp, body, 503, errUnavailable)
+	h.logs.waitContains(t, "w1 stderr: child: init failed: marker present")
+	h.logs.waitContains(t, "w1 is crash-looping")
+	if got := counter(t, h.wd.m.restarts, "init_failed"); got < 3 {
+		t.Errorf(`restarts_total{reason="init_failed"} = %v; want >= 3`, got)
+	}
+
+	os.Remove(marker)
+	h.waitState("ready", func(st status, ready bool) bool { return ready })
+	resp, body = h.get("/x")
+	wantBody(t, resp, body, 200, "ok GET /x")
+	if resp, _ := h.get("/_/ready"); resp.StatusCode != 200 {
+		t.Errorf("/_/ready after recovery: %d", resp.StatusCode)
+	}
+}
+
+// TestInitTimeout: §3.5 — a worker that never answers is killed.
+func TestInitTimeout(t *testing.T) {
+	t.Parallel()
+	h := start(t, func(c *Config) { c.InitTimeout = 200 * time.Millisecond }, "AFTERBURN_TEST_INIT=hang")
+	h.waitState("backoff", func(st status, ready bool) bool { return st.Backoff == 1 })
+	h.logs.waitContains(t, "w1 init_timeout: no handshake reply before init_timeout")
+	if got := counter(t, h.wd.m.restarts, "init_timeout"); got < 1 {
+		t.Errorf(`restarts_total{reason="init_timeout"} = %v; want >= 1`, got)
+	}
+}
+
+// TestVersionMismatch: §3.4 — both lists logged, a failed handshake.
+func TestVersionMismatch(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil, "AFTERBURN_TEST_INIT=bad-version")
+	h.logs.waitContains(t, `version mismatch: watchdog offers "1", library speaks "7"`)
+	if got := counter(t, h.wd.m.protocolErrors, "handshake"); got < 1 {
+		t.Errorf(`protocol_errors_total{kind="handshake"} = %v; want >= 1`, got)
+	}
+}
+
+// TestQueueDeadline: §5.2, §10.3 — a request whose deadline passes in the
+// queue is answered 504 without a worker.
+func TestQueueDeadline(t *testing.T) {
+	t.Parallel()
+	h := start(t, func(c *Config) { c.ExecTimeout = 300 * time.Millisecond }, "AFTERBURN_TEST_INIT=hang")
+	resp, body := h.get("/x")
+	wantError(t, resp, body, 504, errTimeout)
+	h.logs.waitContains(t, "path=/x status=504")
+	if line := h.logs.waitContains(t, "path=/x status=504"); !strings.HasSuffix(line, "worker=-") {
+		t.Errorf("access log %q; want no worker", line)
+	}
+}
+
+// TestLimits: §7.1 431, §7.2 413 by Content-Length (no worker) and by a
+// chunked body crossing the limit (request_aborted).
+func TestLimits(t *testing.T) {
+	t.Parallel()
+	h := start(t, func(c *Config) {
+		c.MaxRequestBody = 1000
+		c.MaxHeaderBytes = 1024
+	})
+	resp, body := h.post("/headers?cl", strings.Repeat("x", 1001))
+	wantError(t, resp, body, 413, errBodyTooLarge)
+	if line := h.logs.waitContains(t, "path=/headers status=413"); !strings.HasSuffix(line, "worker=-") {
+		t.Errorf("access log %q; want no worker", line)
+	}
+	// A client that announces a large body but waits before sending it (as
+	// many do) gets the 413 at once, on a connection that closes.
+	// Without that the server would first wait read_timeout (10 s) for the
+	// body, so a reply within half of it shows the 413 did not wait.
+	c, err := net.Dial("tcp", h.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "POST /headers HTTP/1.1\r\nHost: fn\r\nContent-Length: 5000\r\n\r\n")
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err = http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("413 before the body was sent: %v", err)
+	}
+	if resp.StatusCode != 413 || !resp.Close {
+		t.Errorf("got %d, close=%v; want 413 on a closing connection", resp.StatusCode, resp.Close)
+	}
+	resp, body = h.post("/echo", strings.Repeat("x", 1000))
+	if resp.StatusCode != 200 || len(body) != 1000 {
+		t.Errorf("body at the limit: %d, %d bytes", resp.StatusCode, len(body))
+	}
+
+	req, _ := http.NewRequest("POST", h.url+"/headers?chunked", io.MultiReader(strings.NewReader(strings.Repeat("x", 3000))))
+	resp, body = h.do(req)
+	wantError(t, resp, body, 413, errBodyTooLarge)
+
+	req, _ = http.NewRequest("GET", h.url+"/x", nil)
+	req.Header.Set("X-Big", strings.Repeat("b", 1100))
+	resp, body = h.do(req)
+	wantError(t, resp, body, 431, errHeadersTooLarge)
+
+	resp, body = h.get("/x") // served by the replacement, started after the count
+	wantBody(t, resp, body, 200, "ok GET /x")
+	if got := counter(t, h.wd.m.restarts, "request_aborted"); got != 1 {
+		t.Errorf(`restarts_total{reason="request_aborted"} = %v; want 1`, got)
+	}
+}
+
+// holdWorker starts a lockstep stream and returns once the worker is busy
+// with it; closing the returned writer ends it.
+func holdWorker(t *testing.T, h *harness) (io.WriteCloser, func()) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest("POST", h.url+"/stream", pr)
+	resp, err := h.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(pw, "hold\n")
+	br := bufio.NewReader(resp.Body)
+	if line, err := br.ReadString('\n'); err != nil || line != "data: hold\n" {
+		t.Fatalf("holding stream: %q %v", line, err)
+	}
+	return pw, func() {
+		pw.Close()
+		io.Copy(io.Discard, br)
+		resp.Body.Close()
+	}
+}
+
+// TestOverload: §10.3 — over max_inflight a request gets 429 at once.
+func TestOverload(t *testing.T) {
+	t.Parallel()
+	h := start(t, func(c *Config) { c.MaxInflight = 1 })
+	_, done := holdWorker(t, h)
+	resp, body := h.get("/x")
+	wantError(t, resp, body, 429, errOverloaded)
+	done()
+	resp, body = h.get("/x")
+	wantBody(t, resp, body, 200, "ok GET /x")
+}
+
+// TestQueueFIFO: §2.1, §10.3 — a request that finds every worker busy waits.
+func TestQueueFIFO(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	_, done := holdWorker(t, h)
+	got := make(chan string, 1)
+	go func() {
+		r, err := h.client.Get(h.url + "/queued")
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		got <- string(b)
+	}()
+	h.waitQueued(1)
+	done()
+	if b := <-got; b != "ok GET /queued" {
+		t.Fatalf("queued request got %q", b)
+	}
+}
+
+// TestClientGoneMidBody: §6.4 — the worker is replaced (request_aborted)
+// and the next request is fine.
+func TestClientGoneMidBody(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	c, err := net.Dial("tcp", h.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(c, "POST /headers HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\nonly a part")
+	h.waitState("busy", func(st status, ready bool) bool { return st.Busy == 1 })
+	c.Close()
+	h.logs.waitContains(t, "could not be completed")
+	resp, body := h.get("/x")
+	wantBody(t, resp, body, 200, "ok GET /x")
+	if got := counter(t, h.wd.m.restarts, "request_aborted"); got != 1 {
+		t.Errorf(`restarts_total{reason="request_aborted"} = %v; want 1`, got)
+	}
+}
+
+// TestGracefulShutdown: §9.4 — an in-flight request finishes, workers see
+// EOF and exit 0, serve returns nil.
+func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
+	h := start(t, func(c *Config) { c.Workers = 2 })
+	h.waitState("two idle workers", func(st status, ready bool) bool { return st.Idle == 2 })
+	pw, done := holdWorker(t, h)
+	stopped := make(chan error, 1)
+	go func() { stopped <- h.stop() }()
+	h.logs.waitContains(t, "shutting down")
+	if resp, err := http.Get(h.url + "/x"); err == nil {
+		resp.Body.Close()
+		t.Errorf("a new connection was accepted during shutdown")
+	}
+	if _, err := io.WriteString(pw, "still here\n"); err != nil {
+		t.Fatal(err)
+	}
+	done()
+	if err := <-stopped; err != nil {
+		t.Fatalf("serve returned %v", err)
+	}
+	for _, w := range []string{"w1", "w2"} {
+		h.logs.waitFor(t, w+" stopped: exit status 0", func(l string) bool {
+			return strings.Contains(l, w+" pid ") && strings.HasSuffix(l, "stopped: exit status 0")
+		})
+	}
+	if !strings.Contains(h.logs.String(), "method=POST path=/stream status=200") {
+		t.Errorf("the in-flight request did not finish with 200")
+	}
+}
+
+// TestShutdownKillsStragglers: §9.4 — past shutdown_timeout workers are
+// killed.
+func TestShutdownKillsStragglers(t *testing.T) {
+	t.Parallel()
+	h := start(t, func(c *Config) {
+		c.ShutdownTimeout = 200 * time.Millisecond
+		c.ExecTimeout = 0
+	})
+	go h.client.Get(h.url + "/hang")
+	h.waitState("busy", func(st status, ready bool) bool { return st.Busy == 1 })
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	h.logs.waitContains(t, "still running after shutdown_timeout: killing it")
+}

@@ -1,0 +1,187 @@
+package watchdog
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// ServeHTTP answers the reserved paths of PROTOCOL.md §10.1 itself and
+// hands every other request to a worker.
+func (wd *Watchdog) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/_/health":
+		wd.serveStatus(rw, false)
+		return
+	case "/_/ready":
+		wd.serveStatus(rw, true)
+		return
+	case "/metrics":
+		if wd.cfg.MetricsPort == 0 {
+			wd.metricsHandler.ServeHTTP(rw, r)
+			return
+		}
+	}
+	wd.serveFunction(rw, r)
+}
+
+// serveStatus answers /_/health or /_/ready (PROTOCOL.md §9.2) with the
+// counts of workers by state.
+func (wd *Watchdog) serveStatus(rw http.ResponseWriter, readiness bool) {
+	st, ready := wd.pool.snapshot()
+	ok := !wd.stopping.Load()
+	if readiness {
+		ok = ok && ready
+	}
+	body, _ := json.Marshal(st)
+	rw.Header().Set("Content-Type", "application/json")
+	rw.Header().Set("Cache-Control", "no-store")
+	if !ok {
+		rw.WriteHeader(http.StatusServiceUnavailable)
+	}
+	rw.Write(append(body, '\n'))
+}
+
+// serveFunction carries one client request through a worker.
+func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
+	e := &accessEntry{
+		start:     time.Now(),
+		requestID: requestID(r.Header),
+		method:    r.Method,
+		path:      r.URL.EscapedPath(),
+	}
+	defer func() {
+		// Runs on the panic of §8.7 too.
+		wd.log.access(e)
+		wd.m.observeRequest(e.status, time.Since(e.start).Seconds())
+	}()
+
+	// PROTOCOL.md §7.2: an announced body over the limit never reaches a worker.
+	if limit := wd.cfg.MaxRequestBody; limit > 0 && r.ContentLength > limit {
+		// Closing the connection lets net/http answer at once instead of
+		// first reading the unwanted body from the client.
+		rw.Header().Set("Connection", "close")
+		wd.fail(rw, errBodyTooLarge, e)
+		return
+	}
+	// PROTOCOL.md §7.1: net/http's MaxHeaderBytes is approximate; this is
+	// the exact count, answered with the JSON body of §8.1.
+	if headSize(r) > wd.cfg.MaxHeaderBytes {
+		wd.fail(rw, errHeadersTooLarge, e)
+		return
+	}
+	target := requestTarget(r)
+	if target == "" {
+		wd.fail(rw, errBadRequest, e)
+		return
+	}
+	if t := wd.pool.enter(); t != "" {
+		wd.fail(rw, t, e)
+		return
+	}
+	defer wd.pool.leave()
+
+	var deadline time.Time
+	if d := wd.cfg.ExecTimeout; d > 0 {
+		deadline = e.start.Add(d) // §5.2: queueing counts
+	}
+	queued := time.Now()
+	w, t := wd.pool.acquire(r.Context(), deadline)
+	wd.m.queueWait.Observe(time.Since(queued).Seconds())
+	if w == nil {
+		if t == "" {
+			// The client went away while queued. Abort rather than let
+			// net/http send an empty 200 should the connection live on.
+			e.status = 499
+			panic(http.ErrAbortHandler)
+		}
+		wd.fail(rw, t, e)
+		return
+	}
+	if !deadline.IsZero() && !time.Now().Before(deadline) {
+		wd.pool.release(w, "") // §5.2: the deadline passed in the queue
+		wd.fail(rw, errTimeout, e)
+		return
+	}
+	e.worker = w.id
+	x := &exchange{
+		wd:       wd,
+		w:        w,
+		rw:       rw,
+		rc:       http.NewResponseController(rw),
+		r:        r,
+		id:       e.requestID,
+		target:   target,
+		deadline: deadline,
+		entry:    e,
+	}
+	x.run()
+}
+
+// fail answers an error the watchdog raised (PROTOCOL.md §8.1) and counts it.
+func (wd *Watchdog) fail(rw http.ResponseWriter, t errorType, e *accessEntry) {
+	wd.m.rejected.WithLabelValues(string(t)).Inc()
+	status, n := writeError(rw, t, e.requestID)
+	e.status, e.bytes = status, int64(n)
+}
+
+// requestID returns the request id of PROTOCOL.md §5.1: the client's
+// X-Request-Id when it is 1–128 of [A-Za-z0-9._:-], else 32 random hex digits.
+func requestID(h http.Header) string {
+	if v := h["X-Request-Id"]; len(v) > 0 && validRequestID(v[0]) {
+		return v[0]
+	}
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func validRequestID(s string) bool {
+	if len(s) < 1 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
+			c == '.', c == '_', c == ':', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// headSize is the size of the client's request line and field lines with
+// their CRLFs (PROTOCOL.md §7.1), as net/http parsed them.
+func headSize(r *http.Request) int {
+	n := len(r.Method) + 1 + len(r.RequestURI) + 1 + len(r.Proto) + 2
+	if r.Host != "" {
+		n += len("Host: ") + len(r.Host) + 2
+	}
+	for k, vv := range r.Header {
+		for _, v := range vv {
+			n += len(k) + 2 + len(v) + 2
+		}
+	}
+	for _, te := range r.TransferEncoding {
+		n += len("Transfer-Encoding: ") + len(te) + 2
+	}
+	return n
+}
+
+// requestTarget is the origin-form target forwarded to the worker
+// (PROTOCOL.md §4.2): as the client sent it, or the path and query of an
+// absolute-form target. It is "" for targets without one (CONNECT).
+func requestTarget(r *http.Request) string {
+	if strings.HasPrefix(r.RequestURI, "/") {
+		return r.RequestURI
+	}
+	if r.URL.IsAbs() {
+		return r.URL.RequestURI()
+	}
+	return ""
+}

@@ -1,0 +1,180 @@
+package watchdog
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMetrics: every metric of PROTOCOL.md §10.4 is exported.
+func TestMetrics(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	h.get("/x")
+	resp, body := h.get("/metrics")
+	if resp.StatusCode != 200 {
+		t.Fatalf("/metrics: %d", resp.StatusCode)
+	}
+	for _, want := range []string{
+		`afterburn_requests_total{code="200"} 1`,
+		"afterburn_request_duration_seconds_bucket",
+		"afterburn_requests_in_flight ",
+		"afterburn_queue_depth 0",
+		"afterburn_queue_wait_seconds_bucket",
+		`afterburn_requests_rejected_total{type="overloaded"} 0`,
+		`afterburn_worker_restarts_total{reason="crashed"} 0`,
+		"afterburn_worker_init_duration_seconds_count 1",
+		`afterburn_workers{state="starting"} 0`,
+		`afterburn_workers{state="idle"} 1`,
+		`afterburn_workers{state="busy"} 0`,
+		`afterburn_workers{state="backoff"} 0`,
+		"afterburn_workers_crash_looping 0",
+		`afterburn_protocol_errors_total{kind="handshake"} 0`,
+		`afterburn_protocol_errors_total{kind="bad_response"} 0`,
+		`afterburn_protocol_errors_total{kind="unsolicited_output"} 0`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
+// TestMetricsPort: §10.1 — with metrics_port, /metrics has its own listener
+// and the main port passes /metrics to the function.
+func TestMetricsPort(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.MetricsPort = 1 // any non-zero value; serve gets the listener
+	logs := &syncBuffer{}
+	cfg.Log = logs
+	cfg.env = []string{"AFTERBURN_TEST_CHILD=1"}
+	wd, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	mln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- wd.serve(ctx, ln, mln) }()
+	defer func() { cancel(); <-done }()
+	logs.waitContains(t, "metrics on "+mln.Addr().String())
+	resp, err := http.Get("http://" + mln.Addr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), "afterburn_workers") {
+		t.Errorf("metrics listener: %d %q", resp.StatusCode, b[:min(len(b), 200)])
+	}
+	resp, err = http.Get("http://" + ln.Addr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "ok GET /metrics" {
+		t.Errorf("main port /metrics: %q; want the function's answer", b)
+	}
+}
+
+// TestExpectContinue: §5.4 — the watchdog answers 100-continue itself and
+// does not forward Expect.
+func TestExpectContinue(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	c, err := net.Dial("tcp", h.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "POST /headers HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+	br := bufio.NewReader(c)
+	line, err := br.ReadString('\n')
+	if err != nil || line != "HTTP/1.1 100 Continue\r\n" {
+		t.Fatalf("before the body: %q, %v; want 100 Continue", line, err)
+	}
+	br.ReadString('\n') // its blank line
+	io.WriteString(c, "hello")
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	var seen childSeen
+	json.Unmarshal(b, &seen)
+	if seen.Body != "hello" || seen.Header.Get("Expect") != "" {
+		t.Errorf("worker saw body %q, Expect %q", seen.Body, seen.Header.Get("Expect"))
+	}
+	resp, _ = h.raw("POST /headers HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nContent-Length: 5\r\n\r\nhello", "POST")
+	if resp.StatusCode != http.StatusExpectationFailed {
+		t.Errorf("Expect: something-else got %d; want 417", resp.StatusCode)
+	}
+}
+
+// TestRequestTargets: §4.2 — HTTP/1.0 without Host gets the address the
+// client connected to; an absolute-form target is sent in origin-form.
+func TestRequestTargets(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	for _, tc := range []struct{ raw, target, host string }{
+		{"GET /headers?b HTTP/1.0\r\n\r\n", "/headers?b", h.addr},
+		{"GET http://other.example/headers?r=1 HTTP/1.1\r\nHost: other.example\r\n\r\n", "/headers?r=1", "other.example"},
+	} {
+		resp, body := h.raw(tc.raw, "GET")
+		var seen childSeen
+		json.Unmarshal([]byte(body), &seen)
+		if resp.StatusCode != 200 || seen.Target != tc.target || seen.Host != tc.host {
+			t.Errorf("%q: %d, worker saw target %q host %q; want %q %q", tc.raw, resp.StatusCode, seen.Target, seen.Host, tc.target, tc.host)
+		}
+	}
+}
+
+// TestHealthcheck: §3.5 — liveness handshakes on idle workers leave them
+// serving.
+func TestHealthcheck(t *testing.T) {
+	t.Parallel()
+	h := start(t, func(c *Config) { c.HealthcheckInterval = 5 * time.Millisecond })
+	for range 20 {
+		resp, body := h.get("/x")
+		wantBody(t, resp, body, 200, "ok GET /x")
+	}
+	if got := counter(t, h.wd.m.restarts, "unresponsive"); got != 0 {
+		t.Errorf(`restarts_total{reason="unresponsive"} = %v; want 0`, got)
+	}
+}
+
+// TestHealthcheckUnresponsive: §3.5 — an idle worker that does not answer
+// a liveness handshake within init_timeout is replaced.
+func TestHealthcheckUnresponsive(t *testing.T) {
+	t.Parallel()
+	h := start(t, func(c *Config) {
+		c.HealthcheckInterval = 20 * time.Millisecond
+		c.InitTimeout = 200 * time.Millisecond
+	}, "AFTERBURN_TEST_INIT=handshake-once")
+	h.logs.waitContains(t, "w1 failed its liveness handshake")
+	h.logs.waitContains(t, "replaced: unresponsive")
+	if got := counter(t, h.wd.m.restarts, "unresponsive"); got < 1 {
+		t.Errorf(`restarts_total{reason="unresponsive"} = %v; want >= 1`, got)
+	}
+}
+
+// TestShuttingDownNotReady: §9.2 — health and readiness fail once shutdown
+// starts.
+func TestShuttingDownNotReady(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	h.wd.stopping.Store(true)
+	for _, path := range []string{"/_/health", "/_/ready"} {
+		if resp, _ := h.get(path); resp.StatusCode != 503 {
+			t.Errorf("%s while stopping: %d; want 503", path, resp.StatusCode)
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package watchdog
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// maxLogLine is the longest worker log line forwarded in one piece;
+// PROTOCOL.md §9.5: longer lines are split.
+const maxLogLine = 64 << 10
+
+// logger serialises every line the watchdog writes to its stderr, so that
+// lines of different workers and the access log never interleave.
+type logger struct {
+	mu     sync.Mutex
+	out    io.Writer
+	stamps bool // prefix_logs: timestamp worker lines
+	buf    []byte
+}
+
+func newLogger(out io.Writer, stamps bool) *logger {
+	return &logger{out: out, stamps: stamps}
+}
+
+// appendStamp appends the log timestamp, UTC with milliseconds.
+func appendStamp(b []byte, t time.Time) []byte {
+	return t.UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z")
+}
+
+// printf writes one line of the watchdog's own: "afterburn-watchdog: ...".
+func (l *logger) printf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf[:0], "afterburn-watchdog: "...)
+	l.buf = fmt.Appendf(l.buf, format, args...)
+	l.buf = append(l.buf, '\n')
+	l.out.Write(l.buf)
+}
+
+// workerLine writes one line of worker output tagged with the worker id,
+// PROTOCOL.md §9.5: "2026-11-22T10:00:00.000Z w2 stdout: text".
+func (l *logger) workerLine(id int, stream string, line []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buf[:0]
+	if l.stamps {
+		b = appendStamp(b, time.Now())
+		b = append(b, ' ')
+	}
+	b = append(b, 'w')
+	b = strconv.AppendInt(b, int64(id), 10)
+	b = append(b, ' ')
+	b = append(b, stream...)
+	b = append(b, ": "...)
+	b = append(b, line...)
+	b = append(b, '\n')
+	l.buf = b
+	l.out.Write(b)
+}
+
+// accessEntry is what PROTOCOL.md §9.5 asks of an access-log line.
+type accessEntry struct {
+	start     time.Time
+	requestID string
+	method    string
+	path      string
+	status    int
+	bytes     int64
+	worker    int // 0 when no worker was used
+}
+
+// access writes the access-log line of one request (PROTOCOL.md §9.5).
+func (l *logger) access(e *accessEntry) {
+	d := time.Since(e.start)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := append(l.buf[:0], "afterburn-watchdog: access time="...)
+	b = appendStamp(b, e.start)
+	b = append(b, " id="...)
+	b = append(b, e.requestID...)
+	b = append(b, " method="...)
+	b = append(b, e.method...)
+	b = append(b, " path="...)
+	b = append(b, e.path...)
+	b = append(b, " status="...)
+	b = strconv.AppendInt(b, int64(e.status), 10)
+	b = append(b, " bytes="...)
+	b = strconv.AppendInt(b, e.bytes, 10)
+	b = append(b, " duration="...)
+	b = strconv.AppendFloat(b, d.Seconds(), 'f', 6, 64)
+	b = append(b, "s worker="...)
+	if e.worker > 0 {
+		b = append(b, 'w')
+		b = strconv.AppendInt(b, int64(e.worker), 10)
+	} else {
+		b = append(b, '-')
+	}
+	b = append(b, '\n')
+	l.buf = b
+	l.out.Write(b)
+}
+
+// forwardLines copies a worker's log pipe to the logger line by line until
+// EOF. PROTOCOL.md §9.5: the watchdog never interprets these bytes.
+func (l *logger) forwardLines(id int, stream string, r io.Reader) {
+	br := bufio.NewReaderSize(r, maxLogLine)
+	for {
+		line, err := br.ReadSlice('\n')
+		switch err {
+		case nil:
+			line = line[:len(line)-1]
+			if n := len(line); n > 0 && line[n-1] == '\r' {
+				line = line[:n-1]
+			}
+			l.workerLine(id, stream, line)
+		case bufio.ErrBufferFull:
+			l.workerLine(id, stream, line) // split a line over 64 KiB
+		default:
+			if len(line) > 0 {
+				l.workerLine(id, stream, line)
+			}
+			return
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package watchdog
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// restartReasons are the restart reasons of PROTOCOL.md §9.1.
+var restartReasons = []string{
+	"init_failed", "init_timeout", "crashed", "bad_response", "timeout",
+	"request_aborted", "worker_closed", "unsolicited_output", "unresponsive", "exited",
+}
+
+// metrics are the metrics of PROTOCOL.md §10.4, on a registry of the
+// watchdog's own so that several watchdogs can live in one process (tests).
+type metrics struct {
+	reg            *prometheus.Registry
+	requests       *prometheus.CounterVec
+	duration       prometheus.Histogram
+	queueWait      prometheus.Histogram
+	rejected       *prometheus.CounterVec
+	restarts       *prometheus.CounterVec
+	initDuration   prometheus.Histogram
+	protocolErrors *prometheus.CounterVec
+}
+
+// poolGauges is what the gauges read at scrape time.
+type poolGauges interface {
+	inflight() int
+	queued() int
+	stateCount(s slotState) int
+	crashLoopingCount() int
+}
+
+func newMetrics(p poolGauges) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "afterburn_requests_total",
+			Help: "Requests answered, by HTTP status code.",
+		}, []string{"code"}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "afterburn_request_duration_seconds",
+			Help:    "Time from receiving a request head to the end of its response.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 14),
+		}),
+		queueWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "afterburn_queue_wait_seconds",
+			Help:    "Time a request waited for an idle worker.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 3, 14),
+		}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "afterburn_requests_rejected_total",
+			Help: "Error responses the watchdog raised, by PROTOCOL.md §8.2 type.",
+		}, []string{"type"}),
+		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "afterburn_worker_restarts_total",
+			Help: "Worker replacements, by PROTOCOL.md §9.1 reason.",
+		}, []string{"reason"}),
+		initDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "afterburn_worker_init_duration_seconds",
+			Help:    "Time from starting a worker to its handshake reply.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 12),
+		}),
+		protocolErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "afterburn_protocol_errors_total",
+			Help: "Protocol violations by workers, by kind.",
+		}, []string{"kind"}),
+	}
+	m.reg.MustRegister(m.requests, m.duration, m.queueWait, m.rejected, m.restarts,
+		m.initDuration, m.protocolErrors)
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "afterburn_requests_in_flight",
+			Help: "Requests held by the watchdog, queued ones included.",
+		}, func() float64 { return float64(p.inflight()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "afterburn_queue_depth",
+			Help: "Requests waiting for an idle worker.",
+		}, func() float64 { return float64(p.queued()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "afterburn_workers_crash_looping",
+			Help: "Worker slots with three or more consecutive initialisation failures.",
+		}, func() float64 { return float64(p.crashLoopingCount()) }),
+	)
+	for _, s := range []slotState{slotStarting, slotIdle, slotBusy, slotBackoff} {
+		s := s
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "afterburn_workers",
+			Help:        "Worker slots by state.",
+			ConstLabels: prometheus.Labels{"state": s.String()},
+		}, func() float64 { return float64(p.stateCount(s)) }))
+	}
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Known label values start at zero, so every series exists from the start.
+	for _, r := range restartReasons {
+		m.restarts.WithLabelValues(r)
+	}
+	for _, k := range []string{"bad_response", "unsolicited_output", "handshake"} {
+		m.protocolErrors.WithLabelValues(k)
+	}
+	for _, t := range []errorType{errBadRequest, errHeadersTooLarge, errBodyTooLarge, errNotImplemented,
+		errOverloaded, errUnavailable, errWorkerCrashed, errBadResponse, errTimeout} {
+		m.rejected.WithLabelValues(string(t))
+	}
+	return m
+}
+
+// observeRequest counts one answered request.
+func (m *metrics) observeRequest(status int, seconds float64) {
+	m.requests.WithLabelValues(strconv.Itoa(status)).Inc()
+	m.duration.Observe(seconds)
+}

@@ -1,0 +1,418 @@
+package watchdog
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// slotState is a worker slot's state as exported by /_/ready and the
+// afterburn_workers gauge (PROTOCOL.md §9.2, §10.4).
+type slotState int
+
+const (
+	slotStarting slotState = iota
+	slotIdle
+	slotBusy
+	slotBackoff
+	slotStopped
+)
+
+func (s slotState) String() string {
+	switch s {
+	case slotStarting:
+		return "starting"
+	case slotIdle:
+		return "idle"
+	case slotBusy:
+		return "busy"
+	case slotBackoff:
+		return "backoff"
+	}
+	return "stopped"
+}
+
+// slot is one place of the pool; a replacement worker reuses its id.
+type slot struct {
+	id       int
+	state    slotState
+	failures int     // consecutive initialisation failures
+	w        *worker // the current worker, nil in backoff
+}
+
+type acquired struct {
+	w   *worker
+	err errorType
+}
+
+// waiter is a request in the FIFO queue of PROTOCOL.md §10.3.
+type waiter struct {
+	ch chan acquired // buffered: a worker or an error is handed over once
+}
+
+// pool keeps cfg.Workers workers running (PROTOCOL.md §2.1), one supervisor
+// goroutine per slot, and hands idle workers to requests in FIFO order.
+type pool struct {
+	cfg *Config
+	log *logger
+	m   *metrics
+
+	mu      sync.Mutex
+	slots   []*slot
+	idle    []*worker // FIFO
+	waiters []*waiter // FIFO
+	held    int       // busy plus queued requests, for max_inflight
+	looping int       // slots crash-looping
+	closing bool
+	stop    chan struct{} // closed when closing starts
+	watchCh chan struct{} // closed at the next state change; nil when nobody watches
+	wg      sync.WaitGroup
+}
+
+func newPool(cfg *Config, log *logger) *pool {
+	p := &pool{cfg: cfg, log: log, stop: make(chan struct{})}
+	for i := 1; i <= cfg.Workers; i++ {
+		p.slots = append(p.slots, &slot{id: i})
+	}
+	return p
+}
+
+func (p *pool) start() {
+	for _, s := range p.slots {
+		p.wg.Add(1)
+		go p.supervise(s)
+	}
+}
+
+// onExit is called once w's process was reaped. PROTOCOL.md §9.3: an idle
+// worker that exits is replaced and no request is affected; a busy one is
+// retired by its exchange, which sees the pipes close.
+func (p *pool) onExit(w *worker) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w.gone = true
+	switch w.state {
+	case wsIdle:
+		p.removeIdleLocked(w)
+		p.retireLocked(w, "exited")
+	case wsDraining:
+		p.retireLocked(w, "exited")
+	}
+}
+
+func (p *pool) removeIdleLocked(w *worker) {
+	for i, x := range p.idle {
+		if x == w {
+			p.idle = append(p.idle[:i], p.idle[i+1:]...)
+			return
+		}
+	}
+}
+
+// retireLocked kills w and hands it back to its supervisor with the restart
+// reason. p.mu is held.
+func (p *pool) retireLocked(w *worker, reason string) {
+	if w.state == wsRetired {
+		return
+	}
+	w.state = wsRetired
+	p.setSlotLocked(p.slots[w.id-1], slotStarting)
+	w.kill()
+	w.retired <- reason
+}
+
+func (p *pool) retire(w *worker, reason string) {
+	p.mu.Lock()
+	p.retireLocked(w, reason)
+	p.mu.Unlock()
+}
+
+// putIdleLocked makes w available: to the first queued request, else to the
+// idle queue. At shutdown it closes w's request pipe instead (§9.4).
+func (p *pool) putIdleLocked(w *worker) {
+	switch {
+	case w.gone:
+		p.retireLocked(w, "exited")
+	case p.closing:
+		w.state = wsDraining
+		p.setSlotLocked(p.slots[w.id-1], slotIdle)
+		w.closeRequest()
+	case len(p.waiters) > 0:
+		wt := p.waiters[0]
+		p.waiters[0] = nil
+		p.waiters = p.waiters[1:]
+		w.state = wsBusy
+		p.setSlotLocked(p.slots[w.id-1], slotBusy)
+		wt.ch <- acquired{w: w}
+	default:
+		w.state = wsIdle
+		p.setSlotLocked(p.slots[w.id-1], slotIdle)
+		p.idle = append(p.idle, w)
+	}
+}
+
+// release returns w after an exchange: to the pool when reason is empty,
+// else to its supervisor for replacement.
+func (p *pool) release(w *worker, reason string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if reason != "" {
+		p.retireLocked(w, reason)
+		return
+	}
+	p.putIdleLocked(w)
+}
+
+// enter admits a request into the watchdog: PROTOCOL.md §10.3 (429 over
+// max_inflight) and §9.2 (503 when every slot is crash-looping).
+func (p *pool) enter() errorType {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.looping == len(p.slots), p.closing:
+		return errUnavailable
+	case p.cfg.MaxInflight > 0 && p.held >= p.cfg.MaxInflight:
+		return errOverloaded
+	}
+	p.held++
+	return ""
+}
+
+// leave ends what enter began.
+func (p *pool) leave() {
+	p.mu.Lock()
+	p.held--
+	p.mu.Unlock()
+}
+
+// acquire returns an idle worker, waiting in FIFO order until deadline (zero:
+// none). It returns errTimeout when the deadline passes in the queue
+// (PROTOCOL.md §5.2), errUnavailable when every slot is crash-looping, and
+// neither worker nor error when ctx ends (the client went away).
+func (p *pool) acquire(ctx context.Context, deadline time.Time) (*worker, errorType) {
+	for {
+		p.mu.Lock()
+		if len(p.idle) > 0 {
+			w := p.idle[0]
+			p.idle[0] = nil
+			p.idle = p.idle[1:]
+			w.state = wsBusy
+			p.setSlotLocked(p.slots[w.id-1], slotBusy)
+			p.mu.Unlock()
+			if reason := p.idleCheck(w); reason != "" {
+				p.retire(w, reason)
+				continue
+			}
+			return w, ""
+		}
+		if p.looping == len(p.slots) || p.closing {
+			p.mu.Unlock()
+			return nil, errUnavailable
+		}
+		wt := &waiter{ch: make(chan acquired, 1)}
+		p.waiters = append(p.waiters, wt)
+		p.changedLocked()
+		p.mu.Unlock()
+
+		a, ok := p.wait(ctx, wt, deadline)
+		if !ok {
+			if ctx.Err() != nil {
+				return nil, ""
+			}
+			return nil, errTimeout
+		}
+		if a.w == nil {
+			return nil, a.err
+		}
+		if reason := p.idleCheck(a.w); reason != "" {
+			p.retire(a.w, reason)
+			continue
+		}
+		return a.w, ""
+	}
+}
+
+// wait blocks on a queued request until it is served, its deadline passes
+// or ctx ends.
+func (p *pool) wait(ctx context.Context, wt *waiter, deadline time.Time) (acquired, bool) {
+	var timeout <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case a := <-wt.ch:
+		return a, true
+	case <-timeout:
+	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	for i, x := range p.waiters {
+		if x == wt {
+			p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
+			p.mu.Unlock()
+			return acquired{}, false
+		}
+	}
+	p.mu.Unlock()
+	// Served in the meantime: give the worker back.
+	if a := <-wt.ch; a.w != nil {
+		p.release(a.w, "")
+	}
+	return acquired{}, false
+}
+
+// idleCheck applies worker.idleCheck and counts unsolicited output.
+func (p *pool) idleCheck(w *worker) string {
+	reason := w.idleCheck()
+	if reason == "unsolicited_output" {
+		p.m.protocolErrors.WithLabelValues(reason).Inc()
+		p.log.printf("w%d wrote to its response pipe between exchanges", w.id)
+	}
+	return reason
+}
+
+func (p *pool) isClosing() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closing
+}
+
+// close stops the pool (PROTOCOL.md §9.4): no restarts, every idle worker's
+// request pipe closed, busy ones closed as their exchange ends, workers not
+// yet initialised killed; workers still running at deadline are killed.
+func (p *pool) close(deadline time.Time) {
+	p.mu.Lock()
+	if !p.closing {
+		p.closing = true
+		close(p.stop)
+		for _, w := range p.idle {
+			w.state = wsDraining
+			w.closeRequest()
+		}
+		p.idle = nil
+		for _, wt := range p.waiters {
+			wt.ch <- acquired{err: errUnavailable}
+		}
+		p.waiters = nil
+		// A worker still initialising holds no request: nothing to finish.
+		for _, s := range p.slots {
+			if s.w != nil && s.w.state == wsStarting {
+				s.w.kill()
+			}
+		}
+	}
+	p.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		p.wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	p.mu.Lock()
+	for _, s := range p.slots {
+		if s.w != nil {
+			p.log.printf("w%d pid %d still running after shutdown_timeout: killing it", s.id, s.w.pid)
+			s.w.kill()
+		}
+	}
+	p.mu.Unlock()
+	<-done
+}
+
+// setSlotLocked changes a slot's state and wakes up watchers. p.mu is held.
+func (p *pool) setSlotLocked(s *slot, st slotState) {
+	if s.state != st {
+		s.state = st
+		p.changedLocked()
+	}
+}
+
+// changedLocked wakes up whoever waits in watch. p.mu is held.
+func (p *pool) changedLocked() {
+	if p.watchCh != nil {
+		close(p.watchCh)
+		p.watchCh = nil
+	}
+}
+
+// watch returns a channel closed at the next change of a slot's state, of
+// the crash-looping count or when a request joins the queue, so that tests wait on the pool's own signal
+// instead of sleeping.
+func (p *pool) watch() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.watchCh == nil {
+		p.watchCh = make(chan struct{})
+	}
+	return p.watchCh
+}
+
+// Gauges (metrics.go) and /_/ready.
+
+func (p *pool) inflight() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.held
+}
+
+func (p *pool) queued() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.waiters)
+}
+
+func (p *pool) stateCount(st slotState) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, s := range p.slots {
+		if s.state == st {
+			n++
+		}
+	}
+	return n
+}
+
+func (p *pool) crashLoopingCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.looping
+}
+
+// status is the JSON body of /_/health and /_/ready (PROTOCOL.md §9.2).
+type status struct {
+	Starting     int `json:"starting"`
+	Idle         int `json:"idle"`
+	Busy         int `json:"busy"`
+	Backoff      int `json:"backoff"`
+	CrashLooping int `json:"crash_looping"`
+}
+
+// snapshot counts slots by state; ready is true when one worker has
+// answered its handshake.
+func (p *pool) snapshot() (st status, ready bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.slots {
+		switch s.state {
+		case slotStarting:
+			st.Starting++
+		case slotIdle:
+			st.Idle++
+		case slotBusy:
+			st.Busy++
+		case slotBackoff:
+			st.Backoff++
+		}
+	}
+	st.CrashLooping = p.looping
+	return st, st.Idle+st.Busy > 0 && !p.closing
+}

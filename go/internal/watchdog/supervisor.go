@@ -1,0 +1,204 @@
+package watchdog
+
+import (
+	"fmt"
+	"time"
+)
+
+// PROTOCOL.md §9.1: backoff after consecutive initialisation failures.
+const (
+	backoffFirst   = 100 * time.Millisecond
+	backoffMax     = 30 * time.Second
+	crashLoopAfter = 3
+)
+
+// supervise runs the workers of one slot, one after another, until the pool
+// closes. PROTOCOL.md §9.1: only initialisation failures back off; a worker
+// that dies after its handshake is replaced at once.
+func (p *pool) supervise(s *slot) {
+	defer p.wg.Done()
+	for {
+		p.mu.Lock()
+		if p.closing {
+			p.setSlotLocked(s, slotStopped)
+			p.mu.Unlock()
+			return
+		}
+		p.setSlotLocked(s, slotStarting)
+		p.mu.Unlock()
+
+		w, reason, err := p.startOne(s)
+		if err != nil {
+			if p.isClosing() {
+				return
+			}
+			p.m.restarts.WithLabelValues(reason).Inc()
+			if !p.sleep(p.initFailed(s, reason, err)) {
+				return
+			}
+			continue
+		}
+		p.initSucceeded(s, w)
+		reason = p.serve(w)
+		<-w.exited
+		w.closePipes()
+		p.mu.Lock()
+		s.w = nil
+		closing := p.closing
+		p.mu.Unlock()
+		if closing {
+			p.waitLogs(w)
+			p.log.printf("w%d pid %d stopped: %s", s.id, w.pid, w.exitStatus())
+			return
+		}
+		p.m.restarts.WithLabelValues(reason).Inc()
+		p.log.printf("w%d pid %d replaced: %s (%s)", s.id, w.pid, reason, w.exitStatus())
+	}
+}
+
+// startOne starts a worker and waits for its handshake (PROTOCOL.md §3),
+// bounded by init_timeout (§3.5).
+func (p *pool) startOne(s *slot) (*worker, string, error) {
+	w, err := startWorker(p.cfg, s.id, p.log)
+	if err != nil {
+		return nil, "init_failed", err
+	}
+	p.mu.Lock()
+	s.w = w
+	w.state = wsStarting
+	p.mu.Unlock()
+	go func() {
+		<-w.exited
+		p.onExit(w)
+	}()
+	if !p.cfg.Handshake {
+		return w, "", nil // PROTOCOL.md §11.2: ready once started
+	}
+	ie := w.handshake(w.started.Add(p.cfg.InitTimeout), p.cfg.Stdio, p.log)
+	if ie == nil {
+		return w, "", nil
+	}
+	if ie.violation {
+		p.m.protocolErrors.WithLabelValues("handshake").Inc()
+	}
+	w.kill()
+	<-w.exited
+	w.closePipes()
+	p.waitLogs(w) // the worker's last words explain the failure: log them first
+	p.mu.Lock()
+	s.w = nil
+	p.mu.Unlock()
+	return nil, ie.reason, fmt.Errorf("%v (%s)", ie, w.exitStatus())
+}
+
+// waitLogs lets the forwarders of a dead worker's log pipes finish, briefly:
+// a helper that escaped the process group may hold them open.
+func (p *pool) waitLogs(w *worker) {
+	done := make(chan struct{})
+	go func() {
+		w.logsDone.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
+
+// initFailed records an initialisation failure of slot s and returns the
+// backoff before the next start (PROTOCOL.md §9.1).
+func (p *pool) initFailed(s *slot, reason string, err error) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s.failures++
+	p.setSlotLocked(s, slotBackoff)
+	d := backoffFirst
+	for i := 1; i < s.failures && d < backoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, backoffMax)
+	p.log.printf("w%d %s: %v; restarting in %v", s.id, reason, err, d)
+	if s.failures == crashLoopAfter {
+		p.looping++
+		p.changedLocked()
+		p.log.printf("w%d is crash-looping: %d consecutive initialisation failures", s.id, s.failures)
+	}
+	if p.looping == len(p.slots) {
+		// PROTOCOL.md §9.2: answer 503 at once instead of queueing.
+		for _, wt := range p.waiters {
+			wt.ch <- acquired{err: errUnavailable}
+		}
+		p.waiters = nil
+	}
+	return d
+}
+
+func (p *pool) initSucceeded(s *slot, w *worker) {
+	p.m.initDuration.Observe(time.Since(w.started).Seconds())
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s.failures >= crashLoopAfter {
+		p.looping--
+		p.changedLocked()
+		p.log.printf("w%d recovered after %d initialisation failures", s.id, s.failures)
+	}
+	s.failures = 0 // PROTOCOL.md §9.1: a handshake resets the backoff
+	p.putIdleLocked(w)
+}
+
+// sleep waits d unless the pool closes first.
+func (p *pool) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-p.stop:
+		return false
+	}
+}
+
+// serve waits until w is retired, repeating the handshake on it while idle
+// when healthcheck_interval is set (PROTOCOL.md §3.5).
+func (p *pool) serve(w *worker) string {
+	var tick <-chan time.Time
+	if p.cfg.HealthcheckInterval > 0 {
+		t := time.NewTicker(p.cfg.HealthcheckInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case reason := <-w.retired:
+			return reason
+		case <-tick:
+			p.healthcheck(w)
+		}
+	}
+}
+
+// healthcheck repeats the handshake on w if it is idle; a worker that does
+// not answer within init_timeout is replaced (reason unresponsive, §3.5).
+func (p *pool) healthcheck(w *worker) {
+	p.mu.Lock()
+	if w.state != wsIdle {
+		p.mu.Unlock()
+		return
+	}
+	p.removeIdleLocked(w)
+	w.state = wsBusy
+	p.setSlotLocked(p.slots[w.id-1], slotBusy)
+	p.mu.Unlock()
+	if reason := p.idleCheck(w); reason != "" {
+		p.retire(w, reason)
+		return
+	}
+	if err := w.handshake(time.Now().Add(p.cfg.InitTimeout), false, p.log); err != nil {
+		p.log.printf("w%d failed its liveness handshake: %v", w.id, err)
+		p.retire(w, "unresponsive")
+		return
+	}
+	p.release(w, "")
+}

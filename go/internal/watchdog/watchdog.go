@@ -1,0 +1,160 @@
+// Package watchdog is the host side of AfterBurn/1 (spec/PROTOCOL.md): it
+// serves HTTP, keeps a pool of long-lived worker processes and carries each
+// request to an idle worker as HTTP/1.1 bytes on a pipe.
+//
+// The worker side is the library in each language; this package never
+// assumes which one runs in the worker.
+package watchdog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Watchdog is an AfterBurn/1 watchdog: an http.Handler in front of a pool of
+// workers. Create one with New.
+type Watchdog struct {
+	cfg            Config
+	log            *logger
+	pool           *pool
+	m              *metrics
+	metricsHandler http.Handler
+	stopping       atomic.Bool
+	startOnce      sync.Once
+}
+
+// New checks cfg and returns a Watchdog whose workers are not started yet.
+func New(cfg Config) (*Watchdog, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	out := cfg.Log
+	if out == nil {
+		out = os.Stderr
+	}
+	wd := &Watchdog{cfg: cfg, log: newLogger(out, cfg.PrefixLogs)}
+	wd.pool = newPool(&wd.cfg, wd.log)
+	wd.m = newMetrics(wd.pool)
+	wd.pool.m = wd.m
+	wd.metricsHandler = promhttp.HandlerFor(wd.m.reg, promhttp.HandlerOpts{})
+	return wd, nil
+}
+
+// Start starts the workers. Requests that arrive before one is ready wait
+// in the queue.
+func (wd *Watchdog) Start() {
+	wd.startOnce.Do(wd.pool.start)
+}
+
+// Run listens on port (and metrics_port), starts the workers and serves
+// until ctx ends, then shuts down gracefully (PROTOCOL.md §9.4) and returns
+// nil.
+func (wd *Watchdog) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(wd.cfg.ListenHost, strconv.Itoa(wd.cfg.Port)))
+	if err != nil {
+		return errors.New("watchdog: " + err.Error())
+	}
+	var mln net.Listener
+	if wd.cfg.MetricsPort != 0 {
+		if mln, err = net.Listen("tcp", net.JoinHostPort(wd.cfg.ListenHost, strconv.Itoa(wd.cfg.MetricsPort))); err != nil {
+			ln.Close()
+			return errors.New("watchdog: " + err.Error())
+		}
+	}
+	return wd.serve(ctx, ln, mln)
+}
+
+// serve is Run on listeners already open.
+func (wd *Watchdog) serve(ctx context.Context, ln, mln net.Listener) error {
+	if os.Getpid() == 1 {
+		startReaper()
+	}
+	wd.Start()
+	srv := wd.newServer(wd)
+	errc := make(chan error, 2)
+	go func() { errc <- srv.Serve(ln) }()
+	// The conformance suite reads the address from this line.
+	wd.log.printf("listening on %s", dialAddr(ln.Addr()))
+	var msrv *http.Server
+	if mln != nil {
+		msrv = wd.newServer(wd.metricsHandler)
+		go func() { errc <- msrv.Serve(mln) }()
+		wd.log.printf("metrics on %s", dialAddr(mln.Addr()))
+	}
+	select {
+	case <-ctx.Done():
+		return wd.shutdown(srv, msrv)
+	case err := <-errc:
+		wd.shutdown(srv, msrv)
+		return errors.New("watchdog: " + err.Error())
+	}
+}
+
+// dialAddr is an address a client can connect to: an unspecified host (all
+// interfaces) is given as 127.0.0.1.
+func dialAddr(a net.Addr) string {
+	if t, ok := a.(*net.TCPAddr); ok && t.IP.IsUnspecified() {
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(t.Port))
+	}
+	return a.String()
+}
+
+// newServer applies the timeouts of PROTOCOL.md §10.2 and the header limit
+// of §7.1.
+func (wd *Watchdog) newServer(h http.Handler) *http.Server {
+	var writeTimeout time.Duration
+	if wd.cfg.ExecTimeout > 0 {
+		writeTimeout = wd.cfg.ExecTimeout + wd.cfg.WriteTimeout
+	}
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: wd.cfg.ReadTimeout,
+		ReadTimeout:       wd.cfg.ReadTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       90 * time.Second,
+		MaxHeaderBytes:    wd.cfg.MaxHeaderBytes,
+		ErrorLog:          log.New(serverLog{wd.log}, "", 0),
+	}
+}
+
+// serverLog routes net/http's own messages to the watchdog's log.
+type serverLog struct{ l *logger }
+
+func (s serverLog) Write(p []byte) (int, error) {
+	s.l.printf("%s", bytes.TrimRight(p, "\n"))
+	return len(p), nil
+}
+
+// shutdown is PROTOCOL.md §9.4: fail readiness, stop accepting, let
+// in-flight and queued requests finish within shutdown_timeout, close every
+// request pipe, kill what still runs at the end of the grace period.
+func (wd *Watchdog) shutdown(servers ...*http.Server) error {
+	deadline := time.Now().Add(wd.cfg.ShutdownTimeout)
+	wd.stopping.Store(true)
+	wd.log.printf("shutting down: finishing requests for up to %v", wd.cfg.ShutdownTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	for _, s := range servers {
+		if s == nil {
+			continue
+		}
+		if err := s.Shutdown(ctx); err != nil {
+			wd.log.printf("requests still running after shutdown_timeout: closing their connections")
+			s.Close()
+		}
+	}
+	wd.pool.close(deadline)
+	wd.log.printf("stopped")
+	return nil
+}

@@ -1,0 +1,357 @@
+package watchdog
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// protocolVersions is the value of AFTERBURN_PROTOCOL and of the
+// AfterBurn-Handshake field: the versions this watchdog speaks (§2.3, §3.1).
+const protocolVersions = "1"
+
+// handshakeRequest is the handshake of PROTOCOL.md §3.1, byte for byte.
+const handshakeRequest = "OPTIONS * HTTP/1.1\r\n" +
+	"Host: afterburn\r\n" +
+	"AfterBurn-Handshake: " + protocolVersions + "\r\n" +
+	"Content-Length: 0\r\n" +
+	"\r\n"
+
+// handshakeMethod is what http.ReadResponse needs to frame the reply.
+var handshakeMethod = &http.Request{Method: http.MethodOptions}
+
+// Buffer sizes. A pipe holds 64 KiB on Linux; one read of the response pipe
+// can take all of it.
+const (
+	respBufSize = 64 << 10
+	reqBufSize  = 16 << 10
+	bodyBufSize = 32 << 10
+	chunkRoom   = 18 // room for a chunk-size line: 16 hex digits and CRLF
+)
+
+// workerState is where a worker is in the pool; guarded by pool.mu.
+type workerState int
+
+const (
+	wsStarting workerState = iota // started, handshake not answered yet
+	wsIdle                        // in the idle queue
+	wsBusy                        // owned by an exchange or a liveness check
+	wsDraining                    // request pipe closed at shutdown, exiting
+	wsRetired                     // handed back to its supervisor
+)
+
+// worker is one worker process and its pipes, for one life: a replacement is
+// a new worker in the same slot.
+type worker struct {
+	id      int // slot, AFTERBURN_WORKER_ID (§2.3)
+	cmd     *exec.Cmd
+	pid     int
+	started time.Time
+
+	reqW  *os.File      // request pipe, the watchdog's end
+	respR *os.File      // response pipe, the watchdog's end
+	bw    *bufio.Writer // on reqW: request heads, flushed once per request
+	// br is the one buffered reader of this worker's life on the response
+	// pipe: the old afterburn made one per request and lost the bytes it had
+	// read ahead.
+	br      *bufio.Reader
+	bodyBuf []byte // request body copy buffer, with chunkRoom in front
+	respBuf []byte // response body copy buffer
+
+	mu   sync.Mutex
+	dead bool // exited; its process group must not be signalled any more
+
+	exited   chan struct{} // closed once the process was reaped
+	exitErr  error         // cmd.Wait's error, valid after exited is closed
+	logsDone sync.WaitGroup
+
+	state   workerState // guarded by pool.mu
+	gone    bool        // guarded by pool.mu: the process was reaped
+	retired chan string // the restart reason, for the slot's supervisor
+}
+
+// startWorker starts one worker for slot id. PROTOCOL.md §2.2: fd 0 is
+// /dev/null, fds 1 and 2 log pipes, fd 3 the request pipe and fd 4 the
+// response pipe; in stdio mode the request pipe is fd 0 and the response
+// pipe fd 1.
+func startWorker(cfg *Config, id int, log *logger) (*worker, error) {
+	var parent, child []*os.File // our ends, and the child's ends closed after Start
+	defer func() {
+		for _, f := range child {
+			f.Close()
+		}
+	}()
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("watchdog: request pipe: %v", err)
+	}
+	respR, respW, err := os.Pipe()
+	if err != nil {
+		reqR.Close()
+		reqW.Close()
+		return nil, fmt.Errorf("watchdog: response pipe: %v", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		for _, f := range []*os.File{reqR, reqW, respR, respW} {
+			f.Close()
+		}
+		return nil, fmt.Errorf("watchdog: stderr pipe: %v", err)
+	}
+	parent = append(parent, reqW, respR, errR)
+	child = append(child, reqR, respW, errW)
+
+	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
+	fds := "3,4"
+	var outR *os.File
+	if cfg.Stdio {
+		fds = "0,1"
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = reqR, respW, errW
+	} else {
+		var outW *os.File
+		outR, outW, err = os.Pipe()
+		if err != nil {
+			for _, f := range parent {
+				f.Close()
+			}
+			return nil, fmt.Errorf("watchdog: stdout pipe: %v", err)
+		}
+		parent = append(parent, outR)
+		child = append(child, outW)
+		cmd.Stdout, cmd.Stderr = outW, errW // Stdin nil: /dev/null
+		cmd.ExtraFiles = []*os.File{reqR, respW}
+	}
+	// PROTOCOL.md §2.3: the watchdog's environment plus these; exec keeps
+	// the last of duplicate names, so ours win.
+	cmd.Env = append(os.Environ(), cfg.env...)
+	cmd.Env = append(cmd.Env,
+		"AFTERBURN_PROTOCOL="+protocolVersions,
+		"AFTERBURN_FDS="+fds,
+		"AFTERBURN_WORKER_ID="+strconv.Itoa(id),
+		"AFTERBURN_MAX_HEADER_BYTES="+strconv.Itoa(cfg.MaxHeaderBytes),
+		"AFTERBURN_MAX_BODY_BYTES="+strconv.FormatInt(cfg.MaxRequestBody, 10),
+	)
+	cmd.SysProcAttr = sysProcAttr()
+
+	w := &worker{
+		id:      id,
+		cmd:     cmd,
+		reqW:    reqW,
+		respR:   respR,
+		bw:      bufio.NewWriterSize(reqW, reqBufSize),
+		br:      bufio.NewReaderSize(respR, respBufSize),
+		bodyBuf: make([]byte, chunkRoom+bodyBufSize+2),
+		respBuf: make([]byte, bodyBufSize),
+		exited:  make(chan struct{}),
+		retired: make(chan string, 1),
+	}
+	w.started = time.Now()
+	if err := startProcess(cmd); err != nil {
+		for _, f := range parent {
+			f.Close()
+		}
+		return nil, fmt.Errorf("watchdog: start %q: %v", cfg.Command[0], err)
+	}
+	w.pid = cmd.Process.Pid
+
+	w.logsDone.Add(1)
+	go func() {
+		defer w.logsDone.Done()
+		log.forwardLines(id, "stderr", errR)
+		errR.Close()
+	}()
+	if outR != nil {
+		w.logsDone.Add(1)
+		go func() {
+			defer w.logsDone.Done()
+			log.forwardLines(id, "stdout", outR)
+			outR.Close()
+		}()
+	}
+	go w.wait()
+	return w, nil
+}
+
+// wait reaps the worker. Helpers it started die with it: the group is
+// killed while the leader is still a zombie, so its id cannot have been
+// reused (PROTOCOL.md §2.1).
+func (w *worker) wait() {
+	if canPeekExit {
+		waitExitNoReap(w.pid)
+		w.mu.Lock()
+		syscall.Kill(-w.pid, syscall.SIGKILL)
+		w.dead = true
+		w.mu.Unlock()
+	}
+	err := w.cmd.Wait()
+	w.mu.Lock()
+	w.dead = true
+	w.mu.Unlock()
+	forgetProcess(w.pid)
+	w.exitErr = err
+	close(w.exited)
+}
+
+// kill sends SIGKILL to the worker's process group and wakes up anything
+// blocked on its pipes. Safe to call at any time, from any goroutine.
+func (w *worker) kill() {
+	w.mu.Lock()
+	if !w.dead {
+		syscall.Kill(-w.pid, syscall.SIGKILL)
+	}
+	w.mu.Unlock()
+	now := time.Now()
+	w.respR.SetReadDeadline(now)
+	w.reqW.SetWriteDeadline(now)
+}
+
+// exitStatus describes how the process ended, once it has.
+func (w *worker) exitStatus() string {
+	if w.cmd.ProcessState != nil {
+		return w.cmd.ProcessState.String()
+	}
+	if w.exitErr != nil {
+		return w.exitErr.Error()
+	}
+	return "unknown"
+}
+
+// initError is a failed handshake: the restart reason (init_failed or
+// init_timeout, PROTOCOL.md §9.1) and whether the reply broke the protocol.
+type initError struct {
+	reason    string
+	violation bool // counted as afterburn_protocol_errors_total{kind="handshake"}
+	err       error
+}
+
+func (e *initError) Error() string { return e.err.Error() }
+
+// handshake sends the handshake of PROTOCOL.md §3.1 and checks the reply
+// (§3.2) before deadline.
+func (w *worker) handshake(deadline time.Time, skipBanner bool, log *logger) *initError {
+	w.respR.SetReadDeadline(deadline)
+	w.reqW.SetWriteDeadline(deadline)
+	defer func() {
+		w.respR.SetReadDeadline(time.Time{})
+		w.reqW.SetWriteDeadline(time.Time{})
+	}()
+	ioFail := func(what string, err error) *initError {
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return &initError{reason: "init_timeout", err: errors.New("no handshake reply before init_timeout")}
+		case err == io.EOF || err == io.ErrUnexpectedEOF || errors.Is(err, syscall.EPIPE):
+			return &initError{reason: "init_failed", err: errors.New("exited before its handshake reply")}
+		}
+		return &initError{reason: "init_failed", err: fmt.Errorf("%s: %v", what, err)}
+	}
+	bad := func(format string, args ...any) *initError {
+		return &initError{reason: "init_failed", violation: true, err: fmt.Errorf(format, args...)}
+	}
+	w.bw.WriteString(handshakeRequest)
+	if err := w.bw.Flush(); err != nil {
+		return ioFail("writing the handshake", err)
+	}
+	if skipBanner {
+		if err := w.skipBanner(log); err != nil {
+			return ioFail("reading the handshake reply", err)
+		}
+	}
+	resp, err := http.ReadResponse(w.br, handshakeMethod)
+	if err != nil {
+		if e := ioFail("", err); e.reason == "init_timeout" || err == io.EOF {
+			return e
+		}
+		return bad("malformed handshake reply: %v", err)
+	}
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return bad("malformed handshake reply body: %v", err)
+	}
+	got := resp.Header.Get("AfterBurn-Protocol")
+	switch {
+	case resp.StatusCode == http.StatusBadRequest && got != "":
+		// PROTOCOL.md §3.4: log both lists.
+		return bad("version mismatch: watchdog offers %q, library speaks %q", protocolVersions, got)
+	case resp.StatusCode != http.StatusOK:
+		return bad("handshake reply has status %d, want 200", resp.StatusCode)
+	case resp.ContentLength != 0:
+		return bad("handshake reply has Content-Length %d, want 0", resp.ContentLength)
+	case got != protocolVersions:
+		return bad("handshake reply chose AfterBurn-Protocol %q, offered %q", got, protocolVersions)
+	case w.br.Buffered() > 0:
+		return bad("%d unsolicited bytes after the handshake reply", w.br.Buffered())
+	}
+	return nil
+}
+
+// statusLineStart is what PROTOCOL.md §3.3 scans for in stdio mode.
+var statusLineStart = []byte("HTTP/1.1 ")
+
+// skipBanner discards and logs, as worker output, every byte before the first
+// "HTTP/1.1 " on the response pipe (PROTOCOL.md §3.3, stdio mode).
+func (w *worker) skipBanner(log *logger) error {
+	var line []byte
+	defer func() {
+		if len(line) > 0 {
+			log.workerLine(w.id, "stdout", line)
+		}
+	}()
+	for {
+		b, err := w.br.Peek(len(statusLineStart))
+		if bytes.Equal(b, statusLineStart) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		c, _ := w.br.ReadByte()
+		switch {
+		case c == '\n':
+			log.workerLine(w.id, "stdout", bytes.TrimSuffix(line, []byte("\r")))
+			line = line[:0]
+		case len(line) >= maxLogLine:
+			log.workerLine(w.id, "stdout", line)
+			line = append(line[:0], c)
+		default:
+			line = append(line, c)
+		}
+	}
+}
+
+// idleCheck looks at the response pipe of a worker that has no exchange.
+// PROTOCOL.md §9.6: bytes there are unsolicited output, and the worker must
+// be replaced before any request can receive them. A hang-up means it is
+// exiting. It returns the restart reason, or "" when the worker can be used.
+func (w *worker) idleCheck() string {
+	if w.br.Buffered() > 0 {
+		return "unsolicited_output"
+	}
+	data, hup := pollPipe(w.respR)
+	switch {
+	case data:
+		return "unsolicited_output"
+	case hup:
+		return "exited"
+	}
+	return ""
+}
+
+// closeRequest closes the request pipe: a library exits 0 when it reads EOF
+// between requests (PROTOCOL.md §9.4).
+func (w *worker) closeRequest() {
+	w.reqW.Close()
+}
+
+// closePipes releases the watchdog's ends once the worker is gone.
+func (w *worker) closePipes() {
+	w.reqW.Close()
+	w.respR.Close()
+}
