@@ -1,0 +1,77 @@
+// Package afterburn runs a net/http handler as an AfterBurn function: a long-lived
+// worker process that an AfterBurn watchdog starts once and then feeds requests, as
+// HTTP/1.1 on a pipe, for as long as it lives. Start-up cost — loading a model,
+// building a table, opening a pool — is paid once, not per request.
+//
+// This is the worker side of the protocol in spec/PROTOCOL.md ("AfterBurn/1"); the
+// watchdog is the host side. The package is to AfterBurn what net/http/cgi's Serve is
+// to CGI:
+//
+//	func main() {
+//		table := buildTable() // expensive, done once
+//		http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+//			fmt.Fprintf(w, "hello %s (request %s)\n", table.lookup(r), afterburn.RequestID(r))
+//		})
+//		if err := afterburn.Serve(nil); err != nil {
+//			log.Fatal(err)
+//		}
+//	}
+//
+// Serve returns nil when the watchdog shuts the worker down, so the process exits 0;
+// do not write log.Fatal(afterburn.Serve(h)), which would exit 1 then.
+//
+// # What handlers see
+//
+// Handlers get an ordinary *http.Request and http.ResponseWriter:
+//
+//   - r.RequestURI is the request-target exactly as the client sent it; r.URL is parsed
+//     from it without normalisation. r.Host is the client's Host. r.RemoteAddr is
+//     empty: the worker is not on the network (the watchdog is).
+//   - r.Header holds every field the client sent, repeated fields in order, except
+//     Host, Transfer-Encoding (see r.TransferEncoding) and the watchdog's
+//     AfterBurn-Request-Id and AfterBurn-Timeout-Ms, whose meaning is exposed by
+//     RequestID and the context deadline instead.
+//   - r.Body streams the request body as the watchdog writes it, de-chunked, and stays
+//     readable while the response is written (full duplex). Trailers of a chunked
+//     request are in r.Trailer once r.Body has returned io.EOF. What the handler does
+//     not read is discarded after it returns.
+//   - r.Context() carries the deadline, AfterBurn-Timeout-Ms after the request head
+//     was read, on the monotonic clock, and is cancelled at the deadline and when the
+//     handler returns. TimeRemaining gives the time left.
+//
+// The ResponseWriter holds up to 16 KiB of body until the handler flushes or returns:
+// a handler that returns first is answered with Content-Length; otherwise the body is
+// chunked and each Flush (http.Flusher, or http.NewResponseController(w).Flush) sends
+// what was written so far as one chunk, so server-sent events and token streams reach
+// the client as they are produced. A Content-Length set by the handler is used and enforced.
+// Trailers work as in net/http: declare them in the Trailer header, or set keys
+// prefixed with http.TrailerPrefix. Responses to HEAD, 204 and 304 carry no body, and
+// 1xx statuses are not sent (the watchdog handles 100-continue).
+//
+// A handler that panics before any byte of its response was sent is answered 500 with
+// the JSON error body of the protocol (type handler_error, no panic message); the panic
+// and its stack go to stderr, prefixed with the request id, and the worker keeps
+// serving. A panic after the response started cannot change its status: Serve leaves
+// the response visibly incomplete and returns an error, so the worker exits and the
+// watchdog replaces it.
+//
+// # Stdout and stdin
+//
+// User code must not be able to corrupt the protocol by printing. Under a current
+// watchdog the protocol runs on descriptors 3 and 4 (AFTERBURN_FDS=3,4) and stdout is
+// a log pipe, so printing is always safe. In the watchdog's stdio mode
+// (AFTERBURN_FDS=0,1) the protocol is on stdin and stdout: the package's init moves
+// it to private descriptors and points fd 1 at stderr and fd 0 at /dev/null before
+// main runs, so every later print — fmt.Println, os.Stdout, a C library's printf —
+// goes to stderr. Without AFTERBURN_FDS (a legacy watchdog) the package cannot tell a
+// worker from any other program that imports it, so Serve does this when it starts:
+// there, print nothing to stdout before calling Serve.
+//
+// # Limits and errors
+//
+// The request parser is strict (PROTOCOL.md §4.3) and enforces the limits the watchdog
+// passes in AFTERBURN_MAX_HEADER_BYTES (plus 1024 bytes for the watchdog's own fields)
+// and AFTERBURN_MAX_BODY_BYTES, as bytes arrive. A request that breaks a rule is
+// answered with its error status and JSON body, and Serve returns the error: the
+// stream cannot be trusted any more, and the watchdog replaces the worker.
+package afterburn

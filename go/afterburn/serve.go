@@ -1,0 +1,182 @@
+package afterburn
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"runtime"
+	"strings"
+)
+
+// version is the library version sent in AfterBurn-Library (PROTOCOL.md §3.2).
+const version = "0.1.0"
+
+// protocolVersion is the one version of PROTOCOL.md this library speaks.
+const protocolVersion = "1"
+
+// handshakeReply is the answer of PROTOCOL.md §3.2.
+const handshakeReply = "HTTP/1.1 200 OK\r\n" +
+	"AfterBurn-Protocol: " + protocolVersion + "\r\n" +
+	"AfterBurn-Library: go/" + version + "\r\n" +
+	"AfterBurn-Capabilities: \r\n" +
+	"Content-Length: 0\r\n" +
+	"\r\n"
+
+// serve runs exchanges one after another until the request stream ends between two
+// requests, when it returns nil (PROTOCOL.md §9.4), or until the worker must stop:
+// a framing error (§8.8), a failed handshake (§3.4), a handler that failed after its
+// response started (§8.3), or a broken response pipe. The caller then closes the
+// response pipe and the process exits non-zero.
+func (c *conn) serve(h http.Handler) error {
+	for {
+		ex, err := c.readRequest()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			if perr, ok := err.(*protocolError); ok {
+				c.sendError(perr.status, perr.typ, perr.requestID, "")
+			}
+			return err
+		}
+		if ex.isHandshake {
+			err = c.answerHandshake(ex)
+		} else {
+			err = c.serveExchange(h, ex)
+		}
+		ex.cancel()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// answerHandshake answers §3.1's request itself; it never reaches the handler.
+func (c *conn) answerHandshake(ex *exchange) error {
+	if _, err := ex.body.drain(math.MaxInt64); err != nil {
+		c.sendError(c.fatal.status, c.fatal.typ, "", "")
+		return err
+	}
+	if !offers(ex.handshake, protocolVersion) {
+		// PROTOCOL.md §3.4: 400 version_mismatch listing the versions spoken, then exit.
+		c.sendError(http.StatusBadRequest, typeVersionMismatch, "", "AfterBurn-Protocol: "+protocolVersion+"\r\n")
+		return &protocolError{status: http.StatusBadRequest, typ: typeVersionMismatch,
+			detail: "the watchdog offers AfterBurn-Handshake " + quote([]byte(ex.handshake)) +
+				"; this library speaks " + protocolVersion}
+	}
+	c.bw.WriteString(handshakeReply)
+	return c.bw.Flush()
+}
+
+// offers reports whether the comma-separated version list includes v.
+func offers(list, v string) bool {
+	for _, e := range strings.Split(list, ",") {
+		if strings.Trim(e, " \t") == v {
+			return true
+		}
+	}
+	return false
+}
+
+// serveExchange runs the handler on one request and ends its response.
+func (c *conn) serveExchange(h http.Handler, ex *exchange) error {
+	w := &ex.w
+	// As in net/http, the body is not readable once the exchange is over: the next
+	// request's bytes follow it on the same stream.
+	defer func() { ex.body.closed = true }()
+	sentBefore := c.out.n
+	panicked := c.runHandler(h, ex)
+	ex.cancel()
+	// Once a byte of the response reached the pipe its status is final. Until then
+	// the library can still replace it with an error response.
+	sent := c.out.n != sentBefore
+
+	if panicked || c.fatal != nil {
+		if sent {
+			// PROTOCOL.md §8.3, §8.8: the response cannot be ended honestly. Leave it
+			// incomplete (no last chunk, or short of its Content-Length); the caller
+			// closes the pipe and exits non-zero.
+			c.discardResponse(w)
+			if c.fatal != nil {
+				return c.fatal
+			}
+			return fmt.Errorf("afterburn: handler panicked after its response started (request %s)", ex.id)
+		}
+		c.discardResponse(w)
+		if c.fatal == nil {
+			ex.body.drain(maxPreDrain) // a framing error found here sets c.fatal
+		}
+		if c.fatal != nil {
+			c.sendError(c.fatal.status, c.fatal.typ, ex.id, "")
+			return c.fatal
+		}
+		// PROTOCOL.md §8.3: 500 handler_error, and keep serving.
+		if err := c.sendError(http.StatusInternalServerError, typeHandlerError, ex.id, ""); err != nil {
+			return err
+		}
+		_, err := ex.body.drain(math.MaxInt64)
+		return err
+	}
+
+	if !w.committed {
+		// Read a short unread body before answering, so that a framing error in it is
+		// answered as one (§8.8) rather than after a response that looks fine.
+		if _, err := ex.body.drain(maxPreDrain); err != nil {
+			c.discardResponse(w)
+			c.sendError(c.fatal.status, c.fatal.typ, ex.id, "")
+			return err
+		}
+	}
+	if err := w.finish(); err != nil {
+		return err
+	}
+	// PROTOCOL.md §6.3: drain what the handler left before reading the next request.
+	_, err := ex.body.drain(math.MaxInt64)
+	return err
+}
+
+// runHandler calls the handler and reports whether it panicked. PROTOCOL.md §8.3: the
+// panic value and stack go to stderr as one record prefixed with the request id; they
+// never reach the response. http.ErrAbortHandler aborts the response quietly, as in
+// net/http.
+func (c *conn) runHandler(h http.Handler, ex *exchange) (panicked bool) {
+	normal := false
+	defer func() {
+		if normal {
+			return
+		}
+		panicked = true
+		v := recover()
+		r := ex.req
+		if v == http.ErrAbortHandler {
+			c.logf("[%s] afterburn: handler aborted %s %s\n", ex.id, r.Method, r.RequestURI)
+			return
+		}
+		buf := make([]byte, 64<<10)
+		buf = buf[:runtime.Stack(buf, false)]
+		c.logf("[%s] afterburn: panic serving %s %s: %v\n%s", ex.id, r.Method, r.RequestURI, v, buf)
+	}()
+	h.ServeHTTP(&ex.w, ex.req)
+	normal = true
+	return false
+}
+
+// discardResponse drops every response byte not yet written to the pipe.
+func (c *conn) discardResponse(w *response) {
+	w.done = true
+	c.bw.Reset(&c.out)
+	c.pend = c.pend[:0]
+}
+
+// sendError writes a complete §8.1 error response and flushes it.
+func (c *conn) sendError(status int, typ, requestID, extra string) error {
+	c.bw.Write(appendErrorResponse(c.bw.AvailableBuffer(), status, typ, requestID, extra))
+	return c.bw.Flush()
+}
+
+func (c *conn) logf(format string, args ...any) {
+	if c.log != nil {
+		fmt.Fprintf(c.log, format, args...)
+	}
+}
