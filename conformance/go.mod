@@ -1,0 +1,3 @@
+module github.com/afterburn-dev/afterburn/conformance
+
+go 1.26.0

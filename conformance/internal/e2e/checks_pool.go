@@ -1,0 +1,255 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ---- limits group: -max_request_body 1024
+
+func bodyTooLargeCL(t *T) {
+	t.WaitIdle(2)
+	before := t.Metric("afterburn_requests_rejected_total", "type", "body_too_large")
+	restarts := t.Metrics().Sum("afterburn_worker_restarts_total")
+	rc := t.Dial()
+	rc.SendLenient("POST /echo HTTP/1.1\r\nHost: fn\r\nContent-Length: 2048\r\n\r\n" + strings.Repeat("z", 2048))
+	t.WatchdogError(rc.Read("POST"), 413, "body_too_large")
+	t.WaitMetric(before+1, "afterburn_requests_rejected_total", "type", "body_too_large")
+	if after := t.Metrics().Sum("afterburn_worker_restarts_total"); after != restarts {
+		t.Fatalf("worker restarts went from %v to %v; want none: the 413 comes before any worker is used (§6.4)", restarts, after)
+	}
+}
+
+func bodyTooLargeChunked(t *T) {
+	t.WaitIdle(2)
+	before := t.Restarts("request_aborted")
+	rc := t.Dial()
+	chunk := "200\r\n" + strings.Repeat("y", 512) + "\r\n"
+	rc.SendLenient("POST /echo HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: chunked\r\n\r\n" +
+		strings.Repeat(chunk, 4) + "0\r\n\r\n")
+	t.WatchdogError(rc.Read("POST"), 413, "body_too_large")
+	t.WaitMetric(before+1, "afterburn_worker_restarts_total", "reason", "request_aborted")
+	echoesOwnIDs(t, 4)
+}
+
+// ---- timeout group: -exec_timeout 1s
+
+func deadlineVisible(t *T) {
+	m := t.JSON(t.Get("/deadline"), 200)
+	ms, ok := m["remaining_ms"].(float64)
+	if m["has_deadline"] != true || !ok || ms <= 0 || ms > 1000 {
+		t.Fatalf("%s: got %v; want has_deadline true and 0 < remaining_ms ≤ 1000 (exec_timeout 1s, §5.2)", t.lastReq(), m)
+	}
+}
+
+func execTimeout(t *T) {
+	t.WaitIdle(2)
+	before := t.Restarts("timeout")
+	id := rid("slow")
+	r := t.Get("/sleep?ms=5000", "X-Request-Id: "+id)
+	if eb := t.WatchdogError(r, 504, "timeout"); eb.RequestID != id {
+		t.Fatalf("%s: error body request_id %q; want %q", t.lastReq(), eb.RequestID, id)
+	}
+	if r.Elapsed < 900*time.Millisecond || r.Elapsed > 3*time.Second {
+		t.Fatalf("%s: the 504 came after %v; want it at exec_timeout (1s)", t.lastReq(), r.Elapsed)
+	}
+	t.WaitMetric(before+1, "afterburn_worker_restarts_total", "reason", "timeout")
+	echoesOwnIDs(t, 8) // the killed worker's stale response reaches nobody (§8.6)
+}
+
+// ---- single group: -workers 1 -max_inflight 2 -exec_timeout 1s, slow init
+
+// background sends a request in a goroutine; the channel yields its
+// response (Response nil and BodyErr set on a transport error).
+func (t *T) background(path, id string) <-chan *Resp {
+	ch := make(chan *Resp, 1)
+	req := t.NewRequest("GET", path, nil, "X-Request-Id: "+id)
+	go func() {
+		r, err := t.DoErr(req)
+		if err != nil {
+			r = &Resp{BodyErr: err}
+		}
+		ch <- r
+	}()
+	return ch
+}
+
+func (t *T) await(ch <-chan *Resp, what string) *Resp {
+	select {
+	case r := <-ch:
+		if r.Response == nil {
+			t.Fatalf("%s: %v", what, r.BodyErr)
+		}
+		t.setLast(what)
+		return r
+	case <-t.ctx.Done():
+		t.Fatalf("%s: no response", what)
+	}
+	return nil
+}
+
+func (t *T) waitQueued(n int) {
+	t.Eventually(fmt.Sprintf("afterburn_queue_depth %d", n), func() (bool, string) {
+		v := t.Metric("afterburn_queue_depth")
+		return v == float64(n), fmt.Sprint(v)
+	})
+}
+
+func maxInflight(t *T) {
+	t.WaitIdle(1)
+	a := t.background("/sleep?ms=600", rid("held"))
+	t.WaitBusy(1)
+	b := t.background("/sleep?ms=1", rid("queued"))
+	t.waitQueued(1)
+	r := t.Get("/echo", "X-Request-Id: "+rid("over"))
+	t.WatchdogError(r, 429, "overloaded")
+	if r.Elapsed > 500*time.Millisecond {
+		t.Fatalf("%s: the 429 took %v; want it at once (§10.3)", t.lastReq(), r.Elapsed)
+	}
+	if m := t.JSON(t.await(a, "GET /sleep?ms=600"), 200); m["slept_ms"] != 600.0 {
+		t.Fatalf("GET /sleep?ms=600: got %v", m)
+	}
+	if m := t.JSON(t.await(b, "GET /sleep?ms=1"), 200); m["slept_ms"] != 1.0 {
+		t.Fatalf("GET /sleep?ms=1: got %v", m)
+	}
+}
+
+func queuedPastDeadline(t *T) {
+	t.WaitIdle(1)
+	before := t.Restarts("timeout")
+	a := t.background("/sleep?ms=5000", rid("held"))
+	t.WaitBusy(1)
+	idB := rid("queued")
+	sent := time.Now()
+	b := t.background("/whoami", idB)
+	t.waitQueued(1)
+	// The held request is killed at its deadline; its replacement takes
+	// FIXTURE_INIT_SLEEP_MS=1000 to start, longer than the queued
+	// request has left, so the queued one must time out in the queue.
+	t.WatchdogError(t.await(a, "GET /sleep?ms=5000"), 504, "timeout")
+	rb := t.await(b, "GET /whoami (queued; X-Request-Id: "+idB+")")
+	if eb := t.WatchdogError(rb, 504, "timeout"); eb.RequestID != idB {
+		t.Fatalf("%s: error body request_id %q; want %q", t.lastReq(), eb.RequestID, idB)
+	}
+	if d := time.Since(sent); d > 1900*time.Millisecond {
+		t.Fatalf("%s: the queued request's 504 came after %v; want it at its deadline, 1s after it arrived (§5.2)", t.lastReq(), d)
+	}
+	t.WaitMetric(before+1, "afterburn_worker_restarts_total", "reason", "timeout")
+	t.WaitIdle(1)
+}
+
+// ---- banner and stdio groups
+
+func bannerFD(t *T) {
+	echoesOwnIDs(t, 2)
+	t.LogWait(0, regexp.MustCompile(`\bw1\b[^\n]*HTTP/1\.1 200 OK banner-fd`))
+}
+
+func stdioMode(t *T) {
+	echoesOwnIDs(t, 2)
+	m := t.JSON(t.Get("/print?text="+rid("stdio-print")), 200)
+	if m["printed"] != true {
+		t.Fatalf("%s: got %v; want printed true", t.lastReq(), m)
+	}
+	echoesOwnIDs(t, 2)
+	t.LogWait(0, regexp.MustCompile(`banner-stdio`))
+}
+
+// ---- lifecycle group: a watchdog per check
+
+func initFailureCrashLoop(t *T) {
+	f, err := os.CreateTemp("", "afterburn-init-fail-*")
+	if err != nil {
+		t.Fatalf("temp file: %v", err)
+	}
+	f.Close()
+	path := f.Name()
+	t.Cleanup(func() { os.Remove(path) })
+	t.StartWatchdog([]string{"-workers", "2"}, map[string]string{"FIXTURE_INIT_FAIL_IF_EXISTS": path}, false)
+	t.Eventually("afterburn_workers_crash_looping 2", func() (bool, string) {
+		v := t.Metric("afterburn_workers_crash_looping")
+		return v == 2, fmt.Sprint(v)
+	})
+	code, st := t.ReadyStatus()
+	if code != 503 || st.CrashLooping == nil || *st.CrashLooping != 2 {
+		t.Fatalf("GET /_/ready while every slot is crash-looping: got %d %+v; want 503 with crash_looping 2", code, st)
+	}
+	if n := t.Restarts("init_failed"); n < 6 {
+		t.Fatalf(`afterburn_worker_restarts_total{reason="init_failed"} is %v; want at least 6 (three per slot)`, n)
+	}
+	r := t.Get("/echo")
+	t.WatchdogError(r, 503, "unavailable")
+	if r.Elapsed > 500*time.Millisecond {
+		t.Fatalf("%s: the 503 took %v; want it at once, not queued (§9.2)", t.lastReq(), r.Elapsed)
+	}
+	os.Remove(path)
+	t.WaitIdle(1)
+	echoesOwnIDs(t, 2)
+}
+
+func initTimeout(t *T) {
+	t.StartWatchdog([]string{"-workers", "1", "-init_timeout", "500ms"},
+		map[string]string{"FIXTURE_INIT_SLEEP_MS": "5000"}, false)
+	t.WaitMetric(1, "afterburn_worker_restarts_total", "reason", "init_timeout")
+	if code, _ := t.ReadyStatus(); code != 503 {
+		t.Fatalf("GET /_/ready with no worker past its handshake: got %d; want 503", code)
+	}
+}
+
+func sigtermGraceful(t *T) {
+	w := t.StartWatchdog([]string{"-workers", "1", "-shutdown_timeout", "10s"}, nil, true)
+	a := t.background("/sleep?ms=1000", rid("inflight"))
+	t.WaitBusy(1)
+	if err := w.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("SIGTERM: %v", err)
+	}
+	r := t.await(a, "GET /sleep?ms=1000 (in flight at SIGTERM)")
+	if m := t.JSON(r, 200); m["slept_ms"] != 1000.0 {
+		t.Fatalf("%s: got %v; want slept_ms 1000", t.lastReq(), m)
+	}
+	code, err := w.Wait(t.ctx)
+	if err != nil {
+		t.Fatalf("after SIGTERM: %v", err)
+	}
+	if code != 0 {
+		t.Fatalf("the watchdog exited with %s after SIGTERM; want exit status 0 (§9.4)", w.ExitString())
+	}
+}
+
+func pdeathsig(t *T) {
+	w := t.StartWatchdog([]string{"-workers", "2"}, nil, true)
+	t.WaitIdle(2)
+	ws := t.Workers()
+	if len(ws) != 2 {
+		t.Fatalf("the watchdog has %d child processes %v; want its 2 workers", len(ws), ws)
+	}
+	t.Cleanup(func() {
+		for _, p := range ws {
+			if alive(p) {
+				syscall.Kill(p, syscall.SIGKILL) // our watchdog's worker, left behind
+			}
+		}
+	})
+	if err := w.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("SIGKILL: %v", err)
+	}
+	t.Eventually("the workers to die with the watchdog", func() (bool, string) {
+		var left []int
+		for _, p := range ws {
+			if alive(p) {
+				left = append(left, p)
+			}
+		}
+		return len(left) == 0, fmt.Sprintf("still alive: %v", left)
+	})
+}
+
+// ---- default group: queueing
+
+func concurrentQueue(t *T) {
+	echoesOwnIDs(t, 16)
+}

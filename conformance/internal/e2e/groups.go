@@ -1,0 +1,117 @@
+package e2e
+
+import "time"
+
+// Groups lists every e2e check, by the watchdog configuration they share.
+// Checks of a group run in order on one watchdog; a check that needs a
+// fresh pool comes first in its group.
+func Groups() []Group {
+	return []Group{
+		{
+			Name:  "default",
+			Flags: []string{"-workers", "2"},
+			Checks: []Check{
+				// First: the fixture's request counters start at 1.
+				{Name: "keep-alive-same-workers", Section: "2.1", Description: "twenty requests on one connection are served by the same two worker processes, the handshake never reaching the handler", Run: keepAliveSameWorkers},
+				// Early: the peak RSS baseline must not include the large checks.
+				{Name: "streaming-32mib-request", Section: "6.1", Description: "a 32 MiB request body streams through: /sha256 is right and the watchdog's peak RSS grows by far less than 32 MiB", Timeout: 60 * time.Second, Run: streaming32MiB},
+				{Name: "ready-json", Section: "9.2", Description: "/_/ready answers 200 with the counts of workers by state and crash_looping", Run: readyJSON},
+				{Name: "health-json", Section: "9.2", Description: "/_/health answers 200 with the counts of workers by state and crash_looping", Run: healthJSON},
+				{Name: "worker-environment", Section: "2.3", Description: "workers see AFTERBURN_PROTOCOL=1 and a worker id from 1 to workers", Run: workerEnvironment},
+				{Name: "worker-process-group", Section: "2.1", Description: "every worker runs in a process group of its own", Run: workerProcessGroup},
+				{Name: "echo", Section: "4.2", Description: "a request reaches the handler with its method, raw target, fields and body", Run: echo},
+				{Name: "request-id-header", Section: "5.1", Description: "the response's AfterBurn-Request-Id is a fresh 32-hex id equal to the one the handler saw", Run: requestIDHeader},
+				{Name: "x-request-id-reused", Section: "5.1", Description: "a valid client X-Request-Id becomes the request id", Run: xRequestIDReused},
+				{Name: "x-request-id-invalid-replaced", Section: "5.1", Description: "an X-Request-Id with a space or of 129 characters is replaced by a fresh id", Run: xRequestIDInvalid},
+				{Name: "client-afterburn-fields-stripped", Section: "5.3", Description: "client-supplied AfterBurn-* fields never reach the handler, and AfterBurn-Handshake does not make a handshake", Run: clientAfterBurnStripped},
+				{Name: "hop-by-hop-request-fields", Section: "5.4", Description: "hop-by-hop fields and fields named in Connection are not forwarded to the worker", Run: hopByHopRequest},
+				{Name: "hop-by-hop-response-fields", Section: "5.4", Description: "hop-by-hop fields and fields named in Connection from the worker do not reach the client", Run: hopByHopResponse},
+				{Name: "response-afterburn-fields-stripped", Section: "4.4", Description: "AfterBurn-* fields of a function's response do not reach the client", Run: responseAfterBurnStripped},
+				{Name: "multi-valued-request-fields", Section: "4.2", Description: "repeated request fields reach the handler as separate values in order", Run: multiValuedRequest},
+				{Name: "multi-valued-response-fields", Section: "4.4", Description: "two Set-Cookie values of a response reach the client as two fields in order", Run: multiValuedResponse},
+				{Name: "all-byte-values", Section: "4.2", Description: "a body of all 256 byte values reaches the handler unchanged", Run: allByteValues},
+				{Name: "client-chunked-with-trailers", Section: "4.2", Description: "a client's chunked body and its trailer fields reach the handler", Run: clientChunkedTrailers},
+				{Name: "empty-post", Section: "4.2", Description: "a POST with Content-Length: 0 reaches the handler with an empty body", Run: emptyPost},
+				{Name: "head-no-body", Section: "4.4", Description: "a HEAD response has no body and the connection stays usable", Run: headNoBody},
+				{Name: "status-204", Section: "4.4", Description: "a 204 from the function has no body and the connection stays usable", Run: status204},
+				{Name: "function-errors-pass-through", Section: "8.1", Description: "a function's own 404, 500 and 503 reach the client unchanged, without AfterBurn-Error", Run: functionErrorsPassThrough},
+				{Name: "stream", Section: "6.1", Description: "/stream arrives chunked with the right content", Run: stream},
+				{Name: "lockstep-flush-full-duplex", Section: "6.2", Description: "each line sent on a streaming request body comes back as a flushed chunk before the next line is sent", Run: lockstep},
+				{Name: "full-duplex-4mib", Section: "6.2", Description: "4 MiB streamed through /lockstep, more than a pipe buffer each way, comes back unchanged", Timeout: 30 * time.Second, Run: fullDuplex4MiB},
+				{Name: "echo-4mib", Section: "6.1", Description: "a 4 MiB body reaches the handler whole", Timeout: 30 * time.Second, Run: echo4MiB},
+				{Name: "large-response", Section: "6.1", Description: "an 8 MiB response arrives whole with Content-Length and chunked", Timeout: 30 * time.Second, Run: largeResponse},
+				{Name: "read-partial-then-next", Section: "6.3", Description: "after a handler reads 10 bytes of a 1 MiB body the next requests are clean and no worker is replaced", Run: readPartial},
+				{Name: "concurrent-requests-queue", Section: "10.3", Description: "sixteen concurrent requests on two workers all get their own response", Run: concurrentQueue},
+				{Name: "throw-handler-error", Section: "8.3", Description: "a handler that raises gives 500 handler_error with the request id and AfterBurn-Error, and the worker keeps serving", Run: throwHandlerError},
+				{Name: "throw-mid-body", Section: "8.7", Description: "a handler that raises after its head leaves the client's body visibly incomplete", Run: throwMidBody},
+				{Name: "crash-before-head", Section: "8.4", Description: "a worker exiting mid-request gives 502 worker_crashed, a restart with reason crashed, and the next request succeeds", Run: crashBeforeHead},
+				{Name: "crash-after-head", Section: "8.7", Description: "a worker exiting after the response head leaves the client's body visibly incomplete", Run: crashAfterHead},
+				{Name: "crash-after-response", Section: "9.3", Description: "a worker exiting after a complete response delivers it and the next requests succeed", Run: crashAfterResponse},
+				{Name: "kill-busy-worker", Section: "8.4", Description: "kill -9 of a busy worker fails only its request with 502 while the other worker keeps serving", Timeout: 20 * time.Second, Run: killBusyWorker},
+				{Name: "garbage-instead-of-response", Section: "8.5", Description: "a worker writing garbage instead of a response gives 502 bad_response and is replaced", Run: garbageInstead},
+				{Name: "garbage-after-response", Section: "9.6", Description: "bytes after a complete response do not reach the next request; the worker is replaced for unsolicited_output", Run: garbageAfter},
+				{Name: "print-tagged-in-log", Section: "9.5", Description: "worker prints do not corrupt responses and reach the watchdog's stderr tagged with the worker id", Run: printTagged},
+				{Name: "client-disconnect-mid-body", Section: "6.4", Description: "a client disconnecting mid-body gets the worker replaced (request_aborted) and the next requests succeed", Run: clientDisconnectMidBody},
+				{Name: "expect-100-continue", Section: "5.4", Description: "Expect: 100-continue is answered 100 by the watchdog and not forwarded", Run: expect100Continue},
+				{Name: "expect-other-417", Section: "5.4", Description: "an Expect other than 100-continue is answered 417", Run: expectOther417},
+				{Name: "header-too-large-431", Section: "7.1", Description: "a request head over max_header_bytes is answered 431, with the §8.1 body when just over", Run: headerTooLarge},
+				{Name: "access-log", Section: "9.5", Description: "every request gets an access-log line with its request id, method, path without the query, and status", Run: accessLog},
+				// Last: by now every kind of series has been touched.
+				{Name: "metrics-names", Section: "10.4", Description: "/metrics exports every metric of §10.4 with its type and labels", Run: metricsNames},
+			},
+		},
+		{
+			Name:  "limits",
+			Flags: []string{"-workers", "2", "-max_request_body", "1024"},
+			Checks: []Check{
+				{Name: "body-too-large-content-length", Section: "7.2", Description: "a Content-Length over max_request_body is answered 413 body_too_large without using a worker", Run: bodyTooLargeCL},
+				{Name: "body-too-large-chunked", Section: "6.4", Description: "a chunked body crossing max_request_body is answered 413, the worker replaced (request_aborted) and the pool still serves", Run: bodyTooLargeChunked},
+			},
+		},
+		{
+			Name:  "timeout",
+			Flags: []string{"-workers", "2", "-exec_timeout", "1s"},
+			Checks: []Check{
+				{Name: "deadline-visible", Section: "5.2", Description: "the handler sees a deadline of at most exec_timeout and more than 0 ms away", Run: deadlineVisible},
+				{Name: "exec-timeout", Section: "8.6", Description: "a request past exec_timeout gets 504 timeout, the worker is replaced (timeout), and later requests get their own responses", Run: execTimeout},
+			},
+		},
+		{
+			Name:  "single",
+			Flags: []string{"-workers", "1", "-max_inflight", "2", "-exec_timeout", "1s"},
+			// A slow start makes the replacement of a killed worker slower
+			// than a queued request's deadline.
+			Env: map[string]string{"FIXTURE_INIT_SLEEP_MS": "1000"},
+			Checks: []Check{
+				{Name: "max-inflight-429", Section: "10.3", Description: "with max_inflight requests held, one more is answered 429 overloaded at once", Run: maxInflight},
+				{Name: "queued-past-deadline", Section: "5.2", Description: "a request whose deadline passes while queued is answered 504 timeout without reaching a worker", Timeout: 20 * time.Second, Run: queuedPastDeadline},
+			},
+		},
+		{
+			Name:  "banner",
+			Flags: []string{"-workers", "1"},
+			Env:   map[string]string{"FIXTURE_BANNER": "HTTP/1.1 200 OK banner-fd"},
+			Checks: []Check{
+				{Name: "banner-fd-mode", Section: "2.4", Description: "a start-up banner on stdout in fd mode corrupts nothing and is logged", Run: bannerFD},
+			},
+		},
+		{
+			Name:  "stdio",
+			Flags: []string{"-workers", "1", "-stdio"},
+			Env:   map[string]string{"FIXTURE_BANNER": "banner-stdio"},
+			Checks: []Check{
+				{Name: "stdio-mode", Section: "2.2", Description: "in stdio mode a banner and prints do not corrupt the protocol", Run: stdioMode},
+			},
+		},
+		{
+			Name:   "lifecycle",
+			Manual: true,
+			Checks: []Check{
+				{Name: "init-failure-crash-loop", Section: "9.1", Description: "failing initialisation makes slots crash-looping, /_/ready 503 and requests 503 unavailable, until init succeeds again", Timeout: 30 * time.Second, Run: initFailureCrashLoop},
+				{Name: "init-timeout", Section: "3.5", Description: "a worker slower than init_timeout to answer the handshake is killed with reason init_timeout", Timeout: 15 * time.Second, Run: initTimeout},
+				{Name: "sigterm-graceful", Section: "9.4", Description: "on SIGTERM an in-flight request completes and the watchdog exits 0", Timeout: 20 * time.Second, Run: sigtermGraceful},
+				{Name: "pdeathsig", Section: "2.1", Level: "SHOULD", Description: "workers die when the watchdog is killed with SIGKILL", Timeout: 15 * time.Second, Run: pdeathsig},
+			},
+		},
+	}
+}

@@ -1,0 +1,225 @@
+// Package e2e is the e2e layer: it starts the watchdog with the fixture
+// and sends real HTTP requests (conformance/README.md "Two layers").
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/afterburn-dev/afterburn/conformance/internal/proc"
+)
+
+// Watchdog is one running watchdog process.
+type Watchdog struct {
+	cmd   *exec.Cmd
+	Log   *proc.Buffer // its stderr (and stdout): own lines, worker output, access log
+	Addr  string       // host:port from its "listening on" line
+	done  chan struct{}
+	state *os.ProcessState
+}
+
+var listening = regexp.MustCompile(`listening on (\S+)`)
+
+// watchdogEnv is the inherited environment without AFTERBURN_*, FIXTURE_*
+// and the watchdog's own setting names (§10.2: an environment variable of
+// the same name as a flag configures it), plus extra.
+func watchdogEnv(extra map[string]string) []string {
+	settings := map[string]bool{}
+	for _, s := range []string{"port", "PORT", "listen_host", "fprocess", "workers", "exec_timeout",
+		"read_timeout", "write_timeout", "max_inflight", "init_timeout", "healthcheck_interval",
+		"shutdown_timeout", "max_request_body", "max_header_bytes", "prefix_logs", "stdio",
+		"handshake", "metrics_port"} {
+		settings[s] = true
+	}
+	m := map[string]string{}
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if settings[k] || strings.HasPrefix(k, "AFTERBURN_") || strings.HasPrefix(k, "FIXTURE_") {
+			continue
+		}
+		m[k] = v
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	env := make([]string, 0, len(m))
+	for k, v := range m {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	return env
+}
+
+// StartWatchdog runs BIN -port 0 -listen_host 127.0.0.1 FLAGS -- /bin/sh -c
+// "exec FUNCTION" and waits for its "listening on ADDR" line (not for
+// readiness; see WaitReady).
+func StartWatchdog(ctx context.Context, bin, function string, flags []string, env map[string]string) (*Watchdog, error) {
+	args := append([]string{"-port", "0", "-listen_host", "127.0.0.1"}, flags...)
+	args = append(args, "--", "/bin/sh", "-c", "exec "+function)
+	w := &Watchdog{Log: proc.NewBuffer(8 << 20), done: make(chan struct{})}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout = w.Log
+	cmd.Stderr = w.Log
+	cmd.Env = watchdogEnv(env)
+	cmd.WaitDelay = 2 * time.Second
+	proc.NewGroup(cmd)
+	w.cmd = cmd
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start watchdog: %v", err)
+	}
+	go func() {
+		cmd.Wait()
+		w.state = cmd.ProcessState
+		close(w.done)
+	}()
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-w.done:
+			cancel()
+		case <-lctx.Done():
+		}
+	}()
+	m, err := w.Log.WaitFor(lctx, 0, listening)
+	if err != nil {
+		w.Stop()
+		return nil, fmt.Errorf("watchdog %s: no \"listening on ADDR\" line (%s)\n%s",
+			strings.Join(args, " "), w.ExitString(), w.Tail())
+	}
+	w.Addr = m[1]
+	return w, nil
+}
+
+// Pid is the watchdog's process id.
+func (w *Watchdog) Pid() int { return w.cmd.Process.Pid }
+
+// URL is http://ADDR + path.
+func (w *Watchdog) URL(path string) string { return "http://" + w.Addr + path }
+
+// Exited reports whether the process has ended.
+func (w *Watchdog) Exited() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// ExitString describes how the watchdog ended, or "still running".
+func (w *Watchdog) ExitString() string {
+	if !w.Exited() {
+		return "still running"
+	}
+	return w.state.String()
+}
+
+// Wait waits for the watchdog to exit and returns its exit code.
+func (w *Watchdog) Wait(ctx context.Context) (int, error) {
+	select {
+	case <-w.done:
+		return w.state.ExitCode(), nil
+	case <-ctx.Done():
+		return 0, fmt.Errorf("the watchdog did not exit")
+	}
+}
+
+// Signal sends sig to the watchdog process.
+func (w *Watchdog) Signal(sig syscall.Signal) error { return w.cmd.Process.Signal(sig) }
+
+// Stop ends the watchdog: SIGTERM for a graceful stop (it stops its
+// workers, §9.4), then SIGKILL to its group if it lingers.
+func (w *Watchdog) Stop() {
+	if w.Exited() {
+		return
+	}
+	w.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-w.done:
+	case <-time.After(5 * time.Second):
+		proc.KillGroup(w.cmd)
+		<-w.done
+	}
+}
+
+// Tail is the end of the watchdog's log for failure reports.
+func (w *Watchdog) Tail() string {
+	t := w.Log.Tail(40)
+	if t == "" {
+		return "watchdog log: (empty)"
+	}
+	return "watchdog log (tail):\n  " + strings.ReplaceAll(t, "\n", "\n  ")
+}
+
+// Status is the JSON body of /_/ready and /_/health (§9.2).
+type Status struct {
+	Starting     *int `json:"starting"`
+	Idle         *int `json:"idle"`
+	Busy         *int `json:"busy"`
+	Backoff      *int `json:"backoff"`
+	CrashLooping *int `json:"crash_looping"`
+}
+
+// status fetches /_/ready or /_/health: the HTTP status and the parsed body.
+func (w *Watchdog) status(ctx context.Context, path string) (int, *Status, []byte, error) {
+	req, _ := http.NewRequestWithContext(ctx, "GET", w.URL(path), nil)
+	resp, err := probeClient.Do(req)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, nil, body, err
+	}
+	var s Status
+	if err := json.Unmarshal(body, &s); err != nil {
+		return resp.StatusCode, nil, body, fmt.Errorf("%s body is not JSON: %q", path, body)
+	}
+	return resp.StatusCode, &s, body, nil
+}
+
+// probeClient polls the watchdog's own endpoints; no keep-alive, so a
+// closed watchdog shows at once.
+var probeClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+
+// pollInterval is how often a condition is re-checked while waiting on
+// the watchdog's own signal (/_/ready, /metrics). Polling, never a fixed
+// sleep: the wait ends as soon as the condition holds.
+const pollInterval = 10 * time.Millisecond
+
+// WaitReady polls /_/ready until it answers 200 and until the given
+// number of workers are idle (0: any ready worker).
+func (w *Watchdog) WaitReady(ctx context.Context, idle int) error {
+	var last string
+	for {
+		code, st, body, err := w.status(ctx, "/_/ready")
+		switch {
+		case err != nil:
+			last = err.Error()
+		case code == 200 && (idle == 0 || (st.Idle != nil && *st.Idle >= idle)):
+			return nil
+		default:
+			last = fmt.Sprintf("%d %s", code, strings.TrimSpace(string(body)))
+		}
+		if w.Exited() {
+			return fmt.Errorf("the watchdog exited (%s) before /_/ready", w.ExitString())
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("/_/ready not 200 with %d idle workers in time; last: %s", idle, last)
+		case <-time.After(pollInterval):
+		}
+	}
+}

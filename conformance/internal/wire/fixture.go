@@ -1,0 +1,156 @@
+// Package wire is the wire layer: it starts the fixture exactly as the
+// watchdog would in fd mode (PROTOCOL.md §2.2, §2.3), writes each vector's
+// raw bytes to the request pipe and checks what comes back on the response
+// pipe.
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/afterburn-dev/afterburn/conformance/internal/proc"
+)
+
+// BaseEnv is the AFTERBURN_* environment of §2.3 for worker 1 of a
+// watchdog with default limits.
+var BaseEnv = map[string]string{
+	"AFTERBURN_PROTOCOL":         "1",
+	"AFTERBURN_FDS":              "3,4",
+	"AFTERBURN_WORKER_ID":        "1",
+	"AFTERBURN_MAX_HEADER_BYTES": "32768",
+	"AFTERBURN_MAX_BODY_BYTES":   "67108864",
+}
+
+// fixture is one running fixture process and the parent's ends of its pipes.
+type fixture struct {
+	cmd    *exec.Cmd
+	req    *os.File // request pipe, write end (the child's fd 3 reads it)
+	resp   *os.File // response pipe, read end (the child's fd 4 writes it)
+	stdout *proc.Buffer
+	stderr *proc.Buffer
+	done   chan struct{} // closed when the process has exited
+	state  *os.ProcessState
+}
+
+// workerEnv is the inherited environment without AFTERBURN_* and FIXTURE_*
+// (so the caller's shell cannot change a vector), plus base and extra.
+func workerEnv(base, extra map[string]string) []string {
+	m := map[string]string{}
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "AFTERBURN_") || strings.HasPrefix(k, "FIXTURE_") {
+			continue
+		}
+		m[k] = v
+	}
+	for k, v := range base {
+		m[k] = v
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	env := make([]string, 0, len(m))
+	for k, v := range m {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	return env
+}
+
+// startFixture runs /bin/sh -c "exec FUNCTION" with fd 0 /dev/null, fds 1
+// and 2 captured, the request pipe on fd 3 and the response pipe on fd 4.
+func startFixture(function string, env map[string]string) (*fixture, error) {
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	respR, respW, err := os.Pipe()
+	if err != nil {
+		reqR.Close()
+		reqW.Close()
+		return nil, err
+	}
+	f := &fixture{
+		req: reqW, resp: respR,
+		stdout: proc.NewBuffer(64 << 10), stderr: proc.NewBuffer(64 << 10),
+		done: make(chan struct{}),
+	}
+	cmd := exec.Command("/bin/sh", "-c", "exec "+function)
+	cmd.Stdin = nil // /dev/null
+	cmd.Stdout = f.stdout
+	cmd.Stderr = f.stderr
+	cmd.ExtraFiles = []*os.File{reqR, respW} // fd 3, fd 4
+	cmd.Env = workerEnv(BaseEnv, env)
+	cmd.WaitDelay = time.Second
+	proc.NewGroup(cmd)
+	f.cmd = cmd
+	err = cmd.Start()
+	// The child has its own copies; keeping ours would hide its EOFs.
+	reqR.Close()
+	respW.Close()
+	if err != nil {
+		reqW.Close()
+		respR.Close()
+		return nil, fmt.Errorf("start fixture: %v", err)
+	}
+	go func() {
+		cmd.Wait()
+		f.state = cmd.ProcessState
+		close(f.done)
+	}()
+	return f, nil
+}
+
+// exit waits for the process to exit and returns its exit code, -1 when a
+// signal killed it.
+func (f *fixture) exit(ctx context.Context) (int, error) {
+	select {
+	case <-f.done:
+		return f.state.ExitCode(), nil
+	case <-ctx.Done():
+		return 0, errors.New("the process did not exit")
+	}
+}
+
+// exitString describes how the process ended.
+func (f *fixture) exitString() string {
+	select {
+	case <-f.done:
+		return f.state.String()
+	default:
+		return "still running"
+	}
+}
+
+// stop kills the process group and releases the pipes.
+func (f *fixture) stop() {
+	proc.KillGroup(f.cmd)
+	f.req.Close()
+	f.resp.Close()
+	<-f.done
+}
+
+// logs is the fixture's output for a failure report.
+func (f *fixture) logs() string {
+	var b strings.Builder
+	if s := f.stderr.Tail(30); s != "" {
+		fmt.Fprintf(&b, "fixture stderr (tail):\n%s\n", indent(s))
+	} else {
+		b.WriteString("fixture stderr: (empty)\n")
+	}
+	if s := f.stdout.Tail(10); s != "" {
+		fmt.Fprintf(&b, "fixture stdout (tail):\n%s\n", indent(s))
+	}
+	fmt.Fprintf(&b, "fixture process: %s", f.exitString())
+	return b.String()
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+}
