@@ -1,0 +1,77 @@
+# AfterBurn — one entry point per task. Each target delegates to the language's own tool.
+#
+#   make run          serve the example function through the watchdog on 127.0.0.1:8080
+#   make test         every language's tests plus the conformance suite for each language
+#   make conformance  the conformance suite for every language present
+#   make conformance-go   (later -python, -node, -java) the suite for one language
+#   make fmt lint     formatting and static checks
+#
+# Everything is installed from the registries by the language tools themselves (the Go proxy
+# for Go modules); nothing needs to be installed by hand beyond the toolchains.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+GO ?= go
+RUN_PORT ?= 8080
+
+WATCHDOG    := go/bin/afterburn-watchdog
+GO_FIXTURE  := go/bin/afterburn-fixture
+GO_EXAMPLE  := go/bin/hello
+CONFORMANCE := conformance/bin/afterburn-conformance
+
+# Every Go source file, so the binaries rebuild when any of them changes.
+GO_SOURCES          := $(shell find go -name '*.go' -not -path 'go/bin/*') go/go.mod go/go.sum
+CONFORMANCE_SOURCES := $(shell find conformance -name '*.go' -not -path 'conformance/bin/*') conformance/go.mod
+
+.PHONY: help build run test test-go test-conformance conformance conformance-go fmt lint clean
+
+help:
+	@sed -n 's/^#   //p' Makefile
+
+build: $(WATCHDOG) $(GO_FIXTURE) $(GO_EXAMPLE) $(CONFORMANCE)
+
+$(WATCHDOG): $(GO_SOURCES)
+	cd go && $(GO) build -o bin/afterburn-watchdog ./cmd/afterburn-watchdog
+
+$(GO_FIXTURE): $(GO_SOURCES)
+	cd go && $(GO) build -o bin/afterburn-fixture ./cmd/afterburn-fixture
+
+$(GO_EXAMPLE): $(GO_SOURCES)
+	cd go && $(GO) build -o bin/hello ./examples/hello
+
+$(CONFORMANCE): $(CONFORMANCE_SOURCES)
+	cd conformance && $(GO) build -o bin/afterburn-conformance ./cmd/afterburn-conformance
+
+run: $(WATCHDOG) $(GO_EXAMPLE)
+	@echo "serving go/examples/hello on http://127.0.0.1:$(RUN_PORT)/ (Ctrl-C stops)"
+	$(WATCHDOG) -listen_host 127.0.0.1 -port $(RUN_PORT) -- $(GO_EXAMPLE)
+
+test: test-go test-conformance conformance
+
+test-go:
+	cd go && $(GO) vet ./...
+	cd go && $(GO) test -count=1 ./...
+
+# The suite's own unit tests (vector loader, matcher, spec sections).
+test-conformance:
+	cd conformance && $(GO) vet ./...
+	cd conformance && $(GO) test -count=1 ./...
+
+conformance: conformance-go
+
+conformance-go: $(WATCHDOG) $(GO_FIXTURE) $(CONFORMANCE)
+	$(CONFORMANCE) -watchdog $(WATCHDOG) -function $(GO_FIXTURE)
+
+fmt:
+	cd go && gofmt -w .
+	cd conformance && gofmt -w .
+
+lint:
+	@out=$$(gofmt -l go conformance); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	cd go && $(GO) vet ./...
+	cd conformance && $(GO) vet ./...
+
+clean:
+	rm -rf go/bin conformance/bin
