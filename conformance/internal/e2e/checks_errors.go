@@ -16,31 +16,16 @@ import (
 // echoesOwnIDs sends n concurrent echoes with unique ids and requires each
 // to come back with its own id and body: no response went to another request.
 func echoesOwnIDs(t *T, n int) {
-	type res struct {
-		id, body string
-		r        *Resp
-		err      error
-	}
-	out := make(chan res, n)
+	out := make(chan loadResult, n)
 	for i := 0; i < n; i++ {
 		id := rid(fmt.Sprintf("own%d", i))
 		go func() {
 			r, err := t.DoErr(t.NewRequest("POST", "/echo/"+id, strings.NewReader("body-"+id), "X-Request-Id: "+id))
-			out <- res{id, "body-" + id, r, err}
+			out <- loadResult{id, r, err}
 		}()
 	}
 	for i := 0; i < n; i++ {
-		x := <-out
-		if x.err != nil {
-			t.Fatalf("POST /echo/%s: %v", x.id, x.err)
-		}
-		if x.r.StatusCode != 200 {
-			t.Fatalf("POST /echo/%s: got %s; want 200", x.id, x.r)
-		}
-		if err := expect.Echo(&vectors.Echo{Path: str("/echo/" + x.id), RequestID: str(x.id),
-			BodyB64: str(base64.StdEncoding.EncodeToString([]byte(x.body)))}, nil, x.r.Expect()); err != nil {
-			t.Fatalf("POST /echo/%s got another request's response? %v\ngot response: %s", x.id, err, x.r)
-		}
+		checkOwnEcho(t, <-out)
 	}
 }
 
@@ -134,6 +119,7 @@ func killBusyWorker(t *T) {
 		t.Fatalf("the watchdog has %d child processes %v; want its 2 workers", len(ws), ws)
 	}
 	before := t.Restarts("crashed")
+	inits := t.Metric("afterburn_worker_init_duration_seconds_count")
 	id := rid("victim")
 	victimDone := make(chan *Resp, 1)
 	go func() {
@@ -155,15 +141,44 @@ func killBusyWorker(t *T) {
 	if victim == 0 || len(ws) != 2 {
 		t.Fatalf("cannot tell the busy worker: children %v, idle worker %d", ws, idle)
 	}
+	// Load: three clients keep sending uniquely identified echoes from before
+	// the kill until after the restart; every one must get its own response.
+	stopLoad := make(chan struct{})
+	loadDone := make(chan []loadResult, 3)
+	for c := 0; c < 3; c++ {
+		go func() {
+			var out []loadResult
+			for i := 0; ; i++ {
+				select {
+				case <-stopLoad:
+					loadDone <- out
+					return
+				default:
+				}
+				lid := rid(fmt.Sprintf("load%d", c))
+				r, err := t.DoErr(t.NewRequest("POST", "/echo/"+lid, strings.NewReader("body-"+lid), "X-Request-Id: "+lid))
+				out = append(out, loadResult{lid, r, err})
+			}
+		}()
+	}
 	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		close(stopLoad)
 		t.Fatalf("kill -9 %d: %v", victim, err)
 	}
-	echoesOwnIDs(t, 4) // served meanwhile by the other worker
 	var r *Resp
 	select {
 	case r = <-victimDone:
 	case <-t.ctx.Done():
+		close(stopLoad)
 		t.Fatalf("GET /sleep?ms=8000 on the killed worker %d got no answer", victim)
+	}
+	t.WaitMetric(before+1, "afterburn_worker_restarts_total", "reason", "crashed")
+	// The replacement passed its handshake while the load went on.
+	t.WaitMetric(inits+1, "afterburn_worker_init_duration_seconds_count")
+	close(stopLoad)
+	var load []loadResult
+	for c := 0; c < 3; c++ {
+		load = append(load, <-loadDone...)
 	}
 	if r.Response == nil {
 		t.Fatalf("GET /sleep?ms=8000 on the killed worker: %v; want 502 worker_crashed", r.BodyErr)
@@ -175,7 +190,33 @@ func killBusyWorker(t *T) {
 	if r.Elapsed > 6*time.Second {
 		t.Fatalf("the 502 came after %v; want it when the worker died", r.Elapsed)
 	}
-	t.WaitMetric(before+1, "afterburn_worker_restarts_total", "reason", "crashed")
+	if len(load) < 3 {
+		t.Fatalf("only %d requests of load were sent", len(load))
+	}
+	for _, x := range load {
+		checkOwnEcho(t, x)
+	}
+}
+
+// loadResult is one uniquely identified echo sent under load.
+type loadResult struct {
+	id  string
+	r   *Resp
+	err error
+}
+
+// checkOwnEcho fails unless x got a 200 echo of its own id and body.
+func checkOwnEcho(t *T, x loadResult) {
+	if x.err != nil {
+		t.Fatalf("POST /echo/%s: %v", x.id, x.err)
+	}
+	if x.r.StatusCode != 200 {
+		t.Fatalf("POST /echo/%s: got %s; want 200", x.id, x.r)
+	}
+	if err := expect.Echo(&vectors.Echo{Path: str("/echo/" + x.id), RequestID: str(x.id),
+		BodyB64: str(base64.StdEncoding.EncodeToString([]byte("body-" + x.id)))}, nil, x.r.Expect()); err != nil {
+		t.Fatalf("POST /echo/%s got another request's response? %v\ngot response: %s", x.id, err, x.r)
+	}
 }
 
 func garbageInstead(t *T) {
