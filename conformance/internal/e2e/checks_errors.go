@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"io"
+	"net/http"
 	"regexp"
 	"strings"
 	"syscall"
@@ -270,6 +272,31 @@ func clientDisconnectMidBody(t *T) {
 	rc.Close()
 	t.WaitMetric(before+1, "afterburn_worker_restarts_total", "reason", "request_aborted")
 	echoesOwnIDs(t, 4)
+}
+
+func clientGoneMidResponse(t *T) {
+	t.WaitIdle(2)
+	restarts := t.Metrics().Sum("afterburn_worker_restarts_total")
+	from := t.WD.Log.Len()
+	rc := t.Dial()
+	// 8 MiB: more than the socket and pipe buffers hold, so the worker is
+	// still writing when the client goes.
+	rc.Send("GET /large?size=8388608 HTTP/1.1\r\nHost: fn\r\n\r\n")
+	resp, err := http.ReadResponse(rc.br, &http.Request{Method: "GET"})
+	if err != nil {
+		t.Fatalf("%s: reading the head: %v", t.lastReq(), err)
+	}
+	if _, err := io.ReadFull(resp.Body, make([]byte, 4096)); err != nil {
+		t.Fatalf("%s: reading the first body bytes: %v", t.lastReq(), err)
+	}
+	rc.Close()
+	// §6.5: the watchdog reads the response to its end, then logs it.
+	t.LogWait(from, regexp.MustCompile(`path=/large\b.*status=200`))
+	t.WaitIdle(2)
+	echoesOwnIDs(t, 4)
+	if got := t.Metrics().Sum("afterburn_worker_restarts_total"); got != restarts {
+		t.Fatalf("afterburn_worker_restarts_total went from %v to %v; want no worker replaced (§6.5)", restarts, got)
+	}
 }
 
 func expect100Continue(t *T) {

@@ -52,6 +52,7 @@ func Groups() []Group {
 				{Name: "garbage-after-response", Section: "9.6", Description: "bytes after a complete response do not reach the next request; the worker is replaced for unsolicited_output", Run: garbageAfter},
 				{Name: "print-tagged-in-log", Section: "9.5", Description: "worker prints do not corrupt responses and reach the watchdog's stderr tagged with the worker id", Run: printTagged},
 				{Name: "client-disconnect-mid-body", Section: "6.4", Description: "a client disconnecting mid-body gets the worker replaced (request_aborted) and the next requests succeed", Run: clientDisconnectMidBody},
+				{Name: "client-gone-mid-response", Section: "6.5", Description: "a client leaving in the middle of an 8 MiB response costs no worker: nothing is restarted and the next requests succeed", Timeout: 30 * time.Second, Run: clientGoneMidResponse},
 				{Name: "expect-100-continue", Section: "5.4", Description: "Expect: 100-continue is answered 100 by the watchdog and not forwarded", Run: expect100Continue},
 				{Name: "expect-other-417", Section: "5.4", Description: "an Expect other than 100-continue is answered 417", Run: expectOther417},
 				{Name: "header-too-large-431", Section: "7.1", Description: "a request head over max_header_bytes is answered 431, with the §8.1 body when just over", Run: headerTooLarge},

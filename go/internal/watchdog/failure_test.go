@@ -390,3 +390,38 @@ func TestShutdownKillsStragglers(t *testing.T) {
 	}
 	h.logs.waitContains(t, "still running after shutdown_timeout: killing it")
 }
+
+// TestClientGoneMidResponse: PROTOCOL.md §6.5 — a client that leaves while
+// its response is being forwarded costs no worker: the watchdog reads the
+// response to its end, discarding it, and the same worker serves on.
+func TestClientGoneMidResponse(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil) // one worker
+	_, pid := h.get("/pid")
+
+	c, err := net.Dial("tcp", h.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 8 MiB: far more than the socket and pipe buffers hold, so the worker
+	// is still writing when the client goes.
+	io.WriteString(c, "GET /big?n=8388608 HTTP/1.1\r\nHost: fn\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(resp.Body, make([]byte, 4096)); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+
+	h.logs.waitContains(t, "path=/big status=200")
+	if _, again := h.get("/pid"); again != pid {
+		t.Errorf("after the client left mid-response the next request ran on pid %s; want the same worker %s", again, pid)
+	}
+	for _, reason := range []string{"crashed", "timeout", "bad_response", "request_aborted"} {
+		if n := counter(t, h.wd.m.restarts, reason); n != 0 {
+			t.Errorf("restarts{reason=%q} = %v; want 0", reason, n)
+		}
+	}
+}
