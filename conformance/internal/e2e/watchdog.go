@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -41,23 +40,7 @@ func watchdogEnv(extra map[string]string) []string {
 		"handshake", "metrics_port"} {
 		settings[s] = true
 	}
-	m := map[string]string{}
-	for _, kv := range os.Environ() {
-		k, v, _ := strings.Cut(kv, "=")
-		if settings[k] || strings.HasPrefix(k, "AFTERBURN_") || strings.HasPrefix(k, "FIXTURE_") {
-			continue
-		}
-		m[k] = v
-	}
-	for k, v := range extra {
-		m[k] = v
-	}
-	env := make([]string, 0, len(m))
-	for k, v := range m {
-		env = append(env, k+"="+v)
-	}
-	sort.Strings(env)
-	return env
+	return proc.Environ(func(k string) bool { return settings[k] || proc.IsProtocolVariable(k) }, extra)
 }
 
 // StartWatchdog runs BIN -port 0 -listen_host 127.0.0.1 FLAGS -- /bin/sh -c

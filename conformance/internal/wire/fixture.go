@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"sort"
 	"strings"
 	"time"
 
@@ -38,31 +37,6 @@ type fixture struct {
 	state  *os.ProcessState
 }
 
-// workerEnv is the inherited environment without AFTERBURN_* and FIXTURE_*
-// (so the caller's shell cannot change a vector), plus base and extra.
-func workerEnv(base, extra map[string]string) []string {
-	m := map[string]string{}
-	for _, kv := range os.Environ() {
-		k, v, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "AFTERBURN_") || strings.HasPrefix(k, "FIXTURE_") {
-			continue
-		}
-		m[k] = v
-	}
-	for k, v := range base {
-		m[k] = v
-	}
-	for k, v := range extra {
-		m[k] = v
-	}
-	env := make([]string, 0, len(m))
-	for k, v := range m {
-		env = append(env, k+"="+v)
-	}
-	sort.Strings(env)
-	return env
-}
-
 // startFixture runs /bin/sh -c "exec FUNCTION" with fd 0 /dev/null, fds 1
 // and 2 captured, the request pipe on fd 3 and the response pipe on fd 4.
 func startFixture(function string, env map[string]string) (*fixture, error) {
@@ -86,7 +60,7 @@ func startFixture(function string, env map[string]string) (*fixture, error) {
 	cmd.Stdout = f.stdout
 	cmd.Stderr = f.stderr
 	cmd.ExtraFiles = []*os.File{reqR, respW} // fd 3, fd 4
-	cmd.Env = workerEnv(BaseEnv, env)
+	cmd.Env = proc.Environ(proc.IsProtocolVariable, BaseEnv, env)
 	cmd.WaitDelay = time.Second
 	proc.NewGroup(cmd)
 	f.cmd = cmd
