@@ -141,8 +141,7 @@ func (p *pool) putIdleLocked(w *worker) {
 		wt := p.waiters[0]
 		p.waiters[0] = nil
 		p.waiters = p.waiters[1:]
-		w.state = wsBusy
-		p.setSlotLocked(p.slots[w.id-1], slotBusy)
+		p.busyLocked(w)
 		wt.ch <- acquired{w: w}
 	default:
 		w.state = wsIdle
@@ -196,11 +195,9 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time) (*worker, errorT
 			w := p.idle[0]
 			p.idle[0] = nil
 			p.idle = p.idle[1:]
-			w.state = wsBusy
-			p.setSlotLocked(p.slots[w.id-1], slotBusy)
+			p.busyLocked(w)
 			p.mu.Unlock()
-			if reason := p.idleCheck(w); reason != "" {
-				p.retire(w, reason)
+			if !p.usable(w) {
 				continue
 			}
 			return w, ""
@@ -224,8 +221,7 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time) (*worker, errorT
 		if a.w == nil {
 			return nil, a.err
 		}
-		if reason := p.idleCheck(a.w); reason != "" {
-			p.retire(a.w, reason)
+		if !p.usable(a.w) {
 			continue
 		}
 		return a.w, ""
@@ -261,6 +257,23 @@ func (p *pool) wait(ctx context.Context, wt *waiter, deadline time.Time) (acquir
 		p.release(a.w, "")
 	}
 	return acquired{}, false
+}
+
+// busyLocked marks w as carrying an exchange (or a liveness handshake).
+// p.mu is held.
+func (p *pool) busyLocked(w *worker) {
+	w.state = wsBusy
+	p.setSlotLocked(p.slots[w.id-1], slotBusy)
+}
+
+// usable applies the pre-dispatch check of PROTOCOL.md §9.6 to a worker just
+// taken out of the pool, and retires it when the check fails.
+func (p *pool) usable(w *worker) bool {
+	if reason := p.idleCheck(w); reason != "" {
+		p.retire(w, reason)
+		return false
+	}
+	return true
 }
 
 // idleCheck applies worker.idleCheck and counts unsolicited output.

@@ -188,11 +188,9 @@ func (p *pool) healthcheck(w *worker) {
 		return
 	}
 	p.removeIdleLocked(w)
-	w.state = wsBusy
-	p.setSlotLocked(p.slots[w.id-1], slotBusy)
+	p.busyLocked(w)
 	p.mu.Unlock()
-	if reason := p.idleCheck(w); reason != "" {
-		p.retire(w, reason)
+	if !p.usable(w) {
 		return
 	}
 	if err := w.handshake(time.Now().Add(p.cfg.InitTimeout), false, p.log); err != nil {
