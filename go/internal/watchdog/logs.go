@@ -15,15 +15,64 @@ const maxLogLine = 64 << 10
 
 // logger serialises every line the watchdog writes to its stderr, so that
 // lines of different workers and the access log never interleave.
+//
+// Access-log and worker lines are queued and written by a goroutine of the
+// logger's own, many lines per write under load: a request's response does
+// not wait for its log line, and a busy watchdog makes one write(2) where it
+// would make hundreds. The watchdog's own lines (printf) are written at once,
+// after everything queued before them. A queue that the output does not
+// drain (a stalled stderr) is written synchronously once it passes
+// maxLogBacklog, so it pushes back instead of growing.
 type logger struct {
-	mu     sync.Mutex
-	out    io.Writer
-	stamps bool // prefix_logs: timestamp worker lines
-	buf    []byte
+	mu      sync.Mutex // guards pending
+	pending []byte     // complete lines, not yet written
+	writeMu sync.Mutex // held while writing, so batches go out in order
+	spare   []byte     // the last batch's buffer, reused; guarded by writeMu
+	out     io.Writer
+	stamps  bool // prefix_logs: timestamp worker lines
+	wake    chan struct{}
 }
 
+// maxLogBacklog is the most queued log bytes before queuing writes itself.
+const maxLogBacklog = 1 << 20
+
 func newLogger(out io.Writer, stamps bool) *logger {
-	return &logger{out: out, stamps: stamps}
+	l := &logger{out: out, stamps: stamps, wake: make(chan struct{}, 1)}
+	go func() {
+		for range l.wake {
+			l.flush()
+		}
+	}()
+	return l
+}
+
+// queue ends a line appended to l.pending (l.mu held, and released here) and
+// has it written soon.
+func (l *logger) queue() {
+	backlog := len(l.pending)
+	l.mu.Unlock()
+	if backlog > maxLogBacklog {
+		l.flush()
+		return
+	}
+	select {
+	case l.wake <- struct{}{}:
+	default: // a flush is already due
+	}
+}
+
+// flush writes every queued line in one write.
+func (l *logger) flush() {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	l.mu.Lock()
+	batch := l.pending
+	l.pending = l.spare[:0]
+	l.mu.Unlock()
+	if len(batch) > 0 {
+		l.out.Write(batch)
+	}
+	l.spare = batch
 }
 
 // appendStamp appends the log timestamp, UTC with milliseconds.
@@ -34,19 +83,18 @@ func appendStamp(b []byte, t time.Time) []byte {
 // printf writes one line of the watchdog's own: "afterburn-watchdog: ...".
 func (l *logger) printf(format string, args ...any) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf = append(l.buf[:0], "afterburn-watchdog: "...)
-	l.buf = fmt.Appendf(l.buf, format, args...)
-	l.buf = append(l.buf, '\n')
-	l.out.Write(l.buf)
+	l.pending = append(l.pending, "afterburn-watchdog: "...)
+	l.pending = fmt.Appendf(l.pending, format, args...)
+	l.pending = append(l.pending, '\n')
+	l.mu.Unlock()
+	l.flush()
 }
 
 // workerLine writes one line of worker output tagged with the worker id,
 // PROTOCOL.md §9.5: "2026-11-22T10:00:00.000Z w2 stdout: text".
 func (l *logger) workerLine(id int, stream string, line []byte) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := l.buf[:0]
+	b := l.pending
 	if l.stamps {
 		b = appendStamp(b, time.Now())
 		b = append(b, ' ')
@@ -58,8 +106,8 @@ func (l *logger) workerLine(id int, stream string, line []byte) {
 	b = append(b, ": "...)
 	b = append(b, line...)
 	b = append(b, '\n')
-	l.buf = b
-	l.out.Write(b)
+	l.pending = b
+	l.queue()
 }
 
 // accessEntry is what PROTOCOL.md §9.5 asks of an access-log line.
@@ -77,8 +125,7 @@ type accessEntry struct {
 func (l *logger) access(e *accessEntry) {
 	d := time.Since(e.start)
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := append(l.buf[:0], "afterburn-watchdog: access time="...)
+	b := append(l.pending, "afterburn-watchdog: access time="...)
 	b = appendStamp(b, e.start)
 	b = append(b, " id="...)
 	b = append(b, e.requestID...)
@@ -100,8 +147,8 @@ func (l *logger) access(e *accessEntry) {
 		b = append(b, '-')
 	}
 	b = append(b, '\n')
-	l.buf = b
-	l.out.Write(b)
+	l.pending = b
+	l.queue()
 }
 
 // forwardLines copies a worker's log pipe to the logger line by line until

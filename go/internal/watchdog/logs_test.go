@@ -1,0 +1,106 @@
+package watchdog
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lockedBuffer records what the logger writes and how many writes it made.
+type lockedBuffer struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	writes int
+	gate   chan struct{} // when non-nil, every write waits for it to close
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	if b.gate != nil {
+		<-b.gate
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.writes++
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestLoggerWholeLinesInOrder: §9.5 — queued lines from concurrent writers
+// come out whole, each writer's in its order, and a line of the watchdog's
+// own comes after every line queued before it.
+func TestLoggerWholeLinesInOrder(t *testing.T) {
+	out := &lockedBuffer{}
+	l := newLogger(out, false)
+	const writers, lines = 4, 500
+	var wg sync.WaitGroup
+	for w := 1; w <= writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range lines {
+				l.workerLine(w, "stdout", fmt.Appendf(nil, "line %d", i))
+			}
+		}()
+	}
+	wg.Wait()
+	l.printf("done")
+	got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(got) != writers*lines+1 || got[len(got)-1] != "afterburn-watchdog: done" {
+		t.Fatalf("got %d lines ending %q; want %d ending with the printf line", len(got), got[len(got)-1], writers*lines+1)
+	}
+	next := map[string]int{}
+	for _, line := range got[:len(got)-1] {
+		var w, i int
+		if _, err := fmt.Sscanf(line, "w%d stdout: line %d", &w, &i); err != nil {
+			t.Fatalf("torn line %q: %v", line, err)
+		}
+		key := fmt.Sprint(w)
+		if i != next[key] {
+			t.Fatalf("w%d: line %d after line %d", w, i, next[key]-1)
+		}
+		next[key]++
+	}
+	if out.writes > writers*lines/2 {
+		t.Errorf("%d writes for %d lines; want them batched", out.writes, writers*lines)
+	}
+}
+
+// TestLoggerBacklogPushesBack: a stalled stderr holds up the writers of new
+// lines once maxLogBacklog bytes are queued, instead of growing the queue.
+func TestLoggerBacklogPushesBack(t *testing.T) {
+	out := &lockedBuffer{gate: make(chan struct{})}
+	l := newLogger(out, false)
+	line := bytes.Repeat([]byte("x"), 1000)
+	done := make(chan struct{})
+	go func() {
+		for range 3 * maxLogBacklog / len(line) {
+			l.workerLine(1, "stderr", line)
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+		t.Fatal("3 MiB of lines queued while the output was stalled; want the writer held up")
+	case <-time.After(200 * time.Millisecond):
+	}
+	l.mu.Lock()
+	backlog := len(l.pending)
+	l.mu.Unlock()
+	if backlog > maxLogBacklog+2*len(line) {
+		t.Errorf("backlog %d bytes; want at most %d", backlog, maxLogBacklog+2*len(line))
+	}
+	close(out.gate)
+	<-done
+	l.printf("end")
+	if n := strings.Count(out.String(), "\n"); n != 3*maxLogBacklog/len(line)+1 {
+		t.Errorf("%d lines written; want every one", n)
+	}
+}
