@@ -4,6 +4,7 @@
 #   make test         every language's tests plus the conformance suite for each language
 #   make conformance  the conformance suite for every language present
 #   make conformance-go   (later -python, -node, -java) the suite for one language
+#   make bench        every language against its baselines (QUICK=1: about five minutes)
 #   make fmt lint     formatting and static checks
 #
 # Everything is installed from the registries by the language tools themselves (the Go proxy
@@ -25,7 +26,8 @@ CONFORMANCE := conformance/bin/afterburn-conformance
 GO_SOURCES          := $(shell find go -name '*.go' -not -path 'go/bin/*') go/go.mod go/go.sum
 CONFORMANCE_SOURCES := $(shell find conformance -name '*.go' -not -path 'conformance/bin/*') conformance/go.mod
 
-.PHONY: help build run test test-go test-conformance conformance conformance-go fmt lint clean
+.PHONY: help build run test test-go test-conformance conformance conformance-go fmt lint clean \
+	bench bench-build bench-go bench-tools test-bench
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -48,11 +50,16 @@ run: $(WATCHDOG) $(GO_EXAMPLE)
 	@echo "serving go/examples/hello on http://127.0.0.1:$(RUN_PORT)/ (Ctrl-C stops)"
 	$(WATCHDOG) -listen_host 127.0.0.1 -port $(RUN_PORT) -- $(GO_EXAMPLE)
 
-test: test-go test-conformance conformance
+test: test-go test-conformance test-bench conformance
 
 test-go:
 	cd go && $(GO) vet ./...
 	cd go && $(GO) test -count=1 ./...
+
+# The benchmark harness's own unit tests (wrk parsing, ratios, targets, report); no load is run.
+test-bench:
+	cd bench && $(GO) vet ./...
+	cd bench && $(GO) test -count=1 ./...
 
 # The suite's own unit tests (vector loader, matcher, spec sections).
 test-conformance:
@@ -64,14 +71,41 @@ conformance: conformance-go
 conformance-go: $(WATCHDOG) $(GO_FIXTURE) $(CONFORMANCE)
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function $(GO_FIXTURE)
 
+# ---- benchmarks (bench/README.md) -------------------------------------------------------
+# The harness, the baselines and every language's benchmark functions; wrk comes from Debian's
+# packages. Not part of `make test`: a full run takes about half an hour.
+BENCH_SOURCES := $(shell find bench -name '*.go' -not -path 'bench/bin/*') bench/go.mod bench/go.sum
+BENCH_GO_BINS := bench/bin/afterburn-bench bench/bin/limit-child bench/bin/fork-server \
+	bench/bin/http-proxy bench/bin/go-afterburn bench/bin/go-classic bench/bin/go-server
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+bench: bench-build
+	bench/bin/afterburn-bench $(if $(QUICK),-quick) $(if $(LANGS),-langs $(LANGS))
+
+bench-build: bench-tools $(WATCHDOG) bench-go
+
+bench-tools:
+	@command -v wrk >/dev/null || { echo "installing wrk from Debian's packages"; \
+		$(SUDO) apt-get install -y wrk || { $(SUDO) apt-get update && $(SUDO) apt-get install -y wrk; }; }
+
+bench-go: $(BENCH_GO_BINS)
+
+bench/bin/afterburn-bench bench/bin/limit-child bench/bin/fork-server bench/bin/http-proxy: $(BENCH_SOURCES)
+	cd bench && $(GO) build -o bin/$(notdir $@) ./cmd/$(notdir $@)
+
+bench/bin/go-%: $(BENCH_SOURCES) $(GO_SOURCES)
+	cd bench && $(GO) build -o bin/go-$* ./functions/go/$*
+
 fmt:
 	cd go && gofmt -w .
 	cd conformance && gofmt -w .
+	cd bench && gofmt -w .
 
 lint:
-	@out=$$(gofmt -l go conformance); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l go conformance bench); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	cd go && $(GO) vet ./...
 	cd conformance && $(GO) vet ./...
+	cd bench && $(GO) vet ./...
 
 clean:
-	rm -rf go/bin conformance/bin
+	rm -rf go/bin conformance/bin bench/bin bench/build

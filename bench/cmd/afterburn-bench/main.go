@@ -1,0 +1,82 @@
+// Command afterburn-bench runs the AfterBurn benchmarks (make bench) and writes
+// bench/results/<date>.json, bench/results/latest.json, a markdown table and a PNG chart.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/afterburn-dev/afterburn/bench/internal/harness"
+	"github.com/afterburn-dev/afterburn/bench/internal/report"
+)
+
+func main() {
+	quick := flag.Bool("quick", false, "hello world only, one repetition, short runs (about five minutes)")
+	langs := flag.String("langs", "go,python,node,java", "languages to measure, comma-separated")
+	reps := flag.Int("reps", 3, "repetitions of every configuration")
+	duration := flag.Duration("duration", 10*time.Second, "length of one measured run")
+	warmup := flag.Duration("warmup", 3*time.Second, "unmeasured load on each configuration before the first repetition")
+	workers := flag.Int("workers", runtime.NumCPU(), "watchdog workers")
+	loadCPU := flag.String("load_cpu", "0", "taskset CPU list for wrk; empty for no pinning")
+	serverCPU := flag.String("server_cpu", "1", "taskset CPU list for everything under test; empty for no pinning")
+	large := flag.Int64("large_mib", 100, "MiB echoed in the large-body measurement; 0 skips it")
+	out := flag.String("out", "bench/results", "directory for the results")
+	flag.Parse()
+
+	o := harness.Options{
+		Root: ".", Watchdog: "go/bin/afterburn-watchdog",
+		Langs:     strings.Split(*langs, ","),
+		Workloads: []harness.Workload{harness.Hello, harness.Echo1K},
+		Conns:     []int{1, 8},
+		Reps:      *reps, Duration: *duration, Warmup: *warmup,
+		ServerCPU: *serverCPU, LoadCPU: *loadCPU, Workers: *workers,
+		ColdReps: 15, LargeBytes: *large << 20, Log: os.Stderr,
+	}
+	if *quick {
+		o.Quick = true
+		o.Workloads = []harness.Workload{harness.Hello}
+		o.Reps, o.Duration, o.Warmup, o.ColdReps, o.LargeBytes = 1, 3*time.Second, time.Second, 5, 0
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := harness.Run(ctx, o)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "afterburn-bench: %v\n", err)
+		os.Exit(1)
+	}
+	stamp := time.Now().UTC().Format("2006-01-02T150405Z")
+	if o.Quick {
+		stamp += "-quick"
+	}
+	for _, p := range []string{filepath.Join(*out, stamp+".json"), filepath.Join(*out, "latest.json")} {
+		if err := report.WriteJSON(p, res); err != nil {
+			fatal(err)
+		}
+	}
+	md, err := os.Create(filepath.Join(*out, "latest.md"))
+	if err != nil {
+		fatal(err)
+	}
+	report.Markdown(md, res)
+	if err := md.Close(); err != nil {
+		fatal(err)
+	}
+	if err := report.Chart(filepath.Join(*out, "latest.png"), res); err != nil {
+		fatal(err)
+	}
+	report.Markdown(os.Stdout, res)
+	fmt.Printf("wrote %s/{%s.json,latest.json,latest.md,latest.png}\n", *out, stamp)
+}
+
+func fatal(err error) {
+	fmt.Fprintf(os.Stderr, "afterburn-bench: %v\n", err)
+	os.Exit(1)
+}

@@ -1,0 +1,90 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Language is how the harness starts one language's functions. Every command runs from the
+// repository root. All four programs answer an empty body with "Hello, world!\n" and echo any
+// other body, so every configuration does the same work.
+type Language struct {
+	Name string
+	// AfterBurn is the worker command the watchdog starts: the function on the library.
+	AfterBurn []string
+	// Classic reads the body on stdin and writes the answer to stdout; the fork baseline
+	// starts it once per request.
+	Classic []string
+	// Server is the language's own minimal HTTP server on 127.0.0.1:$PORT, the upstream of
+	// the HTTP proxy baseline.
+	Server []string
+	// NoLib answers the handshake without the library: the cold-start baseline.
+	NoLib []string
+	// Built lists files that exist once `make bench-build` has built the language.
+	Built []string
+}
+
+const javaClasses = "bench/build/java"
+
+// Languages are the four languages the benchmarks know, in report order.
+func Languages(root string) []Language {
+	py := "python/.venv/bin/python"
+	javaRuntime := readClasspath(root, "bench/build/java-runtime.classpath")
+	return []Language{
+		{
+			Name:      "go",
+			AfterBurn: []string{"bench/bin/go-afterburn"},
+			Classic:   []string{"bench/bin/go-classic"},
+			Server:    []string{"bench/bin/go-server"},
+			NoLib:     []string{"bench/bin/limit-child"},
+			Built:     []string{"bench/bin/go-afterburn", "bench/bin/go-classic", "bench/bin/go-server", "bench/bin/limit-child"},
+		},
+		{
+			Name:      "python",
+			AfterBurn: []string{py, "bench/functions/python/afterburn_fn.py"},
+			Classic:   []string{py, "bench/functions/python/classic.py"},
+			Server:    []string{py, "bench/functions/python/server.py"},
+			NoLib:     []string{py, "bench/functions/python/nolib.py"},
+			Built:     []string{py},
+		},
+		{
+			Name:      "node",
+			AfterBurn: []string{"node", "bench/functions/node/afterburn_fn.js"},
+			Classic:   []string{"node", "bench/functions/node/classic.js"},
+			Server:    []string{"node", "bench/functions/node/server.js"},
+			NoLib:     []string{"node", "bench/functions/node/nolib.js"},
+			Built:     []string{"node/node_modules"},
+		},
+		{
+			Name:      "java",
+			AfterBurn: []string{"java", "-cp", javaClasses + ":" + javaRuntime, "AfterBurnFn"},
+			Classic:   []string{"java", "-cp", javaClasses, "Classic"},
+			// The JDK's HttpServer waits for Nagle's algorithm unless told not to.
+			Server: []string{"java", "-Dsun.net.httpserver.nodelay=true", "-cp", javaClasses, "Server"},
+			NoLib:  []string{"java", "-cp", javaClasses, "NoLib"},
+			Built:  []string{javaClasses + "/AfterBurnFn.class", "bench/build/java-runtime.classpath"},
+		},
+	}
+}
+
+// readClasspath reads the runtime classpath `make bench-build` wrote (the library jar and
+// its dependencies); "" when it is not built yet.
+func readClasspath(root, rel string) string {
+	b, err := os.ReadFile(filepath.Join(root, rel))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// checkBuilt reports the first missing build output of a language.
+func (l Language) checkBuilt(root string) error {
+	for _, f := range l.Built {
+		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+			return fmt.Errorf("%s is not built (%s missing): run make bench-build", l.Name, f)
+		}
+	}
+	return nil
+}

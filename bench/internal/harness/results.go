@@ -1,0 +1,124 @@
+package harness
+
+// Workload is what each request asks of the function.
+type Workload string
+
+const (
+	Hello  Workload = "hello"  // GET with no body; the function answers a greeting
+	Echo1K Workload = "echo1k" // POST of 1 KiB; the function answers it back
+)
+
+// Mode is one column of the seed's table: how a request reaches the function.
+type Mode string
+
+const (
+	AfterBurn Mode = "afterburn" // the watchdog and the library
+	Fork      Mode = "fork"      // the function started for every request
+	Proxy     Mode = "proxy"     // a reverse proxy to the language's own HTTP server
+	Limit     Mode = "limit"     // the watchdog and a child answering canned bytes
+	Ceiling   Mode = "ceiling"   // a bare Go net/http server, no child at all
+)
+
+// Modes in report order.
+var Modes = []Mode{AfterBurn, Fork, Proxy, Limit, Ceiling}
+
+// Figures are the repetitions of one configuration, with their medians and spreads.
+type Figures struct {
+	RPS    Spread       `json:"rps"`
+	P50us  Spread       `json:"p50_us"`
+	P99us  Spread       `json:"p99_us"`
+	Errors int          `json:"errors"`
+	Runs   []LoadResult `json:"runs"`
+}
+
+func (f *Figures) add(r LoadResult) {
+	f.Runs = append(f.Runs, r)
+	f.Errors += r.Errors
+	var rps, p50, p99 []float64
+	for _, r := range f.Runs {
+		rps, p50, p99 = append(rps, r.RPS), append(p50, r.P50us), append(p99, r.P99us)
+	}
+	f.RPS, f.P50us, f.P99us = spreadOf(rps), spreadOf(p50), spreadOf(p99)
+}
+
+// ByConcurrency keys figures by "c1", "c8".
+type ByConcurrency map[string]*Figures
+
+// ByWorkload keys figures by workload.
+type ByWorkload map[Workload]ByConcurrency
+
+// LanguageResults is everything measured for one language. limit and ceiling are the same
+// shared measurements in every language, repeated so each language's entry stands alone.
+type LanguageResults struct {
+	AfterBurn ByWorkload `json:"afterburn"`
+	Fork      ByWorkload `json:"fork"`
+	Proxy     ByWorkload `json:"proxy"`
+	Limit     ByWorkload `json:"limit"`
+	Ceiling   ByWorkload `json:"ceiling"`
+	ColdStart *ColdStart `json:"cold_start,omitempty"`
+	LargeBody *LargeBody `json:"large_body,omitempty"`
+	Ratios    []Ratio    `json:"ratios"`
+	Targets   []Target   `json:"targets"`
+}
+
+func (l *LanguageResults) mode(m Mode) ByWorkload {
+	switch m {
+	case AfterBurn:
+		return l.AfterBurn
+	case Fork:
+		return l.Fork
+	case Proxy:
+		return l.Proxy
+	case Limit:
+		return l.Limit
+	default:
+		return l.Ceiling
+	}
+}
+
+// Mode returns the figures of one mode (for reports).
+func (l *LanguageResults) Mode(m Mode) ByWorkload { return l.mode(m) }
+
+// Ratio is AfterBurn's throughput over a baseline's, per repetition (the two ran in the same
+// repetition, one after the other), as a median with its spread.
+type Ratio struct {
+	Baseline    Mode     `json:"baseline"`
+	Workload    Workload `json:"workload"`
+	Concurrency string   `json:"concurrency"`
+	Ratio       Spread   `json:"ratio"`
+}
+
+// Target is one of the goals of the benchmark issue, checked against this run.
+type Target struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Min   float64 `json:"min"`
+	Max   float64 `json:"max"`
+	Goal  string  `json:"goal"`
+	Met   bool    `json:"met"`
+}
+
+// Results is one whole run of the benchmarks.
+type Results struct {
+	Date      string                      `json:"date"`
+	Quick     bool                        `json:"quick"`
+	Placement string                      `json:"placement"`
+	Machine   string                      `json:"machine"`
+	Duration  string                      `json:"duration_per_run"`
+	Reps      int                         `json:"repetitions"`
+	Workers   int                         `json:"workers"`
+	Order     []string                    `json:"languages_order"`
+	Languages map[string]*LanguageResults `json:"languages"`
+}
+
+func newByWorkload() ByWorkload { return ByWorkload{} }
+
+func (b ByWorkload) figures(w Workload, conc string) *Figures {
+	if b[w] == nil {
+		b[w] = ByConcurrency{}
+	}
+	if b[w][conc] == nil {
+		b[w][conc] = &Figures{}
+	}
+	return b[w][conc]
+}

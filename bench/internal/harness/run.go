@@ -1,0 +1,224 @@
+// Package harness runs the AfterBurn benchmarks: every language's function under the
+// watchdog and under the baselines of the benchmark issue, driven by wrk, side by side in one
+// run, with repetitions interleaved so drift on a shared machine hits every configuration
+// alike.
+package harness
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Options configure one run.
+type Options struct {
+	Root       string // repository root; every command runs from here
+	Watchdog   string // the watchdog binary, relative to Root
+	Langs      []string
+	Workloads  []Workload
+	Conns      []int
+	Reps       int
+	Duration   time.Duration // one measured wrk run
+	Warmup     time.Duration // unmeasured load on every configuration before the first rep
+	ServerCPU  string        // taskset list for everything under test
+	LoadCPU    string        // taskset list for wrk
+	Workers    int
+	ColdReps   int
+	LargeBytes int64 // 0 skips the large-body measurement
+	Quick      bool
+	Log        io.Writer
+}
+
+// config is one thing under test, started once and measured in every repetition.
+type config struct {
+	key     string // "go/afterburn", "limit", "ceiling"
+	program string // the name its "listening on" log line starts with
+	argv    []string
+	env     []string
+	pool    bool // a watchdog: wait for /_/ready too
+	srv     *server
+	figs    ByWorkload
+}
+
+// Run measures everything and returns the results.
+func Run(ctx context.Context, o Options) (*Results, error) {
+	var langs []Language
+	for _, l := range Languages(o.Root) {
+		for _, want := range o.Langs {
+			if l.Name == want {
+				if err := l.checkBuilt(o.Root); err != nil {
+					return nil, err
+				}
+				langs = append(langs, l)
+			}
+		}
+	}
+	if len(langs) != len(o.Langs) {
+		return nil, fmt.Errorf("unknown language in %v", o.Langs)
+	}
+	tmp, err := os.MkdirTemp("", "afterburn-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	script, err := writeEchoScript(tmp)
+	if err != nil {
+		return nil, err
+	}
+	load := Load{CPU: o.LoadCPU, ScriptPath: script}
+
+	watchdog := func(child []string) []string {
+		return append([]string{o.Watchdog, "-port", "0", "-listen_host", "127.0.0.1",
+			"-workers", fmt.Sprint(o.Workers), "--"}, child...)
+	}
+	configs := []*config{
+		{key: "limit", program: "afterburn-watchdog", argv: watchdog([]string{"bench/bin/limit-child"}), pool: true},
+		{key: "ceiling", program: "server", argv: []string{"bench/bin/go-server"}, env: []string{"PORT=0"}},
+	}
+	for _, l := range langs {
+		configs = append(configs,
+			&config{key: l.Name + "/afterburn", program: "afterburn-watchdog", argv: watchdog(l.AfterBurn), pool: true},
+			&config{key: l.Name + "/proxy", program: "http-proxy", argv: append([]string{"bench/bin/http-proxy", "-addr", "127.0.0.1:0", "--"}, l.Server...)},
+			&config{key: l.Name + "/fork", program: "fork-server", argv: append([]string{"bench/bin/fork-server", "-addr", "127.0.0.1:0", "--"}, l.Classic...)},
+		)
+	}
+	defer func() {
+		for _, c := range configs {
+			if c.srv != nil {
+				c.srv.stop()
+			}
+		}
+	}()
+	for _, c := range configs {
+		startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		c.srv, err = startServer(startCtx, c.key, c.program, o.Root, o.ServerCPU, c.argv, c.env)
+		if err == nil && c.pool {
+			err = c.srv.waitReady(startCtx)
+		}
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		if err := verify(c.srv); err != nil {
+			return nil, fmt.Errorf("%s answers wrongly: %v\n%s", c.key, err, c.srv.log.String())
+		}
+		c.figs = newByWorkload()
+		fmt.Fprintf(o.Log, "started %s on %s; warming up\n", c.key, c.srv.addr)
+		for _, w := range o.Workloads {
+			if _, err := load.Run(c.srv.url(), w, 8, o.Warmup); err != nil {
+				return nil, fmt.Errorf("%s warm-up: %v", c.key, err)
+			}
+		}
+	}
+	for rep := 1; rep <= o.Reps; rep++ {
+		for _, w := range o.Workloads {
+			for _, n := range o.Conns {
+				for _, c := range configs {
+					r, err := load.Run(c.srv.url(), w, n, o.Duration)
+					if err != nil {
+						return nil, fmt.Errorf("%s: %v", c.key, err)
+					}
+					c.figs.figures(w, conc(n)).add(r)
+					fmt.Fprintf(o.Log, "rep %d/%d %-7s c=%d %-16s %9.0f req/s  p50 %7.0f µs  p99 %7.0f µs  errors %d\n",
+						rep, o.Reps, w, n, c.key, r.RPS, r.P50us, r.P99us, r.Errors)
+				}
+			}
+		}
+	}
+	byKey := map[string]ByWorkload{}
+	for _, c := range configs {
+		c.srv.stop()
+		c.srv = nil
+		byKey[c.key] = c.figs
+	}
+
+	res := &Results{
+		Date:      time.Now().UTC().Format(time.RFC3339),
+		Quick:     o.Quick,
+		Placement: placement(o),
+		Machine:   machine(),
+		Duration:  o.Duration.String(),
+		Reps:      o.Reps,
+		Workers:   o.Workers,
+		Order:     o.Langs,
+		Languages: map[string]*LanguageResults{},
+	}
+	for _, l := range langs {
+		lr := &LanguageResults{
+			AfterBurn: byKey[l.Name+"/afterburn"], Fork: byKey[l.Name+"/fork"], Proxy: byKey[l.Name+"/proxy"],
+			Limit: byKey["limit"], Ceiling: byKey["ceiling"],
+		}
+		fmt.Fprintf(o.Log, "cold start %s (%d × with and without the library)\n", l.Name, o.ColdReps)
+		if lr.ColdStart, err = measureColdStart(o.Root, l, o.ColdReps); err != nil {
+			return nil, err
+		}
+		if o.LargeBytes > 0 {
+			fmt.Fprintf(o.Log, "large body %s (%d MiB echoed)\n", l.Name, o.LargeBytes>>20)
+			if lr.LargeBody, err = measureLargeBody(ctx, o.Root, o.ServerCPU, o.Watchdog, l, o.LargeBytes); err != nil {
+				return nil, err
+			}
+		}
+		lr.Ratios = ratios(lr)
+		lr.Targets = targets(l.Name, lr)
+		res.Languages[l.Name] = lr
+	}
+	return res, nil
+}
+
+func conc(n int) string { return fmt.Sprintf("c%d", n) }
+
+// verify checks that a configuration does the work before it is timed: a benchmark of a
+// server that answers wrongly measures nothing.
+func verify(s *server) error {
+	resp, err := http.Get(s.url())
+	if err != nil {
+		return err
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(got) != "Hello, world!\n" {
+		return fmt.Errorf("GET / = %d %q; want 200 %q", resp.StatusCode, got, "Hello, world!\n")
+	}
+	body := strings.Repeat("abcdefghijklmnop", 64)
+	resp, err = http.Post(s.url(), "application/octet-stream", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	got, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(got) != body {
+		return fmt.Errorf("POST / of 1 KiB = %d, %d bytes; want 200 and the body echoed", resp.StatusCode, len(got))
+	}
+	return nil
+}
+
+func placement(o Options) string {
+	return fmt.Sprintf("wrk (1 thread) pinned to CPU %s; every server, watchdog, worker, proxy and forked "+
+		"function pinned to CPU %s (taskset); %d watchdog workers; cold starts unpinned",
+		orNone(o.LoadCPU), orNone(o.ServerCPU), o.Workers)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%s, %d CPUs, %s/%s, %s", model, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+}

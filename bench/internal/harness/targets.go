@@ -1,0 +1,91 @@
+package harness
+
+import "fmt"
+
+// ratios computes AfterBurn's throughput over every baseline, per repetition.
+func ratios(l *LanguageResults) []Ratio {
+	var out []Ratio
+	for _, base := range []Mode{Fork, Proxy, Limit, Ceiling} {
+		for _, w := range []Workload{Hello, Echo1K} {
+			for _, c := range []string{"c1", "c8"} {
+				ab, bl := l.AfterBurn[w][c], l.mode(base)[w][c]
+				if ab == nil || bl == nil || len(ab.Runs) != len(bl.Runs) {
+					continue
+				}
+				var rs []float64
+				for i := range ab.Runs {
+					rs = append(rs, ab.Runs[i].RPS/bl.Runs[i].RPS)
+				}
+				out = append(out, Ratio{Baseline: base, Workload: w, Concurrency: c, Ratio: spreadOf(rs)})
+			}
+		}
+	}
+	return out
+}
+
+func findRatio(l *LanguageResults, base Mode, w Workload, c string) (Spread, bool) {
+	for _, r := range l.Ratios {
+		if r.Baseline == base && r.Workload == w && r.Concurrency == c {
+			return r.Ratio, true
+		}
+	}
+	return Spread{}, false
+}
+
+// The goals of the benchmark issue, per language.
+var (
+	limitGoal = map[string]float64{"java": 0.85, "go": 0.80, "python": 0.75, "node": 0.70}
+	proxyGoal = map[string]float64{"java": 1.3, "go": 1.3, "python": 1.8, "node": 1.3}
+	forkGoal  = map[string]float64{"java": 300, "go": 8, "python": 200, "node": 300}
+	mbpsGoal  = map[string]float64{"java": 800, "go": 800, "python": 300, "node": 300}
+	coldGoal  = map[string]float64{"go": 2, "python": 15, "node": 60} // ms the library may add
+)
+
+const (
+	javaReadyGoalMs      = 600 // a Java function is ready this soon after its JVM starts
+	watchdogRSSGoalMiB   = 64
+	p99SlackMicroseconds = 300
+)
+
+// targets checks this run against the goals.
+func targets(lang string, l *LanguageResults) []Target {
+	var out []Target
+	atLeast := func(name string, s Spread, goal float64) {
+		out = append(out, Target{Name: name, Value: s.Median, Min: s.Min, Max: s.Max,
+			Goal: fmt.Sprintf(">= %g", goal), Met: s.Median >= goal})
+	}
+	atMost := func(name string, v, goal float64) {
+		out = append(out, Target{Name: name, Value: v, Min: v, Max: v, Goal: fmt.Sprintf("<= %g", goal), Met: v <= goal})
+	}
+	if s, ok := findRatio(l, Limit, Hello, "c1"); ok {
+		atLeast("hello c=1 throughput vs pipe limit", s, limitGoal[lang])
+	}
+	for _, w := range []Workload{Hello, Echo1K} {
+		for _, c := range []string{"c1", "c8"} {
+			if s, ok := findRatio(l, Proxy, w, c); ok {
+				atLeast(fmt.Sprintf("%s %s throughput vs HTTP proxy mode", w, c), s, proxyGoal[lang])
+			}
+		}
+	}
+	if s, ok := findRatio(l, Fork, Hello, "c1"); ok {
+		atLeast("hello c=1 throughput vs fork per request", s, forkGoal[lang])
+	}
+	for _, w := range []Workload{Hello, Echo1K} {
+		if f := l.AfterBurn[w]["c1"]; f != nil {
+			goal := 2*f.P50us.Median + p99SlackMicroseconds
+			atMost(fmt.Sprintf("%s c=1 p99 µs (goal 2×p50 + 300 µs)", w), f.P99us.Median, goal)
+		}
+	}
+	if lb := l.LargeBody; lb != nil {
+		atLeast("100 MiB echo MB/s", Spread{Median: lb.MBPerSec, Min: lb.MBPerSec, Max: lb.MBPerSec}, mbpsGoal[lang])
+		atMost("watchdog peak RSS MiB during the large echo", lb.WatchdogPeakRSSMB, watchdogRSSGoalMiB)
+	}
+	if cs := l.ColdStart; cs != nil {
+		if lang == "java" {
+			atMost("cold start with the library, ms (spawn to handshake)", cs.WithLibraryMs.Median, javaReadyGoalMs)
+		} else {
+			atMost("cold start cost of the library, ms", cs.LibraryCostMs, coldGoal[lang])
+		}
+	}
+	return out
+}

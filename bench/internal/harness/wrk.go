@@ -1,0 +1,103 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// LoadResult is one wrk run.
+type LoadResult struct {
+	RPS    float64 `json:"rps"`
+	P50us  float64 `json:"p50_us"`
+	P99us  float64 `json:"p99_us"`
+	Errors int     `json:"errors"`
+}
+
+// Load drives a URL with wrk, pinned to the load generator's CPU.
+type Load struct {
+	CPU        string // taskset list for wrk, "" for no pinning
+	ScriptPath string // wrk Lua script that makes the request a 1 KiB POST
+}
+
+var (
+	rpsLine     = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+	latencyLine = regexp.MustCompile(`^\s+(50|99)%\s+([0-9.]+)(us|ms|s)\s*$`)
+	errorsLine  = regexp.MustCompile(`Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
+	non2xxLine  = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`)
+)
+
+// Run runs wrk with one thread and conns connections for d.
+func (l Load) Run(url string, workload Workload, conns int, d time.Duration) (LoadResult, error) {
+	args := []string{"wrk", "-t1", fmt.Sprintf("-c%d", conns), fmt.Sprintf("-d%ds", int(d.Seconds())), "--latency", "--timeout", "10s"}
+	if workload == Echo1K {
+		args = append(args, "-s", l.ScriptPath)
+	}
+	args = append(args, url)
+	if l.CPU != "" {
+		args = append([]string{"taskset", "-c", l.CPU}, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return LoadResult{}, fmt.Errorf("%s: %v\n%s", strings.Join(args, " "), err, out.String())
+	}
+	return parseWrk(out.String())
+}
+
+func parseWrk(text string) (LoadResult, error) {
+	var r LoadResult
+	m := rpsLine.FindStringSubmatch(text)
+	if m == nil {
+		return r, fmt.Errorf("wrk printed no Requests/sec:\n%s", text)
+	}
+	r.RPS, _ = strconv.ParseFloat(m[1], 64)
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		if m := latencyLine.FindStringSubmatch(sc.Text()); m != nil {
+			v, _ := strconv.ParseFloat(m[2], 64)
+			switch m[3] {
+			case "ms":
+				v *= 1e3
+			case "s":
+				v *= 1e6
+			}
+			if m[1] == "50" {
+				r.P50us = v
+			} else {
+				r.P99us = v
+			}
+		}
+	}
+	if m := errorsLine.FindStringSubmatch(text); m != nil {
+		for _, s := range m[1:] {
+			n, _ := strconv.Atoi(s)
+			r.Errors += n
+		}
+	}
+	if m := non2xxLine.FindStringSubmatch(text); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		r.Errors += n
+	}
+	if r.P50us == 0 || r.P99us == 0 {
+		return r, fmt.Errorf("wrk printed no latency distribution:\n%s", text)
+	}
+	return r, nil
+}
+
+// writeEchoScript writes the wrk script of the 1 KiB echo workload.
+func writeEchoScript(dir string) (string, error) {
+	path := dir + "/echo1k.lua"
+	script := `wrk.method = "POST"
+wrk.body = string.rep("abcdefghijklmnop", 64)
+wrk.headers["Content-Type"] = "application/octet-stream"
+`
+	return path, os.WriteFile(path, []byte(script), 0o644)
+}

@@ -1,0 +1,125 @@
+// Package report writes a benchmark run as JSON, a markdown table and a PNG chart.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/afterburn-dev/afterburn/bench/internal/harness"
+)
+
+// WriteJSON writes the results, indented, to path.
+func WriteJSON(path string, r *harness.Results) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// Markdown writes the seed's table per language (fork against AfterBurn, with the proxy,
+// pipe-limit and ceiling columns and AfterBurn's ratio to each), then the targets.
+func Markdown(w io.Writer, r *harness.Results) {
+	fmt.Fprintf(w, "# AfterBurn benchmarks, %s\n\n", r.Date)
+	if r.Quick {
+		fmt.Fprintln(w, "QUICK run: short, one repetition; for a sanity check, not for publishing.")
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "- machine: %s\n- placement: %s\n- each figure: median of %d × %s wrk runs (min–max in brackets); "+
+		"ratios are AfterBurn ÷ baseline per repetition, then the median\n\n", r.Machine, r.Placement, r.Reps, r.Duration)
+	for _, name := range r.Order {
+		l := r.Languages[name]
+		if l == nil {
+			continue
+		}
+		fmt.Fprintf(w, "## %s\n\n", name)
+		fmt.Fprintln(w, "| workload | c | fork req/s | AfterBurn req/s | × fork | proxy req/s | × proxy | pipe limit req/s | × limit | ceiling req/s | × ceiling | fork p50/p99 µs | AfterBurn p50/p99 µs |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+		for _, wl := range []harness.Workload{harness.Hello, harness.Echo1K} {
+			for _, c := range []string{"c1", "c8"} {
+				ab := l.AfterBurn[wl][c]
+				if ab == nil {
+					continue
+				}
+				fk, px, lm, cl := l.Fork[wl][c], l.Proxy[wl][c], l.Limit[wl][c], l.Ceiling[wl][c]
+				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+					wl, strings.TrimPrefix(c, "c"), rps(fk), rps(ab), ratio(l, harness.Fork, wl, c),
+					rps(px), ratio(l, harness.Proxy, wl, c), rps(lm), ratio(l, harness.Limit, wl, c),
+					rps(cl), ratio(l, harness.Ceiling, wl, c), lat(fk), lat(ab))
+			}
+		}
+		fmt.Fprintln(w)
+		if cs := l.ColdStart; cs != nil {
+			fmt.Fprintf(w, "Cold start (spawn to handshake passed): %.1f ms with the library (%.1f–%.1f), %.1f ms without (%.1f–%.1f): the library adds %.1f ms.\n\n",
+				cs.WithLibraryMs.Median, cs.WithLibraryMs.Min, cs.WithLibraryMs.Max,
+				cs.WithoutLibraryMs.Median, cs.WithoutLibraryMs.Min, cs.WithoutLibraryMs.Max, cs.LibraryCostMs)
+		}
+		if lb := l.LargeBody; lb != nil {
+			fmt.Fprintf(w, "Large body: %d MiB echoed at %.0f MB/s; peak RSS: watchdog %.1f MiB, worker %.1f MiB.\n\n",
+				lb.Bytes>>20, lb.MBPerSec, lb.WatchdogPeakRSSMB, lb.WorkerPeakRSSMB)
+		}
+		fmt.Fprintln(w, "| target | this run | goal | met |")
+		fmt.Fprintln(w, "|---|---|---|---|")
+		for _, t := range l.Targets {
+			met := "yes"
+			if !t.Met {
+				met = "**no**"
+			}
+			val := num(t.Value)
+			if t.Min != t.Max {
+				val += fmt.Sprintf(" (%s–%s)", num(t.Min), num(t.Max))
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", t.Name, val, t.Goal, met)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func rps(f *harness.Figures) string {
+	if f == nil {
+		return "–"
+	}
+	if f.RPS.N > 1 {
+		return fmt.Sprintf("%.0f (%.0f–%.0f)", f.RPS.Median, f.RPS.Min, f.RPS.Max)
+	}
+	return fmt.Sprintf("%.0f", f.RPS.Median)
+}
+
+func lat(f *harness.Figures) string {
+	if f == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f / %.0f", f.P50us.Median, f.P99us.Median)
+}
+
+func ratio(l *harness.LanguageResults, base harness.Mode, w harness.Workload, c string) string {
+	for _, r := range l.Ratios {
+		if r.Baseline == base && r.Workload == w && r.Concurrency == c {
+			if r.Ratio.N > 1 {
+				return fmt.Sprintf("%s× (%s–%s)", num(r.Ratio.Median), num(r.Ratio.Min), num(r.Ratio.Max))
+			}
+			return num(r.Ratio.Median) + "×"
+		}
+	}
+	return "–"
+}
+
+// num prints 3 significant figures, enough for a ratio or a rate.
+func num(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}

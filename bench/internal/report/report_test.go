@@ -1,0 +1,64 @@
+package report
+
+import (
+	"bytes"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/afterburn-dev/afterburn/bench/internal/harness"
+)
+
+func sample() *harness.Results {
+	f := func(rps float64) *harness.Figures {
+		return &harness.Figures{RPS: harness.Spread{Median: rps, Min: rps, Max: rps, N: 1},
+			P50us: harness.Spread{Median: 100, N: 1}, P99us: harness.Spread{Median: 300, N: 1}}
+	}
+	by := func(c1, c8 float64) harness.ByWorkload {
+		return harness.ByWorkload{harness.Hello: {"c1": f(c1), "c8": f(c8)}}
+	}
+	l := &harness.LanguageResults{
+		AfterBurn: by(6000, 8000), Fork: by(20, 25), Proxy: by(4000, 6000),
+		Limit: by(7000, 9000), Ceiling: by(15000, 35000),
+		Ratios:  []harness.Ratio{{Baseline: harness.Fork, Workload: harness.Hello, Concurrency: "c1", Ratio: harness.Spread{Median: 300, Min: 300, Max: 300, N: 1}}},
+		Targets: []harness.Target{{Name: "hello c=1 throughput vs fork per request", Value: 300, Min: 300, Max: 300, Goal: ">= 300", Met: true}},
+	}
+	return &harness.Results{Date: "2026-11-22T10:00:00Z", Reps: 1, Duration: "3s", Order: []string{"java"},
+		Languages: map[string]*harness.LanguageResults{"java": l}}
+}
+
+func TestMarkdownHasTheSeedsTable(t *testing.T) {
+	var b bytes.Buffer
+	Markdown(&b, sample())
+	out := b.String()
+	for _, want := range []string{
+		"## java",
+		"| hello | 1 | 20 | 6000 | 300× | 4000 | – |", // fork, AfterBurn, ratio to fork, proxy
+		"| hello c=1 throughput vs fork per request | 300 | >= 300 | yes |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestChartIsAPNG(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chart.png")
+	if err := Chart(path, sample()); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("not a PNG: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() < 600 || b.Dy() < 300 {
+		t.Errorf("chart is %v; want a readable size", b)
+	}
+}
