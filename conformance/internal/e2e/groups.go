@@ -47,6 +47,7 @@ func Groups() []Group {
 				{Name: "crash-before-head", Section: "8.4", Description: "a worker exiting mid-request gives 502 worker_crashed, a restart with reason crashed, and the next request succeeds", Run: crashBeforeHead},
 				{Name: "crash-after-head", Section: "8.7", Description: "a worker exiting after the response head leaves the client's body visibly incomplete", Run: crashAfterHead},
 				{Name: "crash-after-response", Section: "9.3", Description: "a worker exiting after a complete response delivers it and the next requests succeed", Run: crashAfterResponse},
+				{Name: "unread-request-retried", Section: "9.3", Description: "small requests sent at once after a worker exits following a complete response all get their own response: one the dying worker never read goes to another worker", Run: unreadRequestRetried},
 				{Name: "kill-busy-worker", Section: "8.4", Description: "kill -9 of a busy worker under load fails only its request with 502; every other request gets its own response and the restart is counted", Timeout: 20 * time.Second, Run: killBusyWorker},
 				{Name: "garbage-instead-of-response", Section: "8.5", Description: "a worker writing garbage instead of a response gives 502 bad_response and is replaced", Run: garbageInstead},
 				{Name: "garbage-after-response", Section: "9.6", Description: "bytes after a complete response do not reach the next request; the worker is replaced for unsolicited_output", Run: garbageAfter},

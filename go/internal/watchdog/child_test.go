@@ -190,6 +190,12 @@ func childHandle(req *http.Request, bw *bufio.Writer) {
 		writeResponse(bw, 200, nil, "bye")
 		bw.Flush()
 		os.Exit(0)
+	case "/exit-later":
+		// Answers, then exits without reading the next request (§9.3).
+		writeResponse(bw, 200, nil, "bye")
+		bw.Flush()
+		time.Sleep(300 * time.Millisecond)
+		os.Exit(0)
 	case "/pid":
 		writeResponse(bw, 200, nil, strconv.Itoa(os.Getpid()))
 	case "/hang":

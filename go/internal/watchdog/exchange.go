@@ -103,9 +103,20 @@ type exchange struct {
 	deadline time.Time // zero: no exec_timeout
 	entry    *accessEntry
 
-	headSent   bool // the response head went to the client
-	respDone   bool // the response was read to its end
-	closeAfter bool // the worker sent Connection: close
+	headLen  int  // bytes of the request head written to the worker
+	headSent bool // the response head went to the client
+	// body is where the request body comes from: the client's, or on a
+	// second attempt (§9.3) the bytes the first worker never read followed
+	// by the rest of the client's.
+	body io.Reader
+	// replay keeps a copy of the body bytes sent, while they could all be
+	// sitting unread in the pipe (at most replayMax), so that a worker that
+	// dies without reading any of them does not lose the request (§9.3).
+	replay      []byte
+	replayLost  bool  // more was sent than replay keeps
+	bodyWritten int64 // bytes of body framing and data written to the pipe
+	respDone    bool  // the response was read to its end
+	closeAfter  bool  // the worker sent Connection: close
 	// aborting is closed by the body goroutine before it kills the worker
 	// because the body cannot be completed (§6.4).
 	aborting chan struct{}
@@ -114,8 +125,10 @@ type exchange struct {
 
 // run writes the request, forwards the response, and gives the worker back
 // or has it replaced. It panics with http.ErrAbortHandler when the exchange
-// failed after the response head went out (PROTOCOL.md §8.7).
-func (x *exchange) run() {
+// failed after the response head went out (PROTOCOL.md §8.7). It returns
+// true, having answered nothing, when the worker died without reading a byte
+// of a bodiless request: the caller sends it to another worker (§9.3).
+func (x *exchange) run() (neverRead bool) {
 	w := x.w
 	// PROTOCOL.md §5.2: the deadline runs to the end of the response; every
 	// read and write on the worker's pipes stops there.
@@ -180,8 +193,15 @@ func (x *exchange) run() {
 			reason = "worker_closed" // §4.4: delivered, then replaced
 		}
 		x.wd.pool.release(w, reason)
-		return
+		return false
 	}
+
+	// PROTOCOL.md §9.3: every byte of the request still in the pipe means the
+	// worker never saw it (the idle-exit race), so no handler ran for it.
+	// Asked before release, which closes the pipes.
+	neverRead = fail == failCrashed && !x.headSent && caused && !x.replayLost &&
+		(bf == bodyOK || bf == bodyWorker) && x.headLen > 0 &&
+		int64(w.unreadRequestBytes()) == int64(x.headLen)+x.bodyWritten
 
 	switch fail.reason {
 	case "bad_response":
@@ -190,17 +210,24 @@ func (x *exchange) run() {
 	case "timeout":
 		x.wd.log.printf("w%d passed the deadline of request %s: killing it", w.id, x.id)
 	case "crashed":
-		x.wd.log.printf("w%d exited or closed a pipe during request %s", w.id, x.id)
+		if neverRead {
+			x.wd.log.printf("w%d exited before reading request %s: sending it to another worker", w.id, x.id)
+		} else {
+			x.wd.log.printf("w%d exited or closed a pipe during request %s", w.id, x.id)
+		}
 	case "request_aborted":
 		x.wd.log.printf("w%d: the body of request %s could not be completed: replacing the worker", w.id, x.id)
 	}
 	x.wd.pool.release(w, fail.reason)
+	if neverRead {
+		return true
+	}
 	if !x.headSent {
 		x.wd.fail(x.rw, fail.etype, x.entry)
-		return
+		return false
 	}
 	if x.respDone {
-		return // the response was complete; only the worker had to go
+		return false // the response was complete; only the worker had to go
 	}
 	// PROTOCOL.md §8.7: make the client's response visibly incomplete.
 	panic(http.ErrAbortHandler)
@@ -251,6 +278,9 @@ func (x *exchange) writeHead() error {
 	} else {
 		bw.WriteString("Transfer-Encoding: chunked\r\n\r\n")
 	}
+	// A head larger than bw was partly flushed already and is undercounted,
+	// which only makes the §9.3 retry more cautious.
+	x.headLen = bw.Buffered()
 	return bw.Flush()
 }
 
@@ -282,9 +312,10 @@ func (x *exchange) sendBody() bodyFailure {
 		return f
 	}
 	for {
-		n, rerr := x.r.Body.Read(buf[chunkRoom : chunkRoom+bodyBufSize])
+		n, rerr := x.body.Read(buf[chunkRoom : chunkRoom+bodyBufSize])
 		if n > 0 {
 			total += int64(n)
+			x.keepForReplay(buf[chunkRoom : chunkRoom+n])
 			if chunked && limit > 0 && total > limit {
 				return abort(bodyTooLarge) // §7.2, enforced as bytes arrive
 			}
@@ -297,7 +328,9 @@ func (x *exchange) sendBody() bodyFailure {
 				buf[chunkRoom+n], buf[chunkRoom+n+1] = '\r', '\n'
 				out = buf[start : chunkRoom+n+2]
 			}
-			if _, err := w.reqW.Write(out); err != nil {
+			nw, err := w.reqW.Write(out)
+			x.bodyWritten += int64(nw)
+			if err != nil {
 				return bodyWorker
 			}
 		}
@@ -325,10 +358,31 @@ func (x *exchange) sendBody() bodyFailure {
 		}
 	}
 	bw.WriteString("\r\n")
+	x.bodyWritten += int64(bw.Buffered())
 	if bw.Flush() != nil {
 		return bodyWorker
 	}
 	return bodyOK
+}
+
+// replayMax is the most body bytes kept for a second attempt: a pipe's
+// capacity on Linux. A worker that reads nothing cannot take in more, so a
+// larger body is past saving anyway (PROTOCOL.md §9.3).
+const replayMax = 64 << 10
+
+// keepForReplay copies body bytes about to be sent, while they may still be
+// retried on another worker (PROTOCOL.md §9.3).
+func (x *exchange) keepForReplay(p []byte) {
+	switch {
+	case x.replayLost:
+	case len(x.replay)+len(p) > replayMax:
+		x.replay, x.replayLost = nil, true
+	default:
+		if x.replay == nil && x.r.ContentLength > 0 {
+			x.replay = make([]byte, 0, min(x.r.ContentLength, replayMax))
+		}
+		x.replay = append(x.replay, p...)
+	}
 }
 
 // forward reads the worker's response and copies it to the client as it

@@ -151,6 +151,45 @@ func TestWorkerReplaced(t *testing.T) {
 	}
 }
 
+// TestUnreadRequestRetried: §9.3 — a worker that exits without reading a byte
+// of a request never ran a handler for it, so the request goes to another
+// worker, its body replayed, and succeeds; a body too large to be held back
+// is not retried.
+func TestUnreadRequestRetried(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	resp, body := h.get("/exit-later")
+	wantBody(t, resp, body, 200, "bye")
+	// Dispatched while the worker lives, so the pre-dispatch check passes;
+	// the worker exits with the request unread in its pipe.
+	resp, body = h.get("/x")
+	wantBody(t, resp, body, 200, "ok GET /x")
+	h.logs.waitContains(t, "exited before reading request")
+	if got := counter(t, h.wd.m.restarts, "crashed"); got != 1 {
+		t.Errorf(`restarts_total{reason="crashed"} = %v; want 1`, got)
+	}
+
+	resp, body = h.get("/exit-later")
+	wantBody(t, resp, body, 200, "bye")
+	resp, body = h.post("/echo", "payload")
+	wantBody(t, resp, body, 200, "payload")
+
+	// Chunked: no Content-Length, so the watchdog frames it itself.
+	resp, body = h.get("/exit-later")
+	wantBody(t, resp, body, 200, "bye")
+	req, _ := http.NewRequest("POST", h.url+"/echo", io.MultiReader(strings.NewReader("first "), strings.NewReader("second")))
+	resp, body = h.do(req)
+	wantBody(t, resp, body, 200, "first second")
+	if req.ContentLength != 0 || len(req.TransferEncoding) != 0 {
+		t.Fatalf("the client framed the body itself: %d %v", req.ContentLength, req.TransferEncoding)
+	}
+
+	resp, body = h.get("/exit-later")
+	wantBody(t, resp, body, 200, "bye")
+	resp, body = h.post("/echo", strings.Repeat("x", replayMax+1))
+	wantError(t, resp, body, 502, errWorkerCrashed)
+}
+
 // TestCrashLoop: §9.1, §9.2 — init failures back off, three make the slot
 // crash-looping, readiness fails, requests get 503 at once; a handshake
 // recovers.

@@ -1,9 +1,11 @@
 package watchdog
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -12,6 +14,9 @@ import (
 // ServeHTTP answers the reserved paths of PROTOCOL.md §10.1 itself and
 // hands every other request to a worker.
 func (wd *Watchdog) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	if r.RequestURI == wd.guard.target && wd.serveRejected(rw, r) {
+		return // PROTOCOL.md §10.5: stands for a head the guard rejected
+	}
 	switch r.URL.Path {
 	case "/_/health":
 		wd.serveStatus(rw, false)
@@ -88,37 +93,52 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 	if d := wd.cfg.ExecTimeout; d > 0 {
 		deadline = e.start.Add(d) // §5.2: queueing counts
 	}
-	queued := time.Now()
-	w, t := wd.pool.acquire(r.Context(), deadline)
-	wd.m.queueWait.Observe(time.Since(queued).Seconds())
-	if w == nil {
-		if t == "" {
-			// The client went away while queued. Abort rather than let
-			// net/http send an empty 200 should the connection live on.
-			e.status = 499
-			panic(http.ErrAbortHandler)
+	// PROTOCOL.md §9.3: a request that a worker died without reading a byte
+	// of goes to another worker, once, its body replayed.
+	var body io.Reader = r.Body
+	for attempt := 1; ; attempt++ {
+		queued := time.Now()
+		w, t := wd.pool.acquire(r.Context(), deadline)
+		wd.m.queueWait.Observe(time.Since(queued).Seconds())
+		if w == nil {
+			if t == "" {
+				// The client went away while queued. Abort rather than let
+				// net/http send an empty 200 should the connection live on.
+				e.status = 499
+				panic(http.ErrAbortHandler)
+			}
+			wd.fail(rw, t, e)
+			return
 		}
-		wd.fail(rw, t, e)
-		return
+		if !deadline.IsZero() && !time.Now().Before(deadline) {
+			wd.pool.release(w, "") // §5.2: the deadline passed in the queue
+			wd.fail(rw, errTimeout, e)
+			return
+		}
+		e.worker = w.id
+		x := &exchange{
+			wd:       wd,
+			w:        w,
+			rw:       rw,
+			rc:       http.NewResponseController(rw),
+			r:        r,
+			id:       e.requestID,
+			target:   target,
+			deadline: deadline,
+			entry:    e,
+			body:     body,
+		}
+		if neverRead := x.run(); !neverRead {
+			return
+		}
+		if len(x.replay) > 0 {
+			body = io.MultiReader(bytes.NewReader(x.replay), r.Body)
+		}
+		if attempt == 2 {
+			wd.fail(rw, errWorkerCrashed, e)
+			return
+		}
 	}
-	if !deadline.IsZero() && !time.Now().Before(deadline) {
-		wd.pool.release(w, "") // §5.2: the deadline passed in the queue
-		wd.fail(rw, errTimeout, e)
-		return
-	}
-	e.worker = w.id
-	x := &exchange{
-		wd:       wd,
-		w:        w,
-		rw:       rw,
-		rc:       http.NewResponseController(rw),
-		r:        r,
-		id:       e.requestID,
-		target:   target,
-		deadline: deadline,
-		entry:    e,
-	}
-	x.run()
 }
 
 // fail answers an error the watchdog raised (PROTOCOL.md §8.1) and counts it.

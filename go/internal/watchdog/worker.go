@@ -57,9 +57,13 @@ type worker struct {
 	pid     int
 	started time.Time
 
-	reqW  *os.File      // request pipe, the watchdog's end
-	respR *os.File      // response pipe, the watchdog's end
-	bw    *bufio.Writer // on reqW: request heads, flushed once per request
+	reqW *os.File // request pipe, the watchdog's end
+	// reqUnread is the request pipe's read end, which the watchdog keeps
+	// only to ask the kernel how many request bytes the worker has not read
+	// (PROTOCOL.md §9.3). It is never read.
+	reqUnread *os.File
+	respR     *os.File      // response pipe, the watchdog's end
+	bw        *bufio.Writer // on reqW: request heads, flushed once per request
 	// br is the one buffered reader of this worker's life on the response
 	// pipe: the old afterburn made one per request and lost the bytes it had
 	// read ahead.
@@ -107,8 +111,9 @@ func startWorker(cfg *Config, id int, log *logger) (*worker, error) {
 		}
 		return nil, fmt.Errorf("watchdog: stderr pipe: %v", err)
 	}
-	parent = append(parent, reqW, respR, errR)
-	child = append(child, reqR, respW, errW)
+	// reqR stays open here too (reqUnread): see worker.unreadRequestBytes.
+	parent = append(parent, reqW, reqR, respR, errR)
+	child = append(child, respW, errW)
 
 	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
 	fds := "3,4"
@@ -143,16 +148,17 @@ func startWorker(cfg *Config, id int, log *logger) (*worker, error) {
 	cmd.SysProcAttr = sysProcAttr()
 
 	w := &worker{
-		id:      id,
-		cmd:     cmd,
-		reqW:    reqW,
-		respR:   respR,
-		bw:      bufio.NewWriterSize(reqW, reqBufSize),
-		br:      bufio.NewReaderSize(respR, respBufSize),
-		bodyBuf: make([]byte, chunkRoom+bodyBufSize+2),
-		respBuf: make([]byte, bodyBufSize),
-		exited:  make(chan struct{}),
-		retired: make(chan string, 1),
+		id:        id,
+		cmd:       cmd,
+		reqW:      reqW,
+		reqUnread: reqR,
+		respR:     respR,
+		bw:        bufio.NewWriterSize(reqW, reqBufSize),
+		br:        bufio.NewReaderSize(respR, respBufSize),
+		bodyBuf:   make([]byte, chunkRoom+bodyBufSize+2),
+		respBuf:   make([]byte, bodyBufSize),
+		exited:    make(chan struct{}),
+		retired:   make(chan string, 1),
 	}
 	w.started = time.Now()
 	if err := startProcess(cmd); err != nil {
@@ -353,5 +359,6 @@ func (w *worker) closeRequest() {
 // closePipes releases the watchdog's ends once the worker is gone.
 func (w *worker) closePipes() {
 	w.reqW.Close()
+	w.reqUnread.Close()
 	w.respR.Close()
 }
