@@ -4,6 +4,7 @@
 #   make test         every language's tests plus the conformance suite for each language
 #   make conformance  the conformance suite for every language present
 #   make conformance-go   (later -python, -node, -java) the suite for one language
+#   make soak         a long mixed load with faults per language (N=... requests; default 1e6 for Go, 1e5 others)
 #   make bench        every language against its baselines (QUICK=1: about five minutes)
 #   make fmt lint     formatting and static checks
 #
@@ -21,18 +22,20 @@ WATCHDOG    := go/bin/afterburn-watchdog
 GO_FIXTURE  := go/bin/afterburn-fixture
 GO_EXAMPLE  := go/bin/hello
 CONFORMANCE := conformance/bin/afterburn-conformance
+SOAK        := conformance/bin/afterburn-soak
 
 # Every Go source file, so the binaries rebuild when any of them changes.
 GO_SOURCES          := $(shell find go -name '*.go' -not -path 'go/bin/*') go/go.mod go/go.sum
 CONFORMANCE_SOURCES := $(shell find conformance -name '*.go' -not -path 'conformance/bin/*') conformance/go.mod
 
 .PHONY: help build run test test-go test-conformance conformance conformance-go fmt lint clean \
-	bench bench-build bench-go bench-tools test-bench
+	bench bench-build bench-go bench-tools test-bench \
+	soak soak-short soak-go soak-short-go
 
 help:
 	@sed -n 's/^#   //p' Makefile
 
-build: $(WATCHDOG) $(GO_FIXTURE) $(GO_EXAMPLE) $(CONFORMANCE)
+build: $(WATCHDOG) $(GO_FIXTURE) $(GO_EXAMPLE) $(CONFORMANCE) $(SOAK)
 
 $(WATCHDOG): $(GO_SOURCES)
 	cd go && $(GO) build -o bin/afterburn-watchdog ./cmd/afterburn-watchdog
@@ -46,11 +49,14 @@ $(GO_EXAMPLE): $(GO_SOURCES)
 $(CONFORMANCE): $(CONFORMANCE_SOURCES)
 	cd conformance && $(GO) build -o bin/afterburn-conformance ./cmd/afterburn-conformance
 
+$(SOAK): $(CONFORMANCE_SOURCES)
+	cd conformance && $(GO) build -o bin/afterburn-soak ./cmd/afterburn-soak
+
 run: $(WATCHDOG) $(GO_EXAMPLE)
 	@echo "serving go/examples/hello on http://127.0.0.1:$(RUN_PORT)/ (Ctrl-C stops)"
 	$(WATCHDOG) -listen_host 127.0.0.1 -port $(RUN_PORT) -- $(GO_EXAMPLE)
 
-test: test-go test-conformance test-bench conformance
+test: test-go test-conformance test-bench conformance soak-short
 
 test-go:
 	cd go && $(GO) vet ./...
@@ -70,6 +76,21 @@ conformance: conformance-go
 
 conformance-go: $(WATCHDOG) $(GO_FIXTURE) $(CONFORMANCE)
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function $(GO_FIXTURE)
+
+# ---- soak (issue 8): request isolation and flat resources under faults ----------------------
+# Every request carries a unique id its response must echo; the run fails on any response
+# delivered to the wrong request, or when the watchdog's RSS or open descriptors are not flat.
+SOAK_SHORT_N := 6000
+
+soak: soak-go
+
+soak-short: soak-short-go
+
+soak-go: $(WATCHDOG) $(GO_FIXTURE) $(SOAK)
+	$(SOAK) -watchdog $(WATCHDOG) -function $(GO_FIXTURE) -n $(or $(N),1000000)
+
+soak-short-go: $(WATCHDOG) $(GO_FIXTURE) $(SOAK)
+	$(SOAK) -watchdog $(WATCHDOG) -function $(GO_FIXTURE) -n $(SOAK_SHORT_N)
 
 # ---- benchmarks (bench/README.md) -------------------------------------------------------
 # The harness, the baselines and every language's benchmark functions; wrk comes from Debian's

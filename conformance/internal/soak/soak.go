@@ -1,0 +1,321 @@
+// Package soak runs a long mixed load through the watchdog and one language's fixture, with a
+// low rate of crashes, timeouts, garbage and exceptions by design, and checks that every
+// response belongs to the request it answers (issue 8: "responses delivered to the wrong
+// request must be 0") and that the watchdog's memory and descriptors stay flat.
+package soak
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/afterburn-dev/afterburn/conformance/internal/e2e"
+)
+
+// Config is one soak run.
+type Config struct {
+	Watchdog    string // the watchdog binary
+	Function    string // the fixture command (run with /bin/sh -c "exec ...")
+	Requests    int
+	Concurrency int
+	Workers     int
+	FaultRate   float64 // share of requests that fail by design
+	ExecTimeout time.Duration
+	Seed        uint64
+	Log         io.Writer // progress lines; nil for none
+}
+
+// Report is what a soak measured.
+type Report struct {
+	Requests       int64
+	FailedByDesign int64 // faults answered as the spec says
+	Misdelivered   int64 // responses carrying another request's id or content
+	Unexpected     int64 // responses of the right request but the wrong status or content
+	// Collateral counts requests with a body answered 502 worker_crashed: a
+	// worker that exits right after a complete response may already hold the
+	// next request, and one with a body it started to take in cannot be sent
+	// elsewhere (PROTOCOL.md §9.3). At most one per such exit is allowed.
+	Collateral     int64
+	ExitsAfterResp int64 // crash-after-response faults sent
+	Problems       []string
+	RSSStartMiB    float64 // after warm-up, with every worker idle
+	RSSEndMiB      float64
+	FDsStart       int
+	FDsEnd         int
+	Restarts       float64
+	Elapsed        time.Duration
+}
+
+// maxRSSGrowth is how much the watchdog's resident set may grow after warm-up (issue 8).
+const maxRSSGrowth = 1.10
+
+// Line is the closing line of issue 8.
+func (r *Report) Line() string {
+	return fmt.Sprintf("soak: %d requests, %d misdelivered, rss %.1f->%.1f MiB, fds %d->%d, restarts %.0f",
+		r.Requests, r.Misdelivered, r.RSSStartMiB, r.RSSEndMiB, r.FDsStart, r.FDsEnd, r.Restarts)
+}
+
+// Err says why the soak failed, or nil.
+func (r *Report) Err() error {
+	var why []string
+	if r.Misdelivered > 0 {
+		why = append(why, fmt.Sprintf("%d responses delivered to the wrong request", r.Misdelivered))
+	}
+	if r.Unexpected > 0 {
+		why = append(why, fmt.Sprintf("%d unexpected responses", r.Unexpected))
+	}
+	if r.Collateral > r.ExitsAfterResp {
+		why = append(why, fmt.Sprintf("%d requests lost to worker exits, more than the %d exits after a response", r.Collateral, r.ExitsAfterResp))
+	}
+	if r.RSSEndMiB > r.RSSStartMiB*maxRSSGrowth {
+		why = append(why, fmt.Sprintf("watchdog RSS grew %.1f -> %.1f MiB (more than %.0f%%)", r.RSSStartMiB, r.RSSEndMiB, (maxRSSGrowth-1)*100))
+	}
+	if r.FDsEnd != r.FDsStart {
+		why = append(why, fmt.Sprintf("watchdog open descriptors %d -> %d", r.FDsStart, r.FDsEnd))
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return fmt.Errorf("soak failed: %s", strings.Join(why, "; "))
+}
+
+// Run starts the watchdog, drives it and measures it.
+func Run(ctx context.Context, c Config) (*Report, error) {
+	flags := []string{"-workers", strconv.Itoa(c.Workers), "-exec_timeout", c.ExecTimeout.String()}
+	wd, err := e2e.StartWatchdog(ctx, c.Watchdog, c.Function, flags, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer wd.Stop()
+	if err := wd.WaitReady(ctx, c.Workers); err != nil {
+		return nil, fmt.Errorf("%v\n%s", err, wd.Tail())
+	}
+	transport := &http.Transport{MaxIdleConnsPerHost: c.Concurrency, DisableCompression: true}
+	client := &http.Client{Transport: transport, Timeout: c.ExecTimeout + 30*time.Second}
+	s := &soaker{cfg: c, wd: wd, client: client, kinds: mix(), rep: &Report{}}
+	for _, k := range s.kinds {
+		if k.fault {
+			s.faults = append(s.faults, k)
+		} else {
+			s.normal = append(s.normal, k)
+			s.totalWeight += k.weight
+		}
+	}
+
+	start := time.Now()
+	// Warm-up: a tenth of the run, at least 5000 requests (but at most half), so that the
+	// heap, buffers and connections have reached their working size before the baseline.
+	warm := max(min(max(c.Requests/10, 5000), c.Requests/2), 1)
+	s.drive(ctx, 0, warm)
+	if s.rep.FDsStart, s.rep.RSSStartMiB, err = s.quiesce(ctx, transport, -1); err != nil {
+		return nil, err
+	}
+	s.logf("warm-up done: %d requests; watchdog rss %.1f MiB, %d fds", warm, s.rep.RSSStartMiB, s.rep.FDsStart)
+	s.drive(ctx, warm, c.Requests)
+	if s.rep.FDsEnd, s.rep.RSSEndMiB, err = s.quiesce(ctx, transport, s.rep.FDsStart); err != nil {
+		return nil, err
+	}
+	s.rep.Elapsed = time.Since(start)
+	s.rep.Requests = s.sent.Load()
+	m, err := metrics(wd)
+	if err != nil {
+		return nil, err
+	}
+	s.rep.Restarts = m.Sum("afterburn_worker_restarts_total")
+	return s.rep, nil
+}
+
+type soaker struct {
+	cfg         Config
+	wd          *e2e.Watchdog
+	client      *http.Client
+	kinds       []kind
+	normal      []kind
+	faults      []kind
+	totalWeight int
+	rep         *Report
+	sent        atomic.Int64
+	mu          sync.Mutex // guards rep's counters and Problems
+}
+
+func (s *soaker) logf(format string, args ...any) {
+	if s.cfg.Log != nil {
+		fmt.Fprintf(s.cfg.Log, format+"\n", args...)
+	}
+}
+
+// drive sends requests from..to-1 over Concurrency connections.
+func (s *soaker) drive(ctx context.Context, from, to int) {
+	var next atomic.Int64
+	next.Store(int64(from))
+	var wg sync.WaitGroup
+	for g := range s.cfg.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(s.cfg.Seed, uint64(g)+uint64(from)<<20))
+			for ctx.Err() == nil {
+				i := next.Add(1) - 1
+				if i >= int64(to) {
+					return
+				}
+				s.one(ctx, r, i)
+				if n := s.sent.Add(1); n%50000 == 0 {
+					s.logf("%d requests sent", n)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func (s *soaker) pick(r *rand.Rand) kind {
+	if r.Float64() < s.cfg.FaultRate {
+		return s.faults[r.IntN(len(s.faults))]
+	}
+	n := r.IntN(s.totalWeight)
+	for _, k := range s.normal {
+		if n < k.weight {
+			return k
+		}
+		n -= k.weight
+	}
+	return s.normal[0]
+}
+
+// one sends request i and judges its response.
+func (s *soaker) one(ctx context.Context, r *rand.Rand, i int64) {
+	k := s.pick(r)
+	if k.name == "crash-after-response" {
+		s.mu.Lock()
+		s.rep.ExitsAfterResp++
+		s.mu.Unlock()
+	}
+	id := fmt.Sprintf("soak-%d-%d", s.cfg.Seed, i)
+	token := strconv.FormatUint(r.Uint64(), 36)
+	method, path, body := k.build(r, id, token)
+	req, _ := http.NewRequestWithContext(ctx, method, s.wd.URL(path), strings.NewReader(string(body)))
+	req.Header.Set("X-Request-Id", id) // §5.1: the watchdog keeps a valid client id
+	if body == nil {
+		req.Body, req.ContentLength = nil, 0
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		s.problem(false, fmt.Sprintf("%s %s (%s): %v", method, path, id, err))
+		return
+	}
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		s.problem(false, fmt.Sprintf("%s %s (%s): reading the body: %v", method, path, id, err))
+		return
+	}
+	verdict := ""
+	if gotID := resp.Header.Get("AfterBurn-Request-Id"); gotID != id {
+		verdict = fmt.Sprintf("misdelivered: AfterBurn-Request-Id %q; want %q", gotID, id)
+	} else {
+		verdict = k.check(resp, got, id, token, body)
+	}
+	switch {
+	case verdict != "" && !k.fault && len(body) > 0 && resp.StatusCode == 502 &&
+		resp.Header.Get("AfterBurn-Error") == "worker_crashed" && !strings.HasPrefix(verdict, "misdelivered"):
+		s.mu.Lock()
+		s.rep.Collateral++
+		s.mu.Unlock()
+	case verdict == "" && k.fault:
+		s.mu.Lock()
+		s.rep.FailedByDesign++
+		s.mu.Unlock()
+	case verdict == "":
+	default:
+		s.problem(strings.HasPrefix(verdict, "misdelivered"), fmt.Sprintf("%s %s (%s, %s): %s", method, path, id, k.name, verdict))
+	}
+}
+
+func (s *soaker) problem(misdelivered bool, detail string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if misdelivered {
+		s.rep.Misdelivered++
+	} else {
+		s.rep.Unexpected++
+	}
+	if len(s.rep.Problems) < 20 {
+		s.rep.Problems = append(s.rep.Problems, detail)
+	}
+}
+
+// quiesce waits until every worker is idle and the client's connections are closed, then
+// reads the watchdog's open descriptors and resident set. With want >= 0 it waits (a
+// while) for the descriptor count to come back to want, as closed connections and replaced
+// workers' pipes are released.
+func (s *soaker) quiesce(ctx context.Context, t *http.Transport, want int) (int, float64, error) {
+	if err := s.wd.WaitReady(ctx, s.cfg.Workers); err != nil {
+		return 0, 0, fmt.Errorf("%v\n%s", err, s.wd.Tail())
+	}
+	t.CloseIdleConnections()
+	pid := s.wd.Pid()
+	deadline := time.Now().Add(5 * time.Second)
+	last, same := -1, 0
+	for time.Now().Before(deadline) {
+		n, err := openFDs(pid)
+		if err != nil {
+			return 0, 0, err
+		}
+		if n == want {
+			last = n
+			break
+		}
+		if n == last {
+			same++
+		} else {
+			last, same = n, 0
+		}
+		if want < 0 && same >= 20 { // steady for 200 ms
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	rss, err := residentMiB(pid)
+	return last, rss, err
+}
+
+func openFDs(pid int) (int, error) {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	return len(ents), err
+}
+
+func residentMiB(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024, err
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status has no VmRSS", pid)
+}
+
+func metrics(wd *e2e.Watchdog) (*e2e.Metrics, error) {
+	resp, err := http.Get(wd.URL("/metrics"))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	return e2e.ParseMetrics(string(b))
+}
