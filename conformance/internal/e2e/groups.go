@@ -56,7 +56,7 @@ func Groups() []Group {
 				{Name: "client-gone-mid-response", Section: "6.5", Description: "a client leaving in the middle of an 8 MiB response costs no worker: nothing is restarted and the next requests succeed", Timeout: 30 * time.Second, Run: clientGoneMidResponse},
 				{Name: "expect-100-continue", Section: "5.4", Description: "Expect: 100-continue is answered 100 by the watchdog and not forwarded", Run: expect100Continue},
 				{Name: "expect-other-417", Section: "5.4", Description: "an Expect other than 100-continue is answered 417", Run: expectOther417},
-				{Name: "header-too-large-431", Section: "7.1", Description: "a request head over max_header_bytes is answered 431, with the §8.1 body when just over", Run: headerTooLarge},
+				{Name: "header-too-large-431", Section: "7.1", Description: "a request head over max_header_bytes is answered 431 with the §8.1 body, just over it and far over it", Run: headerTooLarge},
 				{Name: "access-log", Section: "9.5", Description: "every request gets an access-log line with its request id, method, path without the query, and status", Run: accessLog},
 				// Last: by now every kind of series has been touched.
 				{Name: "metrics-names", Section: "10.4", Description: "/metrics exports every metric of §10.4 with its type and labels", Run: metricsNames},
@@ -68,6 +68,25 @@ func Groups() []Group {
 			Checks: []Check{
 				{Name: "body-too-large-content-length", Section: "7.2", Description: "a Content-Length over max_request_body is answered 413 body_too_large without using a worker", Run: bodyTooLargeCL},
 				{Name: "body-too-large-chunked", Section: "6.4", Description: "a chunked body crossing max_request_body is answered 413, the worker replaced (request_aborted) and the pool still serves", Run: bodyTooLargeChunked},
+			},
+		},
+		{
+			// PROTOCOL.md §10.5: heads the watchdog rejects itself. A small
+			// header limit keeps the 431 bound small; read_timeout is short
+			// for the slowloris check.
+			Name:  "hostile-clients",
+			Flags: []string{"-workers", "1", "-max_header_bytes", "1024", "-read_timeout", "1s"},
+			Checks: []Check{
+				{Name: "reject-bare-lf", Section: "10.5", Description: "a head with a line ended by a bare LF is answered 400 bad_request with the §8.1 body and Connection: close, the connection closes and the rejection is counted", Run: guardBareLF},
+				{Name: "reject-obs-fold", Section: "10.5", Description: "a head with an obs-fold field line is answered 400 bad_request and the connection closes", Run: guardObsFold},
+				{Name: "reject-content-length-with-transfer-encoding", Section: "10.5", Description: "Content-Length with Transfer-Encoding, in either order, is answered 400 bad_request and the request smuggled in its body is never answered", Run: guardCLAndTE},
+				{Name: "reject-transfer-encoding-http10", Section: "10.5", Description: "Transfer-Encoding in an HTTP/1.0 request is answered 400 bad_request and the connection closes", Run: guardTEHTTP10},
+				{Name: "reject-content-length-malformed", Section: "10.5", Description: "a repeated Content-Length (equal values), a list, a sign, inner space, hex or an overflow is answered 400 bad_request", Run: guardContentLength},
+				{Name: "reject-after-pipelined-requests", Section: "10.5", Description: "two valid pipelined requests are answered before the 400 for the obs-folded head after them, then the connection closes", Run: guardPipelined},
+				{Name: "reject-head-past-bound-431", Section: "10.5", Description: "a head far past max_header_bytes + 4096 is answered 431 headers_too_large with the §8.1 body", Run: guardHeadFarTooLarge},
+				{Name: "reject-bad-chunk-size", Section: "10.5", Description: "a chunk-size line that is not 1-16 hex digits is answered 400 bad_request, the worker is replaced (request_aborted) and the pool still serves", Run: guardBadChunk},
+				{Name: "slowloris-head", Section: "10.5", Description: "a head sent a byte at a time is cut off at read_timeout without a response and reaches no handler", Timeout: 15 * time.Second, Run: guardSlowlorisHead},
+				{Name: "server-rejects-malformed-fields", Section: "8.1", Description: "NUL or CR in a field value, no Host, two Host lines are answered 400 and Transfer-Encoding: gzip, chunked 501, each on a closing connection", Run: serverRejectsFields},
 			},
 		},
 		{

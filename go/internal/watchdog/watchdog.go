@@ -29,6 +29,7 @@ type Watchdog struct {
 	log            *logger
 	pool           *pool
 	m              *metrics
+	guard          *clientGuard // PROTOCOL.md §10.5
 	metricsHandler http.Handler
 	stopping       atomic.Bool
 	startOnce      sync.Once
@@ -47,6 +48,7 @@ func New(cfg Config) (*Watchdog, error) {
 	wd.pool = newPool(&wd.cfg, wd.log)
 	wd.m = newMetrics(wd.pool)
 	wd.pool.m = wd.m
+	wd.guard = newClientGuard(cfg.MaxHeaderBytes, wd.log)
 	wd.metricsHandler = promhttp.HandlerFor(wd.m.reg, promhttp.HandlerOpts{})
 	return wd, nil
 }
@@ -82,8 +84,11 @@ func (wd *Watchdog) serve(ctx context.Context, ln, mln net.Listener) error {
 	}
 	wd.Start()
 	srv := wd.newServer(wd)
+	// PROTOCOL.md §10.5: client bytes pass the guard before net/http reads
+	// them; the metrics listener is not guarded (guard.go says why).
+	srv.ConnContext = withGuardConn
 	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(guardListener{ln, wd.guard}) }()
 	// The conformance suite reads the address from this line.
 	wd.log.printf("listening on %s", dialAddr(ln.Addr()))
 	var msrv *http.Server

@@ -1,0 +1,327 @@
+package watchdog
+
+// The client head guard: PROTOCOL.md §10.5.
+//
+// net/http is the watchdog's boundary with the network and it is lax where
+// a proxy in front of the watchdog may not be: it lets Transfer-Encoding win
+// over Content-Length and keeps the connection, accepts bare LF line ends,
+// unfolds obs-fold and takes identical duplicate Content-Length lines. Each
+// of those lets a front proxy and the watchdog disagree on where a request
+// ends (request smuggling). The guard sits between the client's socket and
+// net/http and lets no such head through.
+//
+// Theory of operation. Every accepted client connection is a guardConn.
+// net/http reads from it; it reads from the socket into a small buffer of
+// its own and runs the checker (guard_checker.go) over the new bytes, once:
+//
+//   - a request head is held back until it is complete (its empty line) and
+//     checked, then released to net/http in one piece;
+//   - body bytes are released as they arrive, never buffered: the checker
+//     tracks framing only as far as it needs to find the next head
+//     (Content-Length: count; chunked: size lines, data, CRLF, trailers);
+//     while it is inside body data and holds nothing, net/http's Read goes
+//     straight to the socket, bounded by the bytes left in that data;
+//   - at the first offence the bytes before the offending head (or line)
+//     are still released, the offending bytes never are, and nothing after
+//     them is read for net/http again.
+//
+// How a rejection is answered. The error response of §8.1 has to follow the
+// responses of the valid requests before the bad head on the same
+// connection, in order, and the connection has to close after it. net/http
+// already does exactly that for requests, so the guard hands it one: in
+// place of the bad head it releases a synthetic head (GET of a target that
+// holds a random token of this watchdog and that no client can know) and
+// then EOF. ServeHTTP recognises the target, finds the rejection on the
+// connection (ConnContext) and answers it with §8.1, Connection: close,
+// counts it and writes its access-log line. This keeps every interaction
+// with net/http's connection handling ordinary:
+//
+//   - net/http closes a connection whose Read returns EOF, and its
+//     background read (running while a handler runs, to notice a client
+//     that leaves) cancels the request on EOF. Returning EOF at the bad head
+//     would cut off the valid request still in its handler; the guard
+//     instead gives the background read the synthetic head's first byte,
+//     which net/http keeps as the start of the next (pipelined) request.
+//   - The EOF that follows the synthetic head reaches net/http only while
+//     the synthetic request is handled (its background read) or after;
+//     the handler of that request does not depend on the client.
+//   - Read deadlines (read_timeout, idle timeout) are net/http's, set on
+//     this conn and applied to every socket read, so a head sent a byte at
+//     a time still ends at read_timeout. A timeout leaves the guard's state
+//     as it was: net/http's abortPendingRead ends its background read with
+//     a deadline in the past and reads on afterwards.
+//   - CloseWrite is passed through, so net/http's closeWriteAndWait still
+//     half-closes before it closes.
+//   - When a valid request before the bad head ends the connection itself
+//     (a 413, Connection: close, HTTP/1.0), net/http never reads the
+//     synthetic head: the bad head is then neither answered nor counted,
+//     and it still reaches nothing.
+//
+// A rejection inside a chunked body (a bad chunk-size line, chunk data not
+// followed by CRLF, a bad trailer line) comes while net/http and a worker
+// are already reading that body. The guard then releases nothing more and
+// fails every later Read with a read error; the watchdog meets it as a body
+// that cannot be completed (§6.4): the worker is replaced and the client
+// gets 400 bad_request if no head was sent yet.
+//
+// Only the client listener is guarded. The metrics listener (metrics_port)
+// serves /metrics from the watchdog itself: no worker is behind it, so
+// there is nothing to smuggle a request into, and it is scraped by the
+// operator's own monitoring rather than reached through the front proxy.
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// guardBufSize is the guard's buffer; it grows only for a head that does
+// not fit, up to the head bound.
+const guardBufSize = 4096
+
+// guardBufs holds the guard's buffers while no bytes are held: an idle
+// keep-alive connection holds none, and a request costs no allocation.
+var guardBufs = sync.Pool{New: func() any { return new([guardBufSize]byte) }}
+
+// clientGuard is what every guarded connection of one watchdog shares.
+type clientGuard struct {
+	maxHead int
+	log     *logger
+	// target and synthetic are the stand-in request that carries a
+	// rejection through net/http to ServeHTTP; target holds a random token
+	// so that no client can send it.
+	target    string
+	synthetic []byte
+}
+
+func newClientGuard(maxHeaderBytes int, log *logger) *clientGuard {
+	var token [16]byte
+	rand.Read(token[:])
+	target := "/.afterburn-rejected/" + hex.EncodeToString(token[:])
+	return &clientGuard{
+		maxHead:   maxHeaderBytes + headSlack,
+		log:       log,
+		target:    target,
+		synthetic: []byte("GET " + target + " HTTP/1.1\r\nHost: afterburn\r\n\r\n"),
+	}
+}
+
+// guardListener guards every connection it accepts.
+type guardListener struct {
+	net.Listener
+	g *clientGuard
+}
+
+func (l guardListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &guardConn{Conn: c, g: l.g, chk: newChecker(l.g.maxHead)}, nil
+}
+
+// rejection is a client request the guard refused.
+type rejection struct {
+	*rejectReason
+	inBody bool      // found inside a chunked body (§6.4 answers it)
+	at     time.Time // when it was found
+	method string    // from the offending head's request line, "-" when unusable
+	path   string    // ditto, without the query (§9.5)
+}
+
+// errBodyFraming is the read error net/http gets after a rejection inside
+// a chunked body. It is a *net.OpError with Op "read" so that net/http
+// treats it as a failed read: it closes the connection and writes nothing
+// of its own.
+var errBodyFraming = errors.New("watchdog: malformed chunked request body (PROTOCOL.md §10.5)")
+
+// guardConn is a client connection whose bytes pass the checker before
+// net/http reads them. net/http reads from one goroutine at a time (its
+// background read included), so Read needs no lock; rej is read by
+// handlers. Close does not touch the buffer, so that a Close from another
+// goroutine (Server.Close) cannot return it to the pool under a Read.
+type guardConn struct {
+	net.Conn
+	g   *clientGuard
+	chk checker
+	buf []byte
+	// buf[lo:hi] were read from the socket and not yet returned to
+	// net/http; the first free of them may be returned.
+	lo, hi, free int
+	err          error // a socket error, returned once the free bytes are out
+	rej          atomic.Pointer[rejection]
+	rest         []byte // after a rejection: what net/http reads before final
+	final        error
+}
+
+func (gc *guardConn) Read(p []byte) (int, error) {
+	for {
+		if gc.free > 0 {
+			n := copy(p, gc.buf[gc.lo:gc.lo+gc.free])
+			gc.lo += n
+			gc.free -= n
+			if gc.lo == gc.hi {
+				gc.releaseBuf()
+			}
+			return n, nil
+		}
+		if gc.final != nil {
+			if len(gc.rest) > 0 {
+				n := copy(p, gc.rest)
+				gc.rest = gc.rest[n:]
+				return n, nil
+			}
+			return 0, gc.final
+		}
+		if gc.err != nil {
+			err := gc.err
+			gc.err = nil
+			return 0, err
+		}
+		if gc.chk.state == stEnd {
+			return 0, io.EOF
+		}
+		if gc.lo == gc.hi {
+			// Inside body data with nothing held: straight from the socket.
+			if k := gc.chk.passable(); k > 0 {
+				if len(p) > k {
+					p = p[:k]
+				}
+				n, err := gc.Conn.Read(p)
+				gc.chk.passed(uint64(n))
+				return n, err
+			}
+		}
+		gc.fill()
+	}
+}
+
+// fill reads from the socket once and runs the checker over what came.
+func (gc *guardConn) fill() {
+	if gc.buf == nil {
+		gc.buf = guardBufs.Get().(*[guardBufSize]byte)[:]
+	}
+	if gc.hi == len(gc.buf) {
+		if gc.lo > 0 {
+			gc.hi = copy(gc.buf, gc.buf[gc.lo:gc.hi])
+			gc.lo = 0
+		} else {
+			// A head longer than the buffer; the checker stops it at the
+			// head bound, so this stays under twice the bound.
+			gc.buf = append(gc.buf, make([]byte, len(gc.buf))...)
+		}
+	}
+	n, err := gc.Conn.Read(gc.buf[gc.hi:])
+	if n > 0 {
+		gc.hi += n
+		var why *rejectReason
+		gc.free, why = gc.chk.scan(gc.buf[gc.lo:gc.hi])
+		if why != nil {
+			gc.reject(why)
+		}
+	}
+	if err != nil && gc.final == nil {
+		gc.err = err
+	}
+}
+
+// releaseBuf gives the buffer back once it holds nothing. A buffer grown
+// for a long head is left to the garbage collector.
+func (gc *guardConn) releaseBuf() {
+	if len(gc.buf) == guardBufSize {
+		guardBufs.Put((*[guardBufSize]byte)(gc.buf))
+	}
+	gc.buf, gc.lo, gc.hi = nil, 0, 0
+}
+
+// reject records an offence found in buf[lo+free:hi] and sets what net/http
+// reads after the bytes before it.
+func (gc *guardConn) reject(why *rejectReason) {
+	bad := gc.buf[gc.lo+gc.free : gc.hi]
+	gc.hi = gc.lo + gc.free
+	r := &rejection{rejectReason: why, inBody: !gc.chk.headOffence, at: time.Now(), method: "-", path: "-"}
+	if r.inBody {
+		gc.final = &net.OpError{Op: "read", Net: "tcp", Source: gc.RemoteAddr(), Addr: gc.LocalAddr(), Err: errBodyFraming}
+		gc.g.log.printf("request body from %s rejected: %s; closing the connection", gc.RemoteAddr(), why.text)
+	} else {
+		r.method, r.path = requestLineParts(bad)
+		gc.rest, gc.final = gc.g.synthetic, io.EOF
+	}
+	gc.rej.Store(r)
+}
+
+// CloseWrite lets net/http half-close the connection before it closes it
+// (closeWriteAndWait), as it does on a bare *net.TCPConn.
+func (gc *guardConn) CloseWrite() error {
+	if cw, ok := gc.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// requestLineParts is the method and the path without the query of a
+// rejected head, for its access-log line (§9.5); "-" for a part that is not
+// plain visible ASCII, which would not be safe in a log line.
+func requestLineParts(head []byte) (method, path string) {
+	line := head
+	if i := bytes.IndexAny(line, "\r\n"); i >= 0 {
+		line = line[:i]
+	}
+	m, rest, _ := bytes.Cut(line, []byte(" "))
+	target, _, _ := bytes.Cut(rest, []byte(" "))
+	target, _, _ = bytes.Cut(target, []byte("?"))
+	return visible(m, 32), visible(target, 1024)
+}
+
+func visible(b []byte, maxLen int) string {
+	if len(b) == 0 || len(b) > maxLen {
+		return "-"
+	}
+	for _, ch := range b {
+		if ch <= ' ' || ch >= 0x7f {
+			return "-"
+		}
+	}
+	return string(b)
+}
+
+// guardConnKey is the context key of a request's guardConn (ConnContext).
+type guardConnKey struct{}
+
+func withGuardConn(ctx context.Context, c net.Conn) context.Context {
+	if gc, ok := c.(*guardConn); ok {
+		return context.WithValue(ctx, guardConnKey{}, gc)
+	}
+	return ctx
+}
+
+// serveRejected answers the synthetic request that stands for a rejected
+// head (PROTOCOL.md §10.5) with the error of §8.1 on a closing connection:
+// counted, logged once with its reason, and access-logged without a
+// worker. It returns false, and answers nothing, for a request that does
+// not stand for a rejection.
+func (wd *Watchdog) serveRejected(rw http.ResponseWriter, r *http.Request) bool {
+	gc, _ := r.Context().Value(guardConnKey{}).(*guardConn)
+	if gc == nil {
+		return false
+	}
+	rej := gc.rej.Load()
+	if rej == nil || rej.inBody {
+		return false
+	}
+	e := &accessEntry{start: rej.at, requestID: requestID(nil), method: rej.method, path: rej.path}
+	wd.log.printf("request %s from %s rejected: %s", e.requestID, r.RemoteAddr, rej.text)
+	rw.Header().Set("Connection", "close")
+	wd.fail(rw, rej.typ, e)
+	wd.log.access(e)
+	wd.m.observeRequest(e.status, time.Since(e.start).Seconds())
+	return true
+}
