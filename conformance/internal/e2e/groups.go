@@ -71,6 +71,13 @@ func Groups() []Group {
 			},
 		},
 		{
+			Name:  "recycling",
+			Flags: []string{"-workers", "2", "-max_requests", "10"},
+			Checks: []Check{
+				{Name: "recycle-under-load", Section: "9.7", Description: "with max_requests 10, 160 requests from four clients recycle the workers and every one gets its own response", Timeout: 30 * time.Second, Run: recycleUnderLoad},
+			},
+		},
+		{
 			// PROTOCOL.md §10.5: heads the watchdog rejects itself. A small
 			// header limit keeps the 431 bound small; read_timeout is short
 			// for the slowloris check.

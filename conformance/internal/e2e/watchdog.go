@@ -37,7 +37,7 @@ func watchdogEnv(extra map[string]string) []string {
 	for _, s := range []string{"port", "PORT", "listen_host", "fprocess", "workers", "exec_timeout",
 		"read_timeout", "write_timeout", "max_inflight", "init_timeout", "healthcheck_interval",
 		"shutdown_timeout", "max_request_body", "max_header_bytes", "prefix_logs", "stdio",
-		"handshake", "metrics_port"} {
+		"handshake", "metrics_port", "max_requests", "max_age", "max_worker_rss"} {
 		settings[s] = true
 	}
 	return proc.Environ(func(k string) bool { return settings[k] || proc.IsProtocolVariable(k) }, extra)

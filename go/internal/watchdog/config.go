@@ -32,6 +32,9 @@ type Config struct {
 	Stdio               bool          // stdio: protocol on the worker's stdin/stdout (§2.2)
 	Handshake           bool          // handshake: send the handshake (§3, §11.2)
 	MetricsPort         int           // metrics_port: separate /metrics listener, 0 = on port (§10.1)
+	MaxRequests         int           // max_requests: recycle a worker after about this many requests, 0 = never (§9.7)
+	MaxAge              time.Duration // max_age: recycle a worker after about this long, 0 = never (§9.7)
+	MaxWorkerRSS        int64         // max_worker_rss: recycle a worker past this resident size, 0 = no limit (§9.7)
 
 	// Log receives the watchdog's own lines, worker output and the access
 	// log (§9.5). New uses os.Stderr when it is nil.
@@ -96,6 +99,9 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	fs.BoolVar(&cfg.Stdio, "stdio", false, "use the worker's stdin and stdout as the protocol pipes")
 	fs.BoolVar(&cfg.Handshake, "handshake", cfg.Handshake, "send the readiness handshake; false only for children without a library")
 	fs.IntVar(&cfg.MetricsPort, "metrics_port", 0, "serve /metrics on this `port` instead of port; 0 = on port")
+	fs.IntVar(&cfg.MaxRequests, "max_requests", 0, "recycle a worker after this many `requests`, plus up to 10% jitter; 0 = never")
+	fs.Var((*seconds)(&cfg.MaxAge), "max_age", "recycle a worker after this `duration`, plus up to 10% jitter; 0 = never")
+	fs.Int64Var(&cfg.MaxWorkerRSS, "max_worker_rss", 0, "recycle a worker whose resident memory passes this many `bytes`; 0 = no limit")
 
 	// PROTOCOL.md §10.2: the environment first, so that flags parsed after it win.
 	var envErr error
@@ -146,6 +152,10 @@ func (c *Config) check() error {
 		return fmt.Errorf("watchdog: bad workers %d: need at least 1", c.Workers)
 	case c.MaxInflight < 0:
 		return fmt.Errorf("watchdog: bad max_inflight %d", c.MaxInflight)
+	case c.MaxRequests < 0:
+		return fmt.Errorf("watchdog: bad max_requests %d", c.MaxRequests)
+	case c.MaxWorkerRSS < 0:
+		return fmt.Errorf("watchdog: bad max_worker_rss %d", c.MaxWorkerRSS)
 	case c.MaxRequestBody < 0:
 		return fmt.Errorf("watchdog: bad max_request_body %d", c.MaxRequestBody)
 	case c.MaxHeaderBytes < 1:

@@ -116,7 +116,9 @@ func (p *pool) retireLocked(w *worker, reason string) {
 		return
 	}
 	w.state = wsRetired
-	p.setSlotLocked(p.slots[w.id-1], slotStarting)
+	if !w.recycled { // a recycled worker's slot belongs to its successor
+		p.setSlotLocked(p.slots[w.id-1], slotStarting)
+	}
 	w.kill()
 	w.retired <- reason
 }
@@ -133,6 +135,9 @@ func (p *pool) putIdleLocked(w *worker) {
 	switch {
 	case w.gone:
 		p.retireLocked(w, "exited")
+	case w.recycled: // §9.7: its successor serves; it gets EOF and exits
+		w.state = wsDraining
+		w.closeRequest()
 	case p.closing:
 		w.state = wsDraining
 		p.setSlotLocked(p.slots[w.id-1], slotIdle)
@@ -158,6 +163,10 @@ func (p *pool) release(w *worker, reason string) {
 	if reason != "" {
 		p.retireLocked(w, reason)
 		return
+	}
+	w.served++
+	if why := p.recycleDueLocked(w); why != "" {
+		p.startRecycleLocked(w, why)
 	}
 	p.putIdleLocked(w)
 }

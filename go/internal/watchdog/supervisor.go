@@ -17,29 +17,40 @@ const (
 // that dies after its handshake is replaced at once.
 func (p *pool) supervise(s *slot) {
 	defer p.wg.Done()
+	var next *worker // a successor already started by recycling (§9.7)
 	for {
-		p.mu.Lock()
-		if p.closing {
-			p.setSlotLocked(s, slotStopped)
+		w := next
+		next = nil
+		if w == nil {
+			p.mu.Lock()
+			if p.closing {
+				p.setSlotLocked(s, slotStopped)
+				p.mu.Unlock()
+				return
+			}
+			p.setSlotLocked(s, slotStarting)
 			p.mu.Unlock()
-			return
-		}
-		p.setSlotLocked(s, slotStarting)
-		p.mu.Unlock()
 
-		w, reason, err := p.startOne(s)
-		if err != nil {
-			if p.isClosing() {
-				return
+			var reason string
+			var err error
+			w, reason, err = p.startOne(s)
+			if err != nil {
+				if p.isClosing() {
+					return
+				}
+				p.m.restarts.WithLabelValues(reason).Inc()
+				if !p.sleep(p.initFailed(s, reason, err)) {
+					return
+				}
+				continue
 			}
-			p.m.restarts.WithLabelValues(reason).Inc()
-			if !p.sleep(p.initFailed(s, reason, err)) {
-				return
-			}
+			p.initSucceeded(s, w)
+		}
+		reason, successor := p.serve(s, w)
+		if successor != nil {
+			next = successor
 			continue
 		}
-		p.initSucceeded(s, w)
-		reason = p.serve(w)
 		<-w.exited
 		w.closePipes()
 		p.mu.Lock()
@@ -139,6 +150,7 @@ func (p *pool) initSucceeded(s *slot, w *worker) {
 	p.m.initDuration.Observe(time.Since(w.started).Seconds())
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.planRecycle(w)
 	if s.failures >= crashLoopAfter {
 		p.looping--
 		p.changedLocked()
@@ -161,20 +173,40 @@ func (p *pool) sleep(d time.Duration) bool {
 }
 
 // serve waits until w is retired, repeating the handshake on it while idle
-// when healthcheck_interval is set (PROTOCOL.md §3.5).
-func (p *pool) serve(w *worker) string {
+// when healthcheck_interval is set (PROTOCOL.md §3.5). When w is due for
+// recycling (§9.7) it starts w's successor and returns it instead.
+func (p *pool) serve(s *slot, w *worker) (reason string, successor *worker) {
 	var tick <-chan time.Time
 	if p.cfg.HealthcheckInterval > 0 {
 		t := time.NewTicker(p.cfg.HealthcheckInterval)
 		defer t.Stop()
 		tick = t.C
 	}
+	var aged <-chan time.Time
+	if p.cfg.MaxAge > 0 {
+		t := time.NewTimer(withJitter(p.cfg.MaxAge))
+		defer t.Stop()
+		aged = t.C
+	}
 	for {
 		select {
 		case reason := <-w.retired:
-			return reason
+			return reason, nil
 		case <-tick:
 			p.healthcheck(w)
+		case <-aged:
+			p.mu.Lock()
+			if w.state != wsRetired && !w.recycling {
+				p.startRecycleLocked(w, fmt.Sprintf("older than max_age %v", p.cfg.MaxAge))
+			}
+			p.mu.Unlock()
+		case <-w.recycle:
+			if p.isClosing() {
+				continue
+			}
+			if nw := p.replace(s, w); nw != nil {
+				return "", nw
+			}
 		}
 	}
 }

@@ -81,6 +81,14 @@ type worker struct {
 	state   workerState // guarded by pool.mu
 	gone    bool        // guarded by pool.mu: the process was reaped
 	retired chan string // the restart reason, for the slot's supervisor
+
+	// Recycling (PROTOCOL.md §9.7), guarded by pool.mu.
+	served     int           // exchanges completed
+	recycleAt  int           // served count that makes it due; 0 = never
+	rssChecked time.Time     // last look at its resident size
+	recycling  bool          // a replacement is starting
+	recycled   bool          // replaced: it finishes its exchange, then gets EOF
+	recycle    chan struct{} // wakes the supervisor to start a replacement
 }
 
 // startWorker starts one worker for slot id. PROTOCOL.md §2.2: fd 0 is
@@ -159,6 +167,7 @@ func startWorker(cfg *Config, id int, log *logger) (*worker, error) {
 		respBuf:   make([]byte, bodyBufSize),
 		exited:    make(chan struct{}),
 		retired:   make(chan string, 1),
+		recycle:   make(chan struct{}, 1),
 	}
 	w.started = time.Now()
 	if err := startProcess(cmd); err != nil {

@@ -1,0 +1,132 @@
+package watchdog
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestRecycleMaxRequests: §9.7 — a worker is replaced after max_requests
+// (no jitter below 10), its successor ready before it goes, so every request
+// succeeds and the pids change exactly on the budget.
+func TestRecycleMaxRequests(t *testing.T) {
+	t.Parallel()
+	h := start(t, func(c *Config) { c.MaxRequests = 3 })
+	var pids []string
+	for i := 0; i < 9; i++ {
+		resp, pid := h.get("/pid")
+		if resp.StatusCode != 200 {
+			t.Fatalf("request %d: status %d", i, resp.StatusCode)
+		}
+		pids = append(pids, pid)
+		if i%3 == 2 {
+			// Make-before-break: the worker serves on while its successor
+			// starts, so wait until it has gone for the pids to be exact.
+			h.logs.waitContains(t, "pid "+pid+" recycled (exit status 0)")
+		}
+	}
+	for i := 0; i < 9; i++ {
+		same := pids[i] == pids[i/3*3]
+		if !same {
+			t.Errorf("request %d served by pid %s; want %s (the worker of requests %d-%d): %v", i, pids[i], pids[i/3*3], i/3*3, i/3*3+2, pids)
+		}
+		if i%3 == 0 && i > 0 && pids[i] == pids[i-1] {
+			t.Errorf("request %d: pid %s not recycled after 3 requests: %v", i, pids[i], pids)
+		}
+	}
+	if got := counter(t, h.wd.m.restarts, "recycled"); got < 2 {
+		t.Errorf(`restarts_total{reason="recycled"} = %v; want >= 2`, got)
+	}
+}
+
+// TestRecycleUnderLoad: §9.7 — recycling while four clients keep two workers
+// busy drops nothing: every request gets its own 200.
+func TestRecycleUnderLoad(t *testing.T) {
+	t.Parallel()
+	h := start(t, func(c *Config) {
+		c.Workers = 2
+		c.MaxRequests = 10
+	})
+	var wg sync.WaitGroup
+	errs := make(chan string, 400)
+	for c := 0; c < 4; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 60; i++ {
+				path := fmt.Sprintf("/c%d-%d", c, i)
+				resp, err := h.client.Get(h.url + path)
+				if err != nil {
+					errs <- fmt.Sprintf("%s: %v", path, err)
+					continue
+				}
+				b := make([]byte, 64)
+				n, _ := resp.Body.Read(b)
+				resp.Body.Close()
+				if want := "ok GET " + path; resp.StatusCode != 200 || string(b[:n]) != want {
+					errs <- fmt.Sprintf("%s: %d %q; want 200 %q", path, resp.StatusCode, b[:n], want)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	// A worker serves on while its successor starts, so it may exceed its
+	// budget a little: fewer than 240/10 recycles, but a good few.
+	if got := counter(t, h.wd.m.restarts, "recycled"); got < 4 {
+		t.Errorf(`restarts_total{reason="recycled"} = %v after 240 requests with max_requests 10..11; want >= 4`, got)
+	}
+	for _, reason := range []string{"crashed", "exited", "timeout"} {
+		if got := counter(t, h.wd.m.restarts, reason); got != 0 {
+			t.Errorf("restarts_total{reason=%q} = %v; want 0", reason, got)
+		}
+	}
+}
+
+// TestRecycleMaxAge: §9.7 — an idle worker past max_age is replaced too.
+func TestRecycleMaxAge(t *testing.T) {
+	t.Parallel()
+	h := start(t, func(c *Config) { c.MaxAge = 200 * time.Millisecond })
+	_, pid1 := h.get("/pid")
+	h.logs.waitContains(t, "older than max_age")
+	h.logs.waitContains(t, "pid "+pid1+" recycled")
+	_, pid2 := h.get("/pid")
+	if pid2 == pid1 {
+		t.Errorf("pid %s still serving after max_age", pid1)
+	}
+}
+
+// TestRecycleMaxWorkerRSS: §9.7 — a worker past max_worker_rss is replaced
+// after its exchange (any process is over one byte).
+func TestRecycleMaxWorkerRSS(t *testing.T) {
+	t.Parallel()
+	h := start(t, func(c *Config) { c.MaxWorkerRSS = 1 })
+	_, pid1 := h.get("/pid")
+	line := h.logs.waitContains(t, "over max_worker_rss")
+	if !strings.Contains(line, "pid "+pid1) {
+		t.Errorf("recycling line %q; want pid %s", line, pid1)
+	}
+	h.logs.waitContains(t, "pid "+pid1+" recycled")
+}
+
+func TestRecycleConfig(t *testing.T) {
+	for _, args := range [][]string{{"-max_requests", "-1"}, {"-max_worker_rss", "-5"}, {"-max_age", "-1s"}} {
+		if _, err := ParseConfig(append(args, "--", "true"), func(string) string { return "" }, nil); err == nil {
+			t.Errorf("ParseConfig(%v): no error", args)
+		}
+	}
+	cfg, err := ParseConfig([]string{"-max_requests", "1000", "-max_age", "90", "-max_worker_rss", "536870912", "--", "true"}, func(string) string { return "" }, nil)
+	if err != nil || cfg.MaxRequests != 1000 || cfg.MaxAge != 90*time.Second || cfg.MaxWorkerRSS != 512<<20 {
+		t.Errorf("ParseConfig = %+v, %v", cfg, err)
+	}
+	for i := 0; i < 1000; i++ {
+		if n := withJitter(100); n < 100 || n > 110 {
+			t.Fatalf("withJitter(100) = %d; want 100..110", n)
+		}
+	}
+}
