@@ -253,3 +253,42 @@ func pdeathsig(t *T) {
 func concurrentQueue(t *T) {
 	echoesOwnIDs(t, 16)
 }
+
+// sigtermUnderLoad: §9.4 — SIGTERM with two requests running and six queued loses none of
+// them: all eight complete with their own responses within the grace period, and the watchdog
+// exits 0.
+func sigtermUnderLoad(t *T) {
+	w := t.StartWatchdog([]string{"-workers", "2", "-shutdown_timeout", "10s"}, nil, true)
+	t.WaitIdle(2)
+	var pending []<-chan *Resp
+	var ids []string
+	for i := range 8 {
+		id := rid(fmt.Sprintf("drain%d", i))
+		ids = append(ids, id)
+		pending = append(pending, t.background("/sleep?ms=400", id))
+	}
+	t.Eventually("two requests running and six queued", func() (bool, string) {
+		q := t.Metric("afterburn_queue_depth")
+		f := t.Metric("afterburn_requests_in_flight")
+		return q == 6 && f == 8, fmt.Sprintf("queue depth %v, in flight %v", q, f)
+	})
+	if err := w.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("SIGTERM: %v", err)
+	}
+	for i, ch := range pending {
+		r := t.await(ch, fmt.Sprintf("GET /sleep?ms=400 (%s, in flight or queued at SIGTERM)", ids[i]))
+		if m := t.JSON(r, 200); m["slept_ms"] != 400.0 {
+			t.Fatalf("%s: got %v; want slept_ms 400", t.lastReq(), m)
+		}
+		if got := r.Header.Get("AfterBurn-Request-Id"); got != ids[i] {
+			t.Fatalf("%s: AfterBurn-Request-Id %q; want %q", t.lastReq(), got, ids[i])
+		}
+	}
+	code, err := w.Wait(t.ctx)
+	if err != nil {
+		t.Fatalf("after SIGTERM: %v", err)
+	}
+	if code != 0 {
+		t.Fatalf("the watchdog exited with %s after SIGTERM; want exit status 0 (§9.4)", w.ExitString())
+	}
+}

@@ -138,6 +138,7 @@ func Groups() []Group {
 				{Name: "init-failure-crash-loop", Section: "9.1", Description: "failing initialisation makes slots crash-looping, /_/ready 503 and requests 503 unavailable, until init succeeds again", Timeout: 30 * time.Second, Run: initFailureCrashLoop},
 				{Name: "init-timeout", Section: "3.5", Description: "a worker slower than init_timeout to answer the handshake is killed with reason init_timeout", Timeout: 15 * time.Second, Run: initTimeout},
 				{Name: "sigterm-graceful", Section: "9.4", Description: "on SIGTERM an in-flight request completes and the watchdog exits 0", Timeout: 20 * time.Second, Run: sigtermGraceful},
+				{Name: "sigterm-under-load", Section: "9.4", Description: "on SIGTERM two running and six queued requests all complete with their own responses and the watchdog exits 0", Timeout: 20 * time.Second, Run: sigtermUnderLoad},
 				{Name: "pdeathsig", Section: "2.1", Level: "SHOULD", Description: "workers die when the watchdog is killed with SIGKILL", Timeout: 15 * time.Second, Run: pdeathsig},
 			},
 		},
