@@ -7,8 +7,9 @@ import (
 )
 
 // recycleUnderLoad: §9.7 — with max_requests 10, four clients sending 40 requests each through
-// two workers recycle them several times, and every request gets its own response: recycling
-// drops nothing.
+// two workers make them due for recycling, and every request gets its own response: recycling
+// drops nothing. (How many recycles complete depends on how fast a successor starts: a worker
+// serves on meanwhile. At least one must.)
 func recycleUnderLoad(t *T) {
 	t.WaitIdle(2)
 	before := t.Restarts("recycled")
@@ -32,6 +33,6 @@ func recycleUnderLoad(t *T) {
 	}
 	t.Eventually("workers recycled", func() (bool, string) {
 		now := t.Restarts("recycled")
-		return now >= before+3, fmt.Sprintf("restarts{reason=recycled} %v, before %v", now, before)
+		return now >= before+1, fmt.Sprintf("restarts{reason=recycled} %v, before %v", now, before)
 	})
 }

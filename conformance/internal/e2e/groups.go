@@ -74,7 +74,7 @@ func Groups() []Group {
 			Name:  "recycling",
 			Flags: []string{"-workers", "2", "-max_requests", "10"},
 			Checks: []Check{
-				{Name: "recycle-under-load", Section: "9.7", Description: "with max_requests 10, 160 requests from four clients recycle the workers and every one gets its own response", Timeout: 30 * time.Second, Run: recycleUnderLoad},
+				{Name: "recycle-under-load", Section: "9.7", Description: "with max_requests 10, 160 requests from four clients get workers recycled and every one gets its own response", Timeout: 30 * time.Second, Run: recycleUnderLoad},
 			},
 		},
 		{
