@@ -30,7 +30,7 @@ CONFORMANCE_SOURCES := $(shell find conformance -name '*.go' -not -path 'conform
 
 .PHONY: help build run test test-go test-conformance conformance conformance-go fmt lint clean \
 	bench bench-build bench-go bench-tools test-bench \
-	soak soak-short soak-go soak-short-go lint-workflows lint-dockerfile test-deploy docs-config
+	run-go soak soak-short soak-go soak-short-go soak-python soak-short-python lint-workflows lint-dockerfile test-deploy docs-config
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -52,11 +52,14 @@ $(CONFORMANCE): $(CONFORMANCE_SOURCES)
 $(SOAK): $(CONFORMANCE_SOURCES)
 	cd conformance && $(GO) build -o bin/afterburn-soak ./cmd/afterburn-soak
 
-run: $(WATCHDOG) $(GO_EXAMPLE)
+# make run serves the Python "model" example (python/python.mk); run-go the Go one.
+run: run-python
+
+run-go: $(WATCHDOG) $(GO_EXAMPLE)
 	@echo "serving go/examples/hello on http://127.0.0.1:$(RUN_PORT)/ (Ctrl-C stops)"
 	$(WATCHDOG) -listen_host 127.0.0.1 -port $(RUN_PORT) -- $(GO_EXAMPLE)
 
-test: test-go test-conformance test-bench conformance soak-short
+test: test-go test-python test-conformance test-bench conformance soak-short
 
 test-go:
 	cd go && $(GO) vet ./...
@@ -72,7 +75,7 @@ test-conformance:
 	cd conformance && $(GO) vet ./...
 	cd conformance && $(GO) test -count=1 ./...
 
-conformance: conformance-go
+conformance: conformance-go conformance-python
 
 # CONFORMANCE_FLAGS passes options to the suite, e.g. CONFORMANCE_FLAGS="-layer wire" (CI's matrix).
 CONFORMANCE_FLAGS ?=
@@ -80,20 +83,29 @@ CONFORMANCE_FLAGS ?=
 conformance-go: $(WATCHDOG) $(GO_FIXTURE) $(CONFORMANCE)
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function $(GO_FIXTURE) $(CONFORMANCE_FLAGS)
 
+# ---- the other languages: each fragment defines test-<lang>, conformance-<lang>, run-<lang> --
+include python/python.mk
+
 # ---- soak (issue 8): request isolation and flat resources under faults ----------------------
 # Every request carries a unique id its response must echo; the run fails on any response
 # delivered to the wrong request, or when the watchdog's RSS or open descriptors are not flat.
 SOAK_SHORT_N := 6000
 
-soak: soak-go
+soak: soak-go soak-python
 
-soak-short: soak-short-go
+soak-short: soak-short-go soak-short-python
 
 soak-go: $(WATCHDOG) $(GO_FIXTURE) $(SOAK)
 	$(SOAK) -watchdog $(WATCHDOG) -function $(GO_FIXTURE) -n $(or $(N),1000000)
 
 soak-short-go: $(WATCHDOG) $(GO_FIXTURE) $(SOAK)
 	$(SOAK) -watchdog $(WATCHDOG) -function $(GO_FIXTURE) -n $(SOAK_SHORT_N)
+
+soak-python: $(WATCHDOG) $(PY_COMPILED) $(SOAK)
+	$(SOAK) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_SCRIPT)" -n $(or $(N),100000)
+
+soak-short-python: $(WATCHDOG) $(PY_COMPILED) $(SOAK)
+	$(SOAK) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_SCRIPT)" -n $(SOAK_SHORT_N)
 
 # ---- benchmarks (bench/README.md) -------------------------------------------------------
 # The harness, the baselines and every language's benchmark functions; wrk comes from Debian's
@@ -106,7 +118,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 bench: bench-build
 	bench/bin/afterburn-bench $(if $(QUICK),-quick) $(if $(LANGS),-langs $(LANGS))
 
-bench-build: bench-tools $(WATCHDOG) bench-go
+bench-build: bench-tools $(WATCHDOG) bench-go $(PY_COMPILED)
 
 bench-tools:
 	@command -v wrk >/dev/null || { echo "installing wrk from Debian's packages"; \

@@ -1,0 +1,52 @@
+# Python library (python/): included by the top-level Makefile, so every path here is
+# relative to the repository root. Everything is installed from PyPI by pip into the dev
+# venv python/.venv; the stamp makes a second run quick.
+#
+#   make test-python         unit tests (pytest; reads conformance/vectors in place)
+#   make conformance-python  the conformance suite: with and without the launcher, and
+#                            the fixture as an ASGI app and as a WSGI app
+#   make run-python          the example "model" function through the watchdog
+
+PYTHON_SYS   ?= python3
+PY_VENV      := python/.venv
+PY           := $(PY_VENV)/bin/python
+PY_STAMP     := python/.stamp-venv
+PY_FIXTURE_LAUNCHER := env PYTHONPATH=python/tests/fixture $(PY) -m afterburn_runtime afterburn_fixture:handle
+PY_FIXTURE_SCRIPT   := $(PY) python/tests/fixture/serve_fixture.py
+PY_FIXTURE_ASGI     := env PYTHONPATH=python/tests/fixture $(PY) -m afterburn_runtime --asgi asgi_fixture:app
+PY_FIXTURE_WSGI     := env PYTHONPATH=python/tests/fixture $(PY) -m afterburn_runtime --wsgi wsgi_fixture:app
+PY_EXAMPLE   := env PYTHONPATH=python/examples/model $(PY) -m afterburn_runtime model:handle
+
+.PHONY: test-python conformance-python run-python
+
+$(PY_STAMP): python/pyproject.toml
+	$(PYTHON_SYS) -m venv $(PY_VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e 'python[test]'
+	touch $@
+
+# Byte-compile the library (as a wheel install does): with PYTHONDONTWRITEBYTECODE set,
+# every worker would otherwise compile it again at start-up, which costs cold start.
+PY_SOURCES := $(wildcard python/src/afterburn_runtime/*.py)
+PY_COMPILED := python/.stamp-compiled
+$(PY_COMPILED): $(PY_STAMP) $(PY_SOURCES)
+	$(PY) -m compileall -q python/src >/dev/null
+	touch $@
+
+# pytest exits 5 when it collected no test: that means the tests went missing, and it
+# must fail this target rather than pass silently (so no `|| [ $$? = 5 ]` here).
+test-python: $(PY_COMPILED) $(WATCHDOG)
+	cd python && .venv/bin/python -m pytest -q
+
+conformance-python: $(PY_COMPILED) $(WATCHDOG) $(CONFORMANCE)
+	@echo "== python: with the launcher (python -m afterburn_runtime)"
+	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_LAUNCHER)" $(CONFORMANCE_FLAGS)
+	@echo "== python: without the launcher (a script calling afterburn_runtime.serve)"
+	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_SCRIPT)" $(CONFORMANCE_FLAGS)
+	@echo "== python: the fixture as an ASGI app (serve_asgi)"
+	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_ASGI)" $(CONFORMANCE_FLAGS)
+	@echo "== python: the fixture as a WSGI app (serve_wsgi)"
+	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_WSGI)" $(CONFORMANCE_FLAGS)
+
+run-python: $(PY_COMPILED) $(WATCHDOG)
+	@echo "serving python/examples/model on http://127.0.0.1:$(RUN_PORT)/ (Ctrl-C stops)"
+	$(WATCHDOG) -listen_host 127.0.0.1 -port $(RUN_PORT) -- $(PY_EXAMPLE)

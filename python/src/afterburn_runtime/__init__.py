@@ -1,0 +1,109 @@
+"""afterburn_runtime: the Python worker side of AfterBurn (spec/PROTOCOL.md, "AfterBurn/1").
+
+An AfterBurn watchdog starts a function process once and hands it requests, as HTTP/1.1
+on a pipe, for as long as it lives; start-up cost (imports, a model, a table) is paid
+once. This package speaks the worker side::
+
+    from afterburn_runtime import Response, serve
+
+    TABLE = build_table()  # expensive, done once
+
+    def handle(req):
+        return Response.json({"answer": TABLE[req.path], "request": req.request_id})
+
+    serve(handle)
+
+``serve`` also takes ``async def`` handlers; ``serve_wsgi(app)`` runs a WSGI app (Flask,
+Django) and ``serve_asgi(app)`` an ASGI app (FastAPI, Starlette) unchanged. The launcher
+``python -m afterburn_runtime module:attr`` protects stdout before it imports user code.
+``afterburn_runtime.testing`` calls a handler or app in-process, without a watchdog.
+
+The import itself stays cheap (no asyncio, typing or json at import time): cold start is
+what this library exists to amortise.
+"""
+
+from __future__ import annotations
+
+from ._errors import ProtocolError
+from ._fds import protect_early as _protect_early
+from ._headers import Headers
+from ._request import Request
+from ._response import Response
+from ._version import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+__all__ = ["Headers", "ProtocolError", "Request", "Response", "serve", "serve_asgi", "serve_wsgi", "__version__"]
+
+# PROTOCOL.md §2.4: in stdio mode, move the protocol off stdin and stdout now, before the
+# code that imported this package prints anything.
+_protect_early()
+
+
+def serve(handler: Callable[[Request], Any]) -> None:
+    """Serves ``handler`` for every request until the watchdog shuts the worker down.
+
+    ``handler(req)`` takes a :class:`Request` and returns a :class:`Response` (or ``str``,
+    ``bytes``, a ``dict``/``list`` for JSON, ``None`` for an empty 200); it may be an
+    ``async def``. Call ``serve`` once initialisation is done: its first act is to answer
+    the watchdog's handshake, which marks the worker ready (PROTOCOL.md §3.1).
+
+    It returns when the watchdog closes the request pipe between two requests (§9.4), so
+    the process exits 0. When the worker must stop (a malformed request, a response that
+    failed after it started, a failed handshake, a bad environment) it raises SystemExit
+    with a non-zero status, and the watchdog starts a replacement.
+
+    A handler that raises before its response started is answered 500 with the
+    protocol's JSON error body (type ``handler_error``, never the exception's message);
+    the traceback goes to stderr with the request id, and the worker keeps serving.
+    """
+    from ._handler import is_async_callable, plain_responder
+    from ._serve import run
+
+    runners: list[Any] = []
+
+    def runner() -> Any:
+        if not runners:
+            from ._aio import Runner
+
+            runners.append(Runner())
+        return runners[0]
+
+    def shutdown() -> None:
+        if runners:
+            runners[0].close()
+
+    if is_async_callable(handler):
+        runner()  # asyncio is imported and the loop made before the handshake
+    run(plain_responder(handler, runner), shutdown=shutdown)
+
+
+def serve_wsgi(app: Callable[..., Any]) -> None:
+    """Serves a WSGI application (PEP 3333: Flask, Django, ...) unchanged.
+
+    The environ carries the request as a WSGI server would, ``wsgi.input`` streams the
+    body, and ``afterburn.request_id`` and ``afterburn.deadline`` the protocol's metadata
+    (§5.3). A response with a known length (a list of bytes, or a ``Content-Length``) is
+    sent with ``Content-Length``, any other streamed as chunks.
+    """
+    from ._serve import run
+    from ._wsgi import wsgi_responder
+
+    run(wsgi_responder(app))
+
+
+def serve_asgi(app: Callable[..., Any]) -> None:
+    """Serves an ASGI 3 application (FastAPI, Starlette, ...) unchanged: HTTP scope, and
+    the lifespan protocol when the app speaks it — startup runs before the handshake
+    answers (PROTOCOL.md §3.1), shutdown when the watchdog closes the request pipe.
+
+    ``scope["extensions"]["afterburn"]`` holds ``request_id`` and ``deadline`` (§5.3).
+    """
+    from ._asgi import AsgiAdapter
+    from ._serve import run
+
+    adapter = AsgiAdapter(app)
+    run(adapter.respond, startup=adapter.startup, shutdown=adapter.shutdown)

@@ -1,0 +1,114 @@
+"""Conn: the I/O shell around the parser, blocking reads and writes on the protocol pipes."""
+
+from __future__ import annotations
+
+from ._errors import ProtocolError, error_response
+from ._parser import NEED_DATA, EndOfMessage, RequestParser
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ._parser import RequestHead, _Sentinel
+    from ._request import Request
+
+# One read takes what a pipe holds (64 KiB on Linux) in one system call.
+_READ_SIZE = 64 << 10
+
+
+class Conn:
+    """The request pipe, read through one parser for the life of the worker (bytes read
+    ahead belong to the next request and are never dropped, RESEARCH.md §1), and the
+    response pipe, written with plain blocking writes: nothing is buffered in the process,
+    so every write reaches the watchdog at once (§6.1).
+
+    The handler pulls body bytes on demand (``pull``), also while it writes its response,
+    which is all full duplex needs (§6.2) without threads.
+
+    ``read(n)`` and ``write(data)`` are the pipes' system calls: ``os.read`` on the request
+    descriptor and ``os.write`` on the response descriptor when serving; in-memory ones
+    in the test helper.
+    """
+
+    __slots__ = ("_read", "_write", "parser", "fatal", "broken", "body_done", "request")
+
+    def __init__(self, read: Callable[[int], bytes], write: Callable[[bytes | memoryview], int],
+                 parser: RequestParser) -> None:
+        self._read = read
+        self._write = write
+        self.parser = parser
+        # The first framing error met in a request body. After it the stream cannot be
+        # trusted: the exchange ends with its error response if nothing was sent, and
+        # the worker stops (PROTOCOL.md §8.8), whatever the handler did with the error.
+        self.fatal: ProtocolError | None = None
+        # A failed write on the response pipe: the watchdog is gone, nothing more to do.
+        self.broken: OSError | None = None
+        self.body_done = True
+        self.request: Request | None = None
+
+    def event(self) -> RequestHead | bytes | EndOfMessage | _Sentinel:
+        """The parser's next event (never NEED_DATA), reading the pipe until there is one."""
+        parser = self.parser
+        while True:
+            ev = parser.next_event()
+            if ev is not NEED_DATA:
+                return ev
+            data = self._read(_READ_SIZE)
+            if data:
+                parser.feed(data)
+            else:
+                parser.feed_eof()
+
+    def begin(self, request: Request | None, has_body: bool = True) -> None:
+        self.request = request
+        self.body_done = False
+        if not has_body:
+            # The parser's end of a bodiless message is already there: take it now.
+            self.pull()
+
+    def pull(self) -> bytes:
+        """The next piece of the current request's body; b"" at its end."""
+        if self.body_done:
+            return b""
+        try:
+            ev = self.event()
+        except ProtocolError as e:
+            if self.fatal is None:
+                self.fatal = e
+            raise
+        if type(ev) is bytes:
+            return ev
+        assert isinstance(ev, EndOfMessage)
+        self.body_done = True
+        if ev.trailers and self.request is not None:
+            self.request._set_trailers(ev.trailers)
+        return b""
+
+    def drain(self, limit: int = -1) -> bool:
+        """Reads and drops what the handler left of the body, up to ``limit`` bytes (all
+        with -1); tells whether the body's end was reached (§6.3)."""
+        while not self.body_done:
+            if limit == 0:
+                return False
+            piece = self.pull()
+            if limit > 0:
+                limit = max(limit - len(piece), 0)
+        return True
+
+    def send(self, parts: list[bytes]) -> None:
+        """Writes parts to the response pipe, in full."""
+        write = self._write
+        try:
+            for data in parts:
+                n = write(data)
+                if n < len(data):  # a pipe takes a large write in pieces
+                    view = memoryview(data)[n:]
+                    while view:
+                        view = view[write(view) :]
+        except OSError as e:
+            self.broken = e
+            raise
+
+    def send_error(self, type: str, request_id: str | None, extra: str = "") -> None:
+        """Writes a complete §8.1 error response."""
+        self.send([error_response(type, request_id, extra)])

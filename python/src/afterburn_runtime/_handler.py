@@ -1,0 +1,117 @@
+"""Plain handlers: ``def handle(req) -> Response`` and ``async def handle(req)``."""
+
+from __future__ import annotations
+
+from ._response import Response, to_response
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from ._aio import Runner
+    from ._request import Request
+    from ._writer import ResponseWriter
+
+# How much unread request body the library reads before it sends a complete response, so
+# that a framing error in a short body is answered as one (§8.8) rather than after a
+# response that looks fine; the rest is drained after the response (§6.3).
+PRE_DRAIN = 256 << 10
+
+CO_COROUTINE = 0x80  # inspect.CO_COROUTINE, without importing inspect (cold start)
+
+
+def is_async_callable(fn: Any) -> bool:
+    """Whether calling fn makes a coroutine: ``async def`` functions and methods, and
+    objects with an ``async def __call__``."""
+    while hasattr(fn, "func") and hasattr(fn, "args"):  # functools.partial
+        fn = fn.func
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        code = getattr(getattr(fn, "__call__", None), "__code__", None)
+    return code is not None and bool(code.co_flags & CO_COROUTINE)
+
+
+def plain_responder(handler: Callable[[Request], Any], runner: Callable[[], Runner]):
+    """The responder of serve(): calls handler and writes what it returns. ``runner``
+    gives the asyncio runner, made on first use unless serve() made it up front."""
+
+    def respond(req: Request, w: ResponseWriter) -> None:
+        result = handler(req)
+        if hasattr(result, "__await__"):
+            runner().run(_finish_async(result, req, w))
+            return
+        resp = to_response(result)
+        if hasattr(resp.body, "__aiter__"):
+            runner().run(write_stream_async(resp, w))
+        else:
+            write_response(resp, req, w)
+
+    return respond
+
+
+async def _finish_async(awaitable: Any, req: Request, w: ResponseWriter) -> None:
+    resp = to_response(await awaitable)
+    if hasattr(resp.body, "__aiter__"):
+        await write_stream_async(resp, w)
+    else:
+        write_response(resp, req, w)
+
+
+def _trailers(resp: Response) -> list[tuple[str, str]] | None:
+    t = resp.trailers
+    return t() if callable(t) else t
+
+
+def _piece(item: Any) -> bytes:
+    if isinstance(item, bytes):
+        return item
+    if isinstance(item, str):
+        return item.encode()
+    if isinstance(item, (bytearray, memoryview)):
+        return bytes(item)
+    raise TypeError(f"a response body yielded {type(item).__name__}; want bytes or str")
+
+
+def write_response(resp: Response, req: Request, w: ResponseWriter) -> None:
+    """Writes resp through w: a bytes body with Content-Length, an iterable one streamed."""
+    body = resp.body
+    if isinstance(body, bytes):
+        # The handler has returned: what it left of the request body is not wanted.
+        if not req._done:
+            req._discard(PRE_DRAIN)
+        if resp.trailers is None:
+            w.start(resp.status, resp.headers, len(body))
+            w.write(body)
+            w.end()
+        else:
+            w.start(resp.status, resp.headers)
+            w.write(body)
+            w.end(_trailers(resp))
+        return
+    it = iter(body)  # type: ignore[arg-type]  # async iterables went to write_stream_async
+    try:
+        w.start(resp.status, resp.headers)
+        if not w.bodyless:
+            for item in it:
+                w.write(_piece(item))
+    finally:
+        close = getattr(it, "close", None)
+        if close is not None:
+            close()
+    w.end(_trailers(resp))
+
+
+async def write_stream_async(resp: Response, w: ResponseWriter) -> None:
+    """Writes resp's async iterable body through w as it is produced."""
+    it = resp.body.__aiter__()  # type: ignore[union-attr]
+    try:
+        w.start(resp.status, resp.headers)
+        if not w.bodyless:
+            async for item in it:
+                w.write(_piece(item))
+    finally:
+        aclose = getattr(it, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    w.end(_trailers(resp))

@@ -1,0 +1,475 @@
+"""The strict, sans-IO request parser of PROTOCOL.md §4.3.
+
+Theory of operation. The parser never touches a descriptor: the caller feeds it bytes
+(``feed``), tells it when the stream ended (``feed_eof``) and asks for events
+(``next_event``), one request after another on one stream (§4.1):
+
+    RequestHead   the request line and fields, checked, once per request
+    bytes         a piece of the de-chunked body (never empty)
+    EndOfMessage  the body ended; carries the trailer fields of a chunked body
+    NEED_DATA     nothing more can be said until more bytes (or the EOF) arrive
+    END_OF_STREAM the stream ended cleanly between two requests (§9.4)
+
+A request that breaks a rule raises ProtocolError, and keeps raising it: after a framing
+error the stream cannot be trusted and must never be resynchronised (§8.8). Every limit
+is checked against the bytes held so far, so an over-long head or body is refused as soon
+as it crosses the limit, never after buffering it (§4.3, last paragraph).
+
+The standard library's parser cannot be used: it accepts "+5" as a length, NUL in values
+and duplicate Content-Length (RESEARCH.md §3).
+"""
+
+from __future__ import annotations
+
+from ._errors import BODY_TOO_LARGE, HEADERS_TOO_LARGE, NOT_IMPLEMENTED, ProtocolError, bad_request
+
+# PROTOCOL.md §7.3: without AFTERBURN_MAX_HEADER_BYTES a library accepts heads of up to
+# 65536 bytes; with it, the value plus 1024 bytes of slack for the watchdog's own fields.
+DEFAULT_MAX_HEAD = 65536
+HEAD_SLACK = 1024
+
+_MAX_INT63 = (1 << 63) - 1
+
+# The checks below use bytes.translate rather than regular expressions: the re module is
+# not loaded at start-up and costs milliseconds of cold start (issue 3).
+_TCHAR = b"!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_HEXDIG = b"0123456789ABCDEFabcdef"
+_CTL_AND_SPACE = bytes(range(0x21)) + b"\x7f"
+
+
+def is_token(s: str) -> bool:
+    """RFC 9110 §5.6.2: one or more tchar."""
+    return bool(s) and s.isascii() and not s.encode("ascii").translate(None, _TCHAR)
+
+
+def _has_ctl(s: str) -> bool:
+    b = s.encode("latin-1")
+    return len(b.translate(None, _CTL_AND_SPACE)) != len(b)
+
+
+def _chunk_size(line: bytes) -> int | None:
+    """Rule 9: 1-16 hex digits, then optional extensions, which are ignored
+    (RFC 9112 §7.1.1: chunk-ext = *( BWS ";" BWS ext-name [ BWS "=" BWS ext-val ] ))."""
+    semi = line.find(b";")
+    digits = line if semi < 0 else line[:semi].rstrip(b" \t")
+    if not 1 <= len(digits) <= 16 or digits.translate(None, _HEXDIG):
+        return None
+    return int(digits, 16)
+
+
+class RequestHead:
+    """A checked request head.
+
+    ``fields`` holds every field line as ``(lower-case name, value)`` in order, except
+    the reserved ``AfterBurn-*`` fields, whose meaning is in ``request_id``,
+    ``timeout_ms`` and ``handshake`` instead (PROTOCOL.md §5.3).
+    """
+
+    __slots__ = ("method", "target", "path", "query", "http_version", "fields",
+                 "content_length", "chunked", "request_id", "timeout_ms", "handshake")
+
+    method: str
+    target: str
+    path: str
+    query: str
+    http_version: str
+    fields: list[tuple[str, str]]
+
+    def __init__(self) -> None:
+        self.content_length: int | None = None
+        self.chunked = False
+        self.request_id: str | None = None
+        self.timeout_ms: int | None = None
+        self.handshake: str | None = None
+
+    @property
+    def has_body(self) -> bool:
+        return self.chunked or bool(self.content_length)
+
+
+class EndOfMessage:
+    """The end of a request's body, with the trailer fields of a chunked body."""
+
+    __slots__ = ("trailers",)
+
+    def __init__(self, trailers: list[tuple[str, str]]) -> None:
+        self.trailers = trailers
+
+
+class _Sentinel:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+NEED_DATA = _Sentinel("NEED_DATA")
+END_OF_STREAM = _Sentinel("END_OF_STREAM")
+
+_NO_TRAILERS = EndOfMessage([])
+
+# Parser states.
+_HEAD, _LENGTH, _CHUNK_SIZE, _CHUNK_DATA, _CHUNK_CRLF, _TRAILERS, _END = range(7)
+
+# Field names the parser interprets itself, matched case-insensitively (RFC 9110 §5.1).
+_HOST, _CONTENT_LENGTH, _TRANSFER_ENCODING, _REQUEST_ID, _TIMEOUT, _HANDSHAKE = range(6)
+_SPECIAL = {
+    "host": _HOST,
+    "content-length": _CONTENT_LENGTH,
+    "transfer-encoding": _TRANSFER_ENCODING,
+    "afterburn-request-id": _REQUEST_ID,  # §5.1, never shown to handlers (§5.3)
+    "afterburn-timeout-ms": _TIMEOUT,  # §5.2, never shown to handlers (§5.3)
+    "afterburn-handshake": _HANDSHAKE,  # §3.1
+}
+
+
+def _digits(value: str) -> bool:
+    # str.isdigit alone would accept "²" and other non-ASCII digits.
+    return value.isdigit() and value.isascii()
+
+
+class RequestParser:
+    """Turns the bytes of the request pipe into events (see the module documentation).
+
+    ``max_head`` bounds a head (request line and field lines with their CRLFs, rule 11)
+    and a trailer section (rule 9); ``max_body`` bounds a de-chunked body, 0 meaning
+    unlimited (rule 12).
+    """
+
+    def __init__(self, max_head: int = DEFAULT_MAX_HEAD, max_body: int = 0) -> None:
+        self.max_head = max_head
+        self.max_body = max_body
+        self._buf = bytearray()
+        self._pos = 0  # first unconsumed byte of _buf
+        self._eof = False
+        self._error: ProtocolError | None = None
+        self._state = _HEAD
+        self._scanned = 0  # head: bytes after _pos already searched for the end of the head
+        self._checked = 0  # head: bytes after _pos whose line ends are known to be CRLF
+        self._remain = 0  # Content-Length bytes, or bytes of the current chunk, still to come
+        self._total = 0  # de-chunked bytes so far
+        self._trailers: list[tuple[str, str]] = []
+        self._trailer_bytes = 0
+
+    # -- input ------------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> None:
+        """Adds bytes read from the request pipe."""
+        if self._pos:
+            del self._buf[: self._pos]
+            self._pos = 0
+        self._buf += data
+
+    def feed_eof(self) -> None:
+        """Says the request pipe reached its end."""
+        self._eof = True
+
+    # -- events -----------------------------------------------------------------------
+
+    def next_event(self) -> RequestHead | bytes | EndOfMessage | _Sentinel:
+        """Returns the next event, or raises ProtocolError (for good) on a framing error."""
+        if self._error is not None:
+            raise self._error
+        try:
+            state = self._state
+            if state == _HEAD:
+                return self._head()
+            if state == _LENGTH or state == _CHUNK_DATA:
+                return self._data()
+            if state == _END:
+                self._state = _HEAD
+                return _NO_TRAILERS
+            return self._chunked()
+        except ProtocolError as e:
+            self._error = e
+            raise
+
+    def _truncated(self, where: str) -> ProtocolError:
+        # PROTOCOL.md §9.4: EOF inside a request is a framing error.
+        return bad_request(f"the request pipe ended inside {where}")
+
+    def _data(self):
+        avail = len(self._buf) - self._pos
+        if avail == 0:
+            if self._eof:
+                raise self._truncated("the request body")
+            return NEED_DATA
+        n = self._remain if self._remain < avail else avail
+        pos = self._pos
+        data = bytes(self._buf[pos : pos + n])
+        self._pos = pos + n
+        self._remain -= n
+        if self._remain == 0:
+            self._state = _END if self._state == _LENGTH else _CHUNK_CRLF
+        return data
+
+    # -- the head ---------------------------------------------------------------------
+
+    def _head(self):
+        buf, start = self._buf, self._pos
+        size = len(buf) - start
+        if size == 0:
+            return END_OF_STREAM if self._eof else NEED_DATA
+        idx = buf.find(b"\r\n\r\n", start + max(self._scanned - 3, 0))
+        end = idx + 4 if idx >= 0 else len(buf)
+        self._check_line_ends(start, end, idx >= 0)
+        if idx < 0:
+            # The end can begin at the earliest 3 bytes from the end ("\r\n\r" held), so
+            # the head is at least size - 1 bytes: refuse it now if that is too many.
+            if size - 1 > self.max_head:
+                raise ProtocolError(HEADERS_TOO_LARGE, f"the request head exceeds {self.max_head} bytes")
+            if self._eof:
+                raise self._truncated("the request head")
+            self._scanned = size
+            return NEED_DATA
+        # Rule 11 and §7.3: the head is the request line and the field lines with their
+        # CRLFs; the empty line that ends it is not counted.
+        if idx + 2 - start > self.max_head:
+            raise ProtocolError(HEADERS_TOO_LARGE, f"the request head exceeds {self.max_head} bytes")
+        text = buf[start:idx].decode("latin-1")
+        self._pos = end
+        self._scanned = self._checked = 0
+        head = _parse_head(text)
+        if head.chunked:
+            self._state = _CHUNK_SIZE
+            self._total = 0
+            self._trailers = []
+            self._trailer_bytes = 0
+        elif head.content_length:
+            n = head.content_length
+            if self.max_body and n > self.max_body:
+                e = ProtocolError(BODY_TOO_LARGE, f"Content-Length {n} exceeds the limit of {self.max_body} bytes")
+                e.request_id = head.request_id
+                raise e  # rule 12, before any body byte
+            self._state = _LENGTH
+            self._remain = n
+        else:
+            # §4.2: a request with neither Content-Length nor chunked has an empty body.
+            self._state = _END
+        return head
+
+    def _check_line_ends(self, start: int, end: int, complete: bool) -> None:
+        """Rule 1 (and the CR of rule 5): in buf[start:end], every LF follows a CR and every
+        CR precedes an LF. A CR that ends the bytes held so far is decided later."""
+        lo = start + self._checked
+        seg = self._buf[lo:end]
+        crlf = seg.count(b"\r\n")
+        if seg.count(b"\n") != crlf:
+            raise bad_request("a line of the request head ends in a bare LF")
+        pending = not complete and seg.endswith(b"\r")
+        if seg.count(b"\r") - pending != crlf:
+            raise bad_request("the request head holds a bare CR")
+        self._checked = end - start - pending
+
+    # -- chunked bodies (rule 9) ------------------------------------------------------
+
+    def _line(self, limit: int, where: str) -> bytes | None:
+        """Takes one CRLF-ended line of at most ``limit`` bytes, CRLF included, and returns
+        it without its CRLF, or None when it has not fully arrived."""
+        buf, pos = self._buf, self._pos
+        i = buf.find(b"\n", pos)
+        if i < 0:
+            held = len(buf) - pos
+            if held >= limit:
+                raise bad_request(f"{where} is longer than {limit} bytes")
+            cr = buf.find(b"\r", pos)
+            if 0 <= cr < len(buf) - 1:
+                raise bad_request(f"{where} holds a bare CR")  # rule 1
+            if self._eof:
+                raise self._truncated("a chunked body")
+            return None
+        if i + 1 - pos > limit:
+            raise bad_request(f"{where} is longer than {limit} bytes")
+        if i == pos or buf[i - 1] != 13:
+            raise bad_request(f"{where} ends in a bare LF")  # rule 1
+        line = bytes(buf[pos : i - 1])
+        if b"\r" in line:
+            raise bad_request(f"{where} holds a bare CR")  # rule 1
+        self._pos = i + 1
+        return line
+
+    def _chunked(self):
+        while True:
+            state = self._state
+            if state == _CHUNK_SIZE:
+                line = self._line(self.max_head, "a chunk line")
+                if line is None:
+                    return NEED_DATA
+                n = _chunk_size(line)
+                if n is None:
+                    raise bad_request(f"bad chunk size line {line[:64]!r}")
+                if self.max_body and self._total + n > self.max_body:
+                    raise ProtocolError(BODY_TOO_LARGE, f"the chunked body exceeds {self.max_body} bytes")  # rule 12
+                if self._total + n > _MAX_INT63:
+                    raise bad_request("the chunked body is longer than 2^63-1 bytes")
+                self._total += n
+                if n == 0:
+                    self._state = _TRAILERS
+                else:
+                    self._state = _CHUNK_DATA
+                    self._remain = n
+                    return self._data()
+            elif state == _CHUNK_DATA:
+                return self._data()
+            elif state == _CHUNK_CRLF:
+                # Chunk data must be followed by CRLF; a wrong byte is refused at once.
+                buf, pos = self._buf, self._pos
+                held = len(buf) - pos
+                if held >= 1 and buf[pos] != 13 or held >= 2 and buf[pos + 1] != 10:
+                    raise bad_request("chunk data is not followed by CRLF")
+                if held < 2:
+                    if self._eof:
+                        raise self._truncated("a chunked body")
+                    return NEED_DATA
+                self._pos = pos + 2
+                self._state = _CHUNK_SIZE
+            else:  # _TRAILERS
+                room = self.max_head - self._trailer_bytes
+                line = self._line(max(room, 2), "the trailer section")
+                if line is None:
+                    return NEED_DATA
+                if not line:
+                    self._state = _HEAD
+                    return EndOfMessage(self._trailers)
+                self._trailer_bytes += len(line) + 2
+                if self._trailer_bytes > self.max_head:
+                    raise bad_request(f"the trailer section exceeds {self.max_head} bytes")
+                self._trailers.append(_parse_field(line.decode("latin-1")))
+
+
+# -- head parsing ---------------------------------------------------------------------
+
+
+def _parse_field(line: str) -> tuple[str, str]:
+    """Rules 3, 4 and 5 on one field line; returns (lower-case name, trimmed value)."""
+    name, colon, value = line.partition(":")
+    entry = _NAMES.get(name)
+    if entry is None or not colon:
+        entry = _check_name(line, name, colon)
+    lname = entry[0]
+    value = value.strip(" \t")
+    if "\x00" in value:
+        raise bad_request(f"the value of {name!r} holds a NUL byte")  # rule 5 (CR, LF: rule 1)
+    return lname, value
+
+
+# Field names seen before, as typed on the wire -> (lower-case name, kind), so that steady
+# traffic checks and folds each name once. Bounded: a client cannot grow it without end.
+_NAMES: dict[str, tuple[str, int | None]] = {}
+_NAMES_MAX = 512
+
+
+def _check_name(line: str, name: str, colon: str) -> tuple[str, int | None]:
+    if line[0] in " \t":
+        raise bad_request(f"a field line starts with whitespace (obs-fold): {line[:64]!r}")  # rule 4
+    if not colon:
+        raise bad_request(f"a field line has no colon: {line[:64]!r}")  # rule 3
+    if not is_token(name):
+        raise bad_request(f"a field name is not a token: {name[:64]!r}")  # rule 3
+    lname = name.lower()
+    entry = (lname, _SPECIAL.get(lname))
+    if len(_NAMES) < _NAMES_MAX:
+        _NAMES[name] = entry
+    return entry
+
+
+def _parse_head(text: str) -> RequestHead:
+    if "\x00" in text:
+        raise bad_request("the request head holds a NUL byte")  # rules 2 and 5
+    lines = text.split("\r\n")
+    head = RequestHead()
+    _parse_request_line(lines[0], head)
+    fields = []
+    hosts = 0
+    names = _NAMES
+    try:
+        for line in lines[1:]:
+            name, colon, value = line.partition(":")
+            entry = names.get(name)
+            if entry is None or not colon:
+                entry = _check_name(line, name, colon)
+            lname, kind = entry
+            value = value.strip(" \t")
+            if kind is None:
+                fields.append((lname, value))
+                continue
+            if kind == _HOST:
+                hosts += 1
+                if hosts > 1:
+                    raise bad_request("more than one Host field")  # rule 10
+                fields.append((lname, value))
+            elif kind == _CONTENT_LENGTH:
+                if head.content_length is not None:
+                    raise bad_request("more than one Content-Length field")  # rule 6
+                if head.chunked:
+                    raise bad_request("both Content-Length and Transfer-Encoding")  # rule 7
+                digits = value.lstrip("0")
+                if not _digits(value) or len(digits) > 19 or int(digits or "0") > _MAX_INT63:
+                    raise bad_request(f"Content-Length {value[:64]!r}")  # rule 6
+                head.content_length = int(digits or "0")
+                fields.append((lname, value))
+            elif kind == _TRANSFER_ENCODING:
+                if head.content_length is not None:
+                    raise bad_request("both Content-Length and Transfer-Encoding")  # rule 7
+                if head.chunked or value.lower() != "chunked":
+                    # A second line would make the coding list "chunked, ...".
+                    raise ProtocolError(NOT_IMPLEMENTED, f"Transfer-Encoding {value[:64]!r}")  # rule 8
+                head.chunked = True
+                fields.append((lname, value))
+            elif kind == _TIMEOUT:
+                if not _digits(value):
+                    raise bad_request(f"AfterBurn-Timeout-Ms {value[:64]!r}")  # rule 13
+                if head.timeout_ms is None:
+                    head.timeout_ms = int(value)
+            elif kind == _REQUEST_ID:
+                if head.request_id is None:
+                    head.request_id = value
+            elif head.handshake is None:  # _HANDSHAKE
+                head.handshake = value
+        if hosts == 0:
+            raise bad_request("no Host field")  # rule 10
+    except ProtocolError as e:
+        e.request_id = head.request_id  # §8.1: the error body names the id when known
+        raise
+    head.fields = fields
+    return head
+
+
+_METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"))
+
+
+def _parse_request_line(line: str, head: RequestHead) -> None:
+    """Rule 2: token SP request-target SP HTTP/1.1, single spaces (HTTP/1.0 accepted)."""
+    parts = line.split(" ")
+    if len(parts) != 3:
+        raise bad_request(f"request line {line[:64]!r} is not three parts separated by single spaces")
+    method, target, version = parts
+    if method not in _METHODS and not is_token(method):
+        raise bad_request(f"a method that is not a token in {line[:64]!r}")
+    if version != "HTTP/1.1" and version != "HTTP/1.0":
+        raise bad_request(f"a version other than HTTP/1.1 in {line[:64]!r}")
+    if not target or _has_ctl(target):
+        raise bad_request(f"a bad request-target in {line[:64]!r}")
+    if target[0] == "/":
+        path_and_query = target
+    elif target == "*":
+        if method != "OPTIONS":  # §3.1: the handshake's asterisk-form
+            raise bad_request("an asterisk-form target outside OPTIONS")
+        path_and_query = "*"
+    elif "://" in target:
+        # The absolute-form is accepted as RFC 9112 §3.2.2 asks of every server.
+        slash = target.find("/", target.index("://") + 3)
+        path_and_query = target[slash:] if slash >= 0 else "/"
+    else:
+        raise bad_request(f"a request-target that is not in origin-form in {line[:64]!r}")
+    q = path_and_query.find("?")
+    if q < 0:
+        head.path, head.query = path_and_query, ""
+    else:
+        head.path, head.query = path_and_query[:q], path_and_query[q + 1 :]
+    head.method = method
+    head.target = target
+    head.http_version = version

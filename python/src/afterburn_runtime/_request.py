@@ -1,0 +1,230 @@
+"""Request: what a handler receives (PROTOCOL.md §4.2, §5)."""
+
+from __future__ import annotations
+
+import time
+
+from ._headers import Headers
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any
+
+    # A body source returns the next piece of the de-chunked body, b"" at its end. It may
+    # raise ProtocolError when the request stream breaks (§8.8).
+    BodySource = Callable[[], bytes]
+
+
+def _no_body() -> bytes:
+    return b""
+
+
+class Request:
+    """One request.
+
+    Attributes:
+        method: the request method, e.g. ``"GET"``.
+        target: the request-target exactly as sent, e.g. ``"/a%20b?x=1"`` (§4.2).
+        path: the raw path of the target, before ``?``, not percent-decoded.
+        query: the raw query after the first ``?``, ``""`` without one.
+        headers: every field, repeated ones in order (:class:`Headers`). The watchdog's
+            ``AfterBurn-Request-Id`` and ``AfterBurn-Timeout-Ms`` are not among them (§5.3):
+            their meaning is in ``request_id`` and ``deadline``.
+        request_id: the request id of §5.1 (the one the client and the access log see).
+        deadline: the ``time.monotonic()`` instant after which the watchdog stops waiting
+            (§5.2), or None without one.
+
+    The body is a stream, read as the watchdog writes it (§6.1), also while the response is
+    being written (full duplex, §6.2): ``read(n)``, ``readline()``, or iterate over
+    ``req.stream()``. ``req.body`` reads it whole, ``req.text()`` and ``req.json()``
+    decode it. What the handler leaves unread is drained by the library (§6.3).
+    """
+
+    __slots__ = ("method", "target", "path", "query", "headers", "request_id", "deadline",
+                 "http_version", "_source", "_buf", "_done", "_body", "_read_any", "_trailers", "_args")
+
+    def __init__(
+        self,
+        method: str,
+        target: str,
+        headers: Headers,
+        request_id: str,
+        deadline: float | None = None,
+        source: BodySource | None = None,
+        *,
+        path: str | None = None,
+        query: str | None = None,
+        http_version: str = "HTTP/1.1",
+    ) -> None:
+        self.method = method
+        self.target = target
+        if path is None:
+            path, _, query = target.partition("?")
+        self.path = path
+        self.query = query or ""
+        self.headers = headers
+        self.request_id = request_id
+        self.deadline = deadline
+        self.http_version = http_version
+        self._source = source or _no_body
+        self._buf = b""
+        self._done = source is None
+        self._body: bytes | None = None
+        self._read_any = False
+        self._trailers: Headers | None = None
+        self._args: dict[str, list[str]] | None = None
+
+    # -- metadata ----------------------------------------------------------------------
+
+    @property
+    def time_remaining(self) -> float | None:
+        """Seconds left before the deadline, never negative; None without a deadline."""
+        if self.deadline is None:
+            return None
+        left = self.deadline - time.monotonic()
+        return left if left > 0 else 0.0
+
+    @property
+    def args(self) -> dict[str, list[str]]:
+        """The query decoded into lists of values per name (``urllib.parse.parse_qs``)."""
+        if self._args is None:
+            from urllib.parse import parse_qs
+
+            self._args = parse_qs(self.query, keep_blank_values=True)
+        return self._args
+
+    def arg(self, name: str, default: str | None = None) -> str | None:
+        """The first value of query parameter ``name``, or ``default``."""
+        values = self.args.get(name)
+        return values[0] if values else default
+
+    @property
+    def trailers(self) -> Headers:
+        """The trailer fields of a chunked request body, once the body has been read."""
+        return self._trailers if self._trailers is not None else Headers()
+
+    def _set_trailers(self, pairs: list[tuple[str, str]]) -> None:
+        self._trailers = Headers(pairs)
+
+    # -- the body as a stream -------------------------------------------------------------
+
+    def _pull(self) -> bytes:
+        if self._done:
+            return b""
+        piece = self._source()
+        if not piece:
+            self._done = True
+        return piece
+
+    def read(self, size: int = -1) -> bytes:
+        """Up to ``size`` bytes of the body (all the rest with -1); b"" at its end. It waits
+        only until some bytes are there, like a pipe's read."""
+        self._read_any = True
+        if self._buf:
+            data = self._buf
+            if 0 <= size < len(data):
+                self._buf = data[size:]
+                return data[:size]
+            self._buf = b""
+            if size < 0:
+                return data + self._read_all()
+            return data
+        if size < 0:
+            return self._read_all()
+        if size == 0:
+            return b""
+        data = self._pull()
+        if len(data) > size:
+            self._buf = data[size:]
+            data = data[:size]
+        return data
+
+    def readexactly(self, size: int) -> bytes:
+        """Exactly ``size`` bytes, fewer only when the body ends first."""
+        parts: list[bytes] = []
+        while size > 0:
+            data = self.read(size)
+            if not data:
+                break
+            parts.append(data)
+            size -= len(data)
+        return b"".join(parts)
+
+    def readline(self, limit: int = -1) -> bytes:
+        """The next line of the body, ``\\n`` included (the last one may lack it)."""
+        self._read_any = True
+        buf = self._buf
+        while True:
+            i = buf.find(b"\n")
+            if i >= 0 or 0 <= limit <= len(buf):
+                end = i + 1 if i >= 0 else limit
+                if 0 <= limit < end:
+                    end = limit
+                self._buf = buf[end:]
+                return buf[:end]
+            piece = self._pull()
+            if not piece:
+                self._buf = b""
+                return buf
+            buf += piece
+
+    def __iter__(self) -> Iterator[bytes]:
+        """The body line by line."""
+        while True:
+            line = self.readline()
+            if not line:
+                return
+            yield line
+
+    def stream(self) -> Iterator[bytes]:
+        """The body in pieces as they arrive."""
+        self._read_any = True
+        if self._buf:
+            data, self._buf = self._buf, b""
+            yield data
+        while True:
+            piece = self._pull()
+            if not piece:
+                return
+            yield piece
+
+    def _discard(self, limit: int) -> None:
+        """Drops up to ``limit`` bytes of what is left of the body (the library's job once
+        the handler has returned, §6.3)."""
+        self._buf = b""
+        while not self._done and limit > 0:
+            limit -= len(self._pull())
+
+    def _read_all(self) -> bytes:
+        parts: list[bytes] = []
+        while True:
+            piece = self._pull()
+            if not piece:
+                return b"".join(parts)
+            parts.append(piece)
+
+    # -- the body whole -------------------------------------------------------------------
+
+    @property
+    def body(self) -> bytes:
+        """The whole body (read on first use and kept)."""
+        if self._body is None:
+            if self._read_any:
+                raise RuntimeError("the request body was already read in part as a stream")
+            self._body = self._read_all()
+            self._buf = self._body  # a later read() sees the body from its start
+        return self._body
+
+    def text(self, encoding: str = "utf-8") -> str:
+        """The body decoded as text."""
+        return self.body.decode(encoding)
+
+    def json(self) -> Any:
+        """The body decoded as JSON."""
+        import json
+
+        return json.loads(self.body)
+
+    def __repr__(self) -> str:
+        return f"<Request {self.method} {self.target} id={self.request_id}>"

@@ -1,0 +1,179 @@
+"""The serve loop: handshake, exchanges one after another, errors and exit (PROTOCOL.md §3, §8, §9)."""
+
+from __future__ import annotations
+
+import os
+import time
+from functools import partial
+
+from ._conn import Conn
+from ._errors import HANDLER_ERROR, VERSION_MISMATCH, ProtocolError
+from ._fds import EnvError, limits_from_env, protocol_fds
+from ._handler import PRE_DRAIN
+from ._headers import Headers
+from ._parser import END_OF_STREAM, RequestHead, RequestParser
+from ._request import Request
+from ._version import __version__
+from ._writer import ResponseWriter
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    Responder = Callable[[Request, ResponseWriter], None]
+
+# The one version of PROTOCOL.md this library speaks.
+PROTOCOL_VERSION = "1"
+
+# PROTOCOL.md §3.2.
+HANDSHAKE_REPLY = (
+    "HTTP/1.1 200 OK\r\n"
+    f"AfterBurn-Protocol: {PROTOCOL_VERSION}\r\n"
+    f"AfterBurn-Library: python/{__version__}\r\n"
+    "AfterBurn-Capabilities: \r\n"
+    "Content-Length: 0\r\n"
+    "\r\n"
+).encode()
+
+
+def log(message: str) -> None:
+    """One record on stderr, in one write, so that it stays one block in the watchdog's
+    log (§9.5) whatever else the process writes."""
+    data = (message if message.endswith("\n") else message + "\n").encode(errors="replace")
+    while data:
+        data = data[os.write(2, data) :]
+
+
+def new_request_id() -> str:
+    """A request id as the watchdog makes one: 128 random bits as 32 lower-case hex digits
+    (§5.1); for a legacy watchdog that sends none (§11.1)."""
+    return os.urandom(16).hex()
+
+
+def run(respond: Responder, startup: Callable[[], None] | None = None,
+        shutdown: Callable[[], None] | None = None) -> None:
+    """Serves the protocol until the watchdog closes the request pipe between two requests,
+    then returns (the process exits 0, §9.4). When the worker must stop — a bad
+    environment (§2.3), a framing error (§8.8), a failed handshake (§3.4), a response that
+    failed after it started (§8.3) — it closes the response pipe and raises SystemExit
+    with a non-zero status."""
+    try:
+        max_head, max_body = limits_from_env()
+        in_fd, out_fd = protocol_fds()
+    except EnvError as e:
+        log(str(e))
+        raise SystemExit(2) from None
+    if startup is not None:
+        startup()  # an exception here is an initialisation failure: traceback, exit 1 (§9.1)
+    conn = Conn(partial(os.read, in_fd), partial(os.write, out_fd), RequestParser(max_head, max_body))
+    try:
+        status = _loop(conn, respond)
+    except OSError as e:
+        log(f"afterburn: the response pipe is closed; the watchdog is gone ({e})")
+        status = 1
+    except KeyboardInterrupt:
+        status = 130
+    if status == 0 and shutdown is not None:
+        shutdown()
+    os.close(out_fd)
+    if status:
+        raise SystemExit(status)
+
+
+def _loop(conn: Conn, respond: Responder) -> int:
+    while True:
+        try:
+            ev = conn.event()
+        except ProtocolError as e:
+            return _reject(conn, e, e.request_id)
+        if ev is END_OF_STREAM:
+            return 0  # §9.4: EOF between requests
+        assert isinstance(ev, RequestHead)  # between requests the parser gives heads only
+        if ev.handshake is not None:
+            # §3.1: recognised by its field, wherever it comes; never passed to the handler.
+            status = _answer_handshake(conn, ev)
+        else:
+            status = _exchange(conn, ev, respond)
+        if status:
+            return status
+
+
+def _reject(conn: Conn, e: ProtocolError, request_id: str | None) -> int:
+    """§8.8: answer a request that cannot be parsed, then stop."""
+    log(f"[{request_id or '-'}] afterburn: {e.status} {e.type}: {e}")
+    try:
+        conn.send_error(e.type, request_id)
+    except OSError:
+        pass
+    return 1
+
+
+def _answer_handshake(conn: Conn, head: RequestHead) -> int:
+    try:
+        conn.begin(None, head.has_body)
+        conn.drain()
+    except ProtocolError as e:
+        return _reject(conn, e, None)
+    offered = [v.strip(" \t") for v in head.handshake.split(",")]  # type: ignore[union-attr]
+    if PROTOCOL_VERSION not in offered:
+        # §3.4: 400 version_mismatch listing the versions spoken, then exit non-zero.
+        log(f"afterburn: the watchdog offers protocol versions {head.handshake!r}; "
+            f"this library speaks {PROTOCOL_VERSION}")
+        conn.send_error(VERSION_MISMATCH, None, f"AfterBurn-Protocol: {PROTOCOL_VERSION}\r\n")
+        return 1
+    conn.send([HANDSHAKE_REPLY])
+    return 0
+
+
+def _exchange(conn: Conn, head: RequestHead, respond: Responder) -> int:
+    """Runs one request through the responder and ends it; returns the exit status to stop
+    with, or 0 to go on."""
+    rid = head.request_id or new_request_id()
+    # §5.2: the deadline counts from the moment the head was read, on the monotonic clock.
+    deadline = None if head.timeout_ms is None else time.monotonic() + head.timeout_ms / 1000
+    req = Request(head.method, head.target, Headers(head.fields), rid, deadline,
+                  conn.pull if head.has_body else None,
+                  path=head.path, query=head.query, http_version=head.http_version)
+    conn.begin(req, head.has_body)
+    w = ResponseWriter(conn.send, head.method == "HEAD")
+    error = None
+    try:
+        respond(req, w)
+    except Exception as e:
+        error = e
+    if conn.broken is not None:
+        raise conn.broken  # not the handler's failure: the watchdog is gone
+    fatal = conn.fatal
+    if fatal is not None:
+        # §8.8: the request stream broke under the handler.
+        if w.sent:
+            log(f"[{rid}] afterburn: {fatal.status} {fatal.type} after the response started: {fatal}")
+            return 1
+        return _reject(conn, fatal, rid)
+    if error is not None:
+        log_exception(rid, req, error)
+        if w.sent:
+            # §8.3: the status cannot change any more; leave the response incomplete (no
+            # last chunk, or short of its Content-Length) and exit non-zero.
+            return 1
+        try:
+            conn.drain(PRE_DRAIN)  # a framing error in a short body is answered as one
+        except ProtocolError as e:
+            return _reject(conn, e, rid)
+        # §8.3: 500 handler_error, never the exception's message; keep serving.
+        conn.send_error(HANDLER_ERROR, rid)
+    try:
+        conn.drain()  # §6.3: what the handler left, before the next request
+    except ProtocolError as e:
+        log(f"[{rid}] afterburn: {e.status} {e.type} in the unread request body: {e}")
+        return 1
+    return 0
+
+
+def log_exception(rid: str, req: Request, error: BaseException) -> None:
+    """§8.3: the exception and its stack on stderr, in one write whose first line names the
+    request id. The path is logged without the query, which may hold secrets (§9.5)."""
+    import traceback
+
+    tb = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    log(f"[{rid}] afterburn: exception serving {req.method} {req.path}\n{tb}")

@@ -1,0 +1,110 @@
+"""ResponseWriter: frames one response as it is produced (PROTOCOL.md §4.4, §6.1)."""
+
+from __future__ import annotations
+
+from ._response import field_lines, status_line
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+# Bodies larger than this are handed to the sink as their own part instead of being
+# copied behind the head (one write either way; see Conn.send).
+_COPY_LIMIT = 64 << 10
+
+
+class IncompleteResponse(Exception):
+    """A response that cannot be ended honestly: its body is shorter than its declared
+    Content-Length, or longer. PROTOCOL.md §8.3: it must not look complete."""
+
+
+class ResponseWriter:
+    """Frames one response and hands its bytes to ``send`` (a function taking a list of
+    byte strings to write in order).
+
+    ``start`` decides the framing from what is known: a body whose length is known gets
+    ``Content-Length``; a streamed body gets the handler's own ``Content-Length`` if it set
+    one (enforced), else ``Transfer-Encoding: chunked``. Responses to HEAD and 204/304
+    responses never carry a body (§4.4). The head is held until the first body bytes or the
+    end, so a small response leaves in one write; every ``write`` after that goes out at
+    once, so streamed pieces reach the watchdog as they are produced (§6.1).
+    """
+
+    __slots__ = ("_send", "_pending", "is_head", "bodyless", "chunked", "length", "written", "sent", "started")
+
+    def __init__(self, send: Callable[[list[bytes]], None], is_head: bool = False) -> None:
+        self._send = send
+        self._pending = b""
+        self.is_head = is_head
+        self.bodyless = False
+        self.chunked = False
+        self.length: int | None = None
+        self.written = 0
+        self.sent = False  # a byte of the response left: its status is final (§8.3)
+        self.started = False
+
+    def start(self, status: int, fields: Iterable[tuple[str, str]], length: int | None = None) -> None:
+        """Decides the status, fields and framing; ``length`` is the body's length when known."""
+        if self.started:
+            raise RuntimeError("the response was already started")
+        lines, declared = field_lines(fields)
+        parts = [status_line(status), *lines]
+        if self.is_head or status == 204 or status == 304:
+            self.bodyless = True
+            # §4.4: MAY send the Content-Length the body would have had (never for 204).
+            if status == 204:
+                cl = None
+            elif declared is not None:
+                cl = declared
+            else:
+                cl = length if self.is_head else None
+            if cl is not None:
+                parts.append(f"Content-Length: {cl}\r\n")
+        elif length is not None or declared is not None:
+            if length is not None and declared is not None and declared != length:
+                raise IncompleteResponse(f"a Content-Length of {declared} for a body of {length} bytes")
+            self.length = length if length is not None else declared
+            parts.append(f"Content-Length: {self.length}\r\n")
+        else:
+            self.chunked = True
+            parts.append("Transfer-Encoding: chunked\r\n")
+        parts.append("\r\n")
+        self._pending = "".join(parts).encode("latin-1")
+        self.started = True
+
+    def write(self, data: bytes) -> None:
+        """Sends a piece of the body at once (one chunk when chunked)."""
+        n = len(data)
+        if n == 0:
+            return
+        if self.bodyless:
+            self.written += n  # HEAD: the bytes only counted
+            return
+        if self.length is not None and self.written + n > self.length:
+            raise IncompleteResponse(f"more body than the Content-Length of {self.length} bytes")
+        self.written += n
+        if self.chunked:
+            prefix = self._pending + b"%x\r\n" % n
+            parts = [prefix + data + b"\r\n"] if n <= _COPY_LIMIT else [prefix, data, b"\r\n"]
+        elif not self._pending:
+            parts = [data]
+        else:
+            parts = [self._pending + data] if n <= _COPY_LIMIT else [self._pending, data]
+        self._pending = b""
+        self.sent = True
+        self._send(parts)
+
+    def end(self, trailers: Iterable[tuple[str, str]] | None = None) -> None:
+        """Ends the response: the last chunk and trailers of a chunked body, or a check that
+        a Content-Length body is complete."""
+        tail = b""
+        if self.chunked:
+            lines = field_lines(trailers)[0] if trailers else ()
+            tail = b"0\r\n" + "".join(lines).encode("latin-1") + b"\r\n"
+        elif self.length is not None and self.written < self.length:
+            raise IncompleteResponse(f"{self.written} bytes of a Content-Length of {self.length}")
+        out = self._pending + tail
+        self._pending = b""
+        if out:
+            self.sent = True
+            self._send([out])

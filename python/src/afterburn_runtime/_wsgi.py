@@ -1,0 +1,135 @@
+"""serve_wsgi: a WSGI application (PEP 3333) as the handler."""
+
+from __future__ import annotations
+
+import sys
+from urllib.parse import unquote_to_bytes
+
+from ._handler import PRE_DRAIN
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from ._request import Request
+    from ._writer import ResponseWriter
+
+
+class _Input:
+    """``wsgi.input``: the request body as a stream (PROTOCOL.md §6.1)."""
+
+    __slots__ = ("_req",)
+
+    def __init__(self, req: Request) -> None:
+        self._req = req
+
+    def read(self, size: int | None = -1) -> bytes:
+        return self._req.read(-1 if size is None else size)
+
+    def readline(self, size: int | None = -1) -> bytes:
+        return self._req.readline(-1 if size is None else size)
+
+    def readlines(self, hint: int = -1) -> list[bytes]:
+        return list(self._req)
+
+    def __iter__(self):
+        return iter(self._req)
+
+
+def environ_for(req: Request) -> dict[str, Any]:
+    """The WSGI environ of a request. Header values are the latin-1 strings PEP 3333 asks
+    for; repeated fields are joined with ", " (``Cookie`` with "; ")."""
+    host = req.headers.get("host") or ""
+    if host.startswith("["):  # an IPv6 literal
+        end = host.find("]") + 1
+        name, port = host[:end], host[end + 1 :]
+    else:
+        name, _, port = host.partition(":")
+    port = port or "80"
+    env: dict[str, Any] = {
+        "REQUEST_METHOD": req.method,
+        "SCRIPT_NAME": "",
+        "PATH_INFO": unquote_to_bytes(req.path).decode("latin-1"),
+        "QUERY_STRING": req.query,
+        "RAW_URI": req.target,
+        "REQUEST_URI": req.target,
+        "SERVER_NAME": name,
+        "SERVER_PORT": port,
+        "SERVER_PROTOCOL": req.http_version,
+        "wsgi.version": (1, 0),
+        "wsgi.url_scheme": "http",
+        "wsgi.input": _Input(req),
+        "wsgi.errors": sys.stderr,
+        "wsgi.multithread": False,
+        "wsgi.multiprocess": True,
+        "wsgi.run_once": False,
+        "wsgi.input_terminated": True,  # a chunked body ends without CONTENT_LENGTH
+        # PROTOCOL.md §5.3: the protocol's metadata, under the library's own names.
+        "afterburn.request_id": req.request_id,
+        "afterburn.deadline": req.deadline,
+        "afterburn.request": req,
+    }
+    for fname, value in req.headers:
+        if fname == "content-type":
+            key = "CONTENT_TYPE"
+        elif fname == "content-length":
+            key = "CONTENT_LENGTH"
+        elif fname == "transfer-encoding":
+            continue  # the library de-chunks the body; wsgi.input_terminated says so
+        else:
+            key = "HTTP_" + fname.upper().replace("-", "_")
+        if key in env:
+            env[key] += ("; " if key == "HTTP_COOKIE" else ", ") + value
+        else:
+            env[key] = value
+    return env
+
+
+def _status_code(status: str) -> int:
+    code = status.split(" ", 1)[0]
+    if len(code) != 3 or not code.isdigit():
+        raise ValueError(f"WSGI status {status!r} does not start with a 3-digit code")
+    return int(code)
+
+
+def wsgi_responder(app: Callable[..., Any]) -> Callable[[Request, ResponseWriter], None]:
+    def respond(req: Request, w: ResponseWriter) -> None:
+        state: list[Any] = []  # [status, headers] once start_response was called
+
+        def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None):
+            if exc_info is not None:
+                if w.sent:
+                    raise exc_info[1].with_traceback(exc_info[2])
+            elif state:
+                raise RuntimeError("start_response called twice without exc_info")
+            state[:] = [_status_code(status), headers]
+            return write
+
+        def write(data: bytes) -> None:  # the legacy write() callable of PEP 3333
+            if not w.started:
+                w.start(state[0], state[1])
+            w.write(data)
+
+        result = app(environ_for(req), start_response)
+        try:
+            if isinstance(result, (list, tuple)) and not w.started:
+                # The whole body is known: send it with Content-Length, in one write.
+                body = b"".join(result)
+                req._discard(PRE_DRAIN)
+                w.start(state[0], state[1], len(body))
+                w.write(body)
+            else:
+                for piece in result:
+                    if not w.started:
+                        w.start(state[0], state[1])
+                    w.write(piece)
+                if not w.started:
+                    w.start(state[0], state[1], 0)
+        finally:
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+        w.end()
+
+    return respond

@@ -1,0 +1,153 @@
+"""The sans-IO parser beyond the shared vectors: incremental input, limits as bytes
+arrive, sticky errors, the metadata fields (PROTOCOL.md §4.3, §5, §8.8, §9.4)."""
+
+from __future__ import annotations
+
+import pytest
+
+from afterburn_runtime import ProtocolError
+from afterburn_runtime._parser import END_OF_STREAM, NEED_DATA, EndOfMessage, RequestHead, RequestParser
+
+
+def events(parser: RequestParser) -> list:
+    out = []
+    while True:
+        ev = parser.next_event()
+        if ev is NEED_DATA or ev is END_OF_STREAM:
+            return out + [ev]
+        out.append(ev)
+
+
+def test_clean_eof_between_requests_is_end_of_stream() -> None:
+    p = RequestParser()
+    p.feed(b"GET / HTTP/1.1\r\nHost: fn\r\n\r\n")
+    head, end, need = events(p)
+    assert isinstance(head, RequestHead) and isinstance(end, EndOfMessage) and need is NEED_DATA
+    p.feed_eof()
+    assert p.next_event() is END_OF_STREAM
+
+
+def test_eof_inside_a_head_is_bad_request() -> None:
+    p = RequestParser()
+    p.feed(b"GET / HTTP/1.1\r\nHo")
+    assert p.next_event() is NEED_DATA
+    p.feed_eof()
+    with pytest.raises(ProtocolError) as e:
+        p.next_event()
+    assert (e.value.status, e.value.type) == (400, "bad_request")
+
+
+def test_errors_are_sticky() -> None:
+    # §8.8: never resynchronise; the next request's bytes are never parsed.
+    p = RequestParser()
+    p.feed(b"GET / HTTP/1.1\nHost: fn\r\n\r\nGET / HTTP/1.1\r\nHost: fn\r\n\r\n")
+    for _ in range(2):
+        with pytest.raises(ProtocolError):
+            p.next_event()
+
+
+def test_bare_cr_split_across_reads_is_refused_when_the_next_byte_comes() -> None:
+    p = RequestParser()
+    p.feed(b"GET / HTTP/1.1\r\nHost: fn\r")
+    assert p.next_event() is NEED_DATA  # the CR may still be followed by LF
+    p.feed(b"X")
+    with pytest.raises(ProtocolError):
+        p.next_event()
+
+
+def test_crlf_split_across_reads_is_one_line_end() -> None:
+    p = RequestParser()
+    for piece in (b"GET / HTTP/1.1\r", b"\nHost: fn\r", b"\n\r", b"\n"):
+        p.feed(piece)
+        evs = events(p)
+    assert isinstance(evs[0], RequestHead)
+
+
+def test_head_limit_as_bytes_arrive() -> None:
+    p = RequestParser(max_head=100)
+    p.feed(b"GET / HTTP/1.1\r\nHost: fn\r\nX: " + b"x" * 90)
+    with pytest.raises(ProtocolError) as e:
+        p.next_event()
+    assert (e.value.status, e.value.type) == (431, "headers_too_large")
+
+
+def test_head_at_the_limit_is_accepted() -> None:
+    head = b"GET / HTTP/1.1\r\nHost: fn\r\nX: " + b"x" * 10 + b"\r\n"
+    p = RequestParser(max_head=len(head))
+    p.feed(head + b"\r\n")
+    assert isinstance(p.next_event(), RequestHead)
+
+
+def test_chunked_body_limit_before_the_data_arrives() -> None:
+    p = RequestParser(max_body=10)
+    p.feed(b"POST / HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n01234567\r\n8\r\n")
+    assert isinstance(p.next_event(), RequestHead)
+    assert p.next_event() == b"01234567"
+    with pytest.raises(ProtocolError) as e:
+        p.next_event()
+    assert (e.value.status, e.value.type) == (413, "body_too_large")
+
+
+def test_body_pieces_come_as_they_arrive() -> None:
+    p = RequestParser()
+    p.feed(b"POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: 6\r\n\r\nabc")
+    assert isinstance(p.next_event(), RequestHead)
+    assert p.next_event() == b"abc"
+    assert p.next_event() is NEED_DATA
+    p.feed(b"defGET")
+    assert p.next_event() == b"def"
+    assert isinstance(p.next_event(), EndOfMessage)
+    assert p.next_event() is NEED_DATA  # "GET" is the next request's start
+
+
+def test_metadata_fields_are_taken_out_of_the_fields() -> None:
+    p = RequestParser()
+    p.feed(b"GET /a?b=c HTTP/1.1\r\nHost: fn\r\nAfterBurn-Request-Id: r1\r\n"
+           b"AfterBurn-Timeout-Ms: 250\r\nX-A: 1\r\n\r\n")
+    head = p.next_event()
+    assert (head.path, head.query, head.request_id, head.timeout_ms) == ("/a", "b=c", "r1", 250)
+    assert head.fields == [("host", "fn"), ("x-a", "1")]
+
+
+def test_parse_error_carries_the_request_id_when_known() -> None:
+    p = RequestParser()
+    p.feed(b"GET / HTTP/1.1\r\nAfterBurn-Request-Id: r9\r\nHost: a\r\nHost: b\r\n\r\n")
+    with pytest.raises(ProtocolError) as e:
+        p.next_event()
+    assert e.value.request_id == "r9"
+
+
+def test_http_1_0_and_absolute_form_are_accepted() -> None:
+    p = RequestParser()
+    p.feed(b"GET http://fn/x?y=1 HTTP/1.0\r\nHost: fn\r\n\r\n")
+    head = p.next_event()
+    assert (head.http_version, head.target, head.path, head.query) == ("HTTP/1.0", "http://fn/x?y=1", "/x", "y=1")
+
+
+def test_asterisk_form_only_for_options() -> None:
+    p = RequestParser()
+    p.feed(b"GET * HTTP/1.1\r\nHost: fn\r\n\r\n")
+    with pytest.raises(ProtocolError):
+        p.next_event()
+
+
+def test_unlimited_body_takes_the_largest_content_length() -> None:
+    p = RequestParser(max_body=0)
+    p.feed(b"POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: 9223372036854775807\r\n\r\n")
+    assert p.next_event().content_length == 2**63 - 1
+
+
+def test_control_character_in_target_is_refused() -> None:
+    p = RequestParser()
+    p.feed(b"GET /a\x01b HTTP/1.1\r\nHost: fn\r\n\r\n")
+    with pytest.raises(ProtocolError):
+        p.next_event()
+
+
+def test_a_cached_field_name_still_needs_its_colon() -> None:
+    p = RequestParser()
+    p.feed(b"GET / HTTP/1.1\r\nHost: fn\r\nX-Seen: 1\r\n\r\n")
+    events(p)
+    p.feed(b"GET / HTTP/1.1\r\nHost: fn\r\nX-Seen\r\n\r\n")
+    with pytest.raises(ProtocolError):
+        p.next_event()
