@@ -102,6 +102,9 @@ func Groups() []Group {
 			Checks: []Check{
 				{Name: "deadline-visible", Section: "5.2", Description: "the handler sees a deadline of at most exec_timeout and more than 0 ms away", Run: deadlineVisible},
 				{Name: "exec-timeout", Section: "8.6", Description: "a request past exec_timeout gets 504 timeout, the worker is replaced (timeout), and later requests get their own responses", Run: execTimeout},
+				{Name: "hang-after-head", Section: "8.6", Description: "a worker writing half a response and hanging is killed at the deadline: the body ends visibly incomplete, the restart is counted as timeout and later requests succeed", Timeout: 20 * time.Second, Run: hangAfterHead},
+				{Name: "crash-mid-body", Section: "8.4", Description: "a worker exiting while reading a 256 KiB body gives 502 worker_crashed, a restart counted as crashed, and later requests succeed", Run: crashMidBody},
+				{Name: "exit-zero-mid-request", Section: "8.4", Description: "a worker exiting with status 0 in the middle of a request gives 502 worker_crashed and a restart counted as crashed", Run: exitZeroMidRequest},
 			},
 		},
 		{

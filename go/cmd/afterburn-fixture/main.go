@@ -128,7 +128,13 @@ func serve(w http.ResponseWriter, r *http.Request) {
 		}
 		panic("fixture: /throw")
 	case "/crash":
+		status := 13
+		if v := q.Get("status"); v != "" {
+			status, _ = strconv.Atoi(v)
+		}
 		switch q.Get("when") {
+		case "mid-body":
+			r.Body.Read(make([]byte, 1))
 		case "after-head":
 			w.WriteHeader(http.StatusOK)
 			io.WriteString(w, "partial")
@@ -139,7 +145,13 @@ func serve(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, "bye")
 			w.(http.Flusher).Flush()
 		}
-		os.Exit(13)
+		os.Exit(status)
+	case "/hang":
+		// when=after-head: half a response, then nothing (§8.6, §8.7).
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, "partial")
+		w.(http.Flusher).Flush()
+		select {}
 	case "/print":
 		t := q.Get("text")
 		fmt.Println(t)
