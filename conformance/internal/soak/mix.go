@@ -26,8 +26,10 @@ type kind struct {
 	check func(resp *http.Response, body []byte, id, token string, sent []byte) string
 }
 
-// faultSleep is how long a /sleep fault sleeps: past the soak's exec_timeout.
-const faultSleepMs = 1200
+// faultSleepMs is how long a /sleep fault sleeps: far past the soak's exec_timeout, so that a
+// watchdog timer that fires late on a loaded machine still finds no response; the worker is
+// killed at the deadline anyway, so the length costs nothing.
+const faultSleepMs = 10000
 
 func mix() []kind {
 	return []kind{

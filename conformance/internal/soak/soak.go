@@ -45,14 +45,21 @@ type Report struct {
 	// elsewhere (PROTOCOL.md §9.3). At most one per such exit is allowed.
 	Collateral     int64
 	ExitsAfterResp int64 // crash-after-response faults sent
-	Problems       []string
-	RSSStartMiB    float64 // after warm-up, with every worker idle
-	RSSEndMiB      float64
-	FDsStart       int
-	FDsEnd         int
-	Restarts       float64
-	Elapsed        time.Duration
+	// TimedOut counts requests answered 504 timeout with their own id: exec_timeout counts
+	// time in the queue (PROTOCOL.md §5.2), and faults that hold workers can make the queue
+	// that long. Allowed up to maxTimedOutShare of the requests.
+	TimedOut    int64
+	Problems    []string
+	RSSStartMiB float64 // after warm-up, with every worker idle
+	RSSEndMiB   float64
+	FDsStart    int
+	FDsEnd      int
+	Restarts    float64
+	Elapsed     time.Duration
 }
+
+// maxTimedOutShare bounds the requests that may time out waiting behind faults.
+const maxTimedOutShare = 0.005
 
 // maxRSSGrowth is how much the watchdog's resident set may grow after warm-up (issue 8).
 const maxRSSGrowth = 1.10
@@ -71,6 +78,9 @@ func (r *Report) Err() error {
 	}
 	if r.Unexpected > 0 {
 		why = append(why, fmt.Sprintf("%d unexpected responses", r.Unexpected))
+	}
+	if float64(r.TimedOut) > maxTimedOutShare*float64(r.Requests) {
+		why = append(why, fmt.Sprintf("%d requests timed out, more than %.1f%%", r.TimedOut, maxTimedOutShare*100))
 	}
 	if r.Collateral > r.ExitsAfterResp {
 		why = append(why, fmt.Sprintf("%d requests lost to worker exits, more than the %d exits after a response", r.Collateral, r.ExitsAfterResp))
@@ -225,6 +235,10 @@ func (s *soaker) one(ctx context.Context, r *rand.Rand, i int64) {
 		verdict = k.check(resp, got, id, token, body)
 	}
 	switch {
+	case verdict != "" && !k.fault && resp.StatusCode == 504 && resp.Header.Get("AfterBurn-Error") == "timeout":
+		s.mu.Lock()
+		s.rep.TimedOut++
+		s.mu.Unlock()
 	case verdict != "" && !k.fault && len(body) > 0 && resp.StatusCode == 502 &&
 		resp.Header.Get("AfterBurn-Error") == "worker_crashed" && !strings.HasPrefix(verdict, "misdelivered"):
 		s.mu.Lock()

@@ -64,7 +64,7 @@ func TestCheckErrorWantsItsOwnID(t *testing.T) {
 }
 
 func TestReportErr(t *testing.T) {
-	ok := &Report{RSSStartMiB: 10, RSSEndMiB: 10.9, FDsStart: 30, FDsEnd: 30, Collateral: 2, ExitsAfterResp: 2}
+	ok := &Report{Requests: 1000, TimedOut: 5, RSSStartMiB: 10, RSSEndMiB: 10.9, FDsStart: 30, FDsEnd: 30, Collateral: 2, ExitsAfterResp: 2}
 	if err := ok.Err(); err != nil {
 		t.Errorf("flat run: %v", err)
 	}
@@ -74,6 +74,7 @@ func TestReportErr(t *testing.T) {
 		"fd leak":      {RSSStartMiB: 10, RSSEndMiB: 10, FDsStart: 30, FDsEnd: 31},
 		"collateral":   {RSSStartMiB: 10, RSSEndMiB: 10, Collateral: 3, ExitsAfterResp: 2},
 		"unexpected":   {RSSStartMiB: 10, RSSEndMiB: 10, Unexpected: 1},
+		"timeouts":     {RSSStartMiB: 10, RSSEndMiB: 10, Requests: 1000, TimedOut: 6},
 	} {
 		if r.Err() == nil {
 			t.Errorf("%s: no error", name)
