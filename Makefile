@@ -5,6 +5,7 @@
 #   make conformance  the conformance suite for every language present
 #   make conformance-go   (later -python, -node, -java) the suite for one language
 #   make soak         a long mixed load with faults per language (N=... requests; default 1e6 for Go, 1e5 others)
+#   make fuzz         the Go fuzz targets for FUZZTIME each (default 5m); make test runs 5 s of each
 #   make bench        every language against its baselines (QUICK=1: about five minutes)
 #   make fmt lint     formatting and static checks
 #
@@ -30,7 +31,7 @@ CONFORMANCE_SOURCES := $(shell find conformance -name '*.go' -not -path 'conform
 
 .PHONY: help build run test test-go test-conformance conformance conformance-go fmt lint clean \
 	bench bench-build bench-go bench-tools test-bench \
-	run-go soak soak-short soak-go soak-short-go soak-python soak-short-python lint-workflows lint-dockerfile test-deploy docs-config
+	fuzz fuzz-short run-go soak soak-short soak-go soak-short-go soak-python soak-short-python lint-workflows lint-dockerfile test-deploy docs-config
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -59,7 +60,7 @@ run-go: $(WATCHDOG) $(GO_EXAMPLE)
 	@echo "serving go/examples/hello on http://127.0.0.1:$(RUN_PORT)/ (Ctrl-C stops)"
 	$(WATCHDOG) -listen_host 127.0.0.1 -port $(RUN_PORT) -- $(GO_EXAMPLE)
 
-test: test-go test-python test-conformance test-bench conformance soak-short
+test: test-go test-python test-conformance test-bench fuzz-short conformance soak-short
 
 test-go:
 	cd go && $(GO) vet ./...
@@ -85,6 +86,21 @@ conformance-go: $(WATCHDOG) $(GO_FIXTURE) $(CONFORMANCE)
 
 # ---- the other languages: each fragment defines test-<lang>, conformance-<lang>, run-<lang> --
 include python/python.mk
+
+# ---- fuzzing (issue 8) -----------------------------------------------------------------------
+# Plain `go test` already runs every seed and testdata/fuzz entry; these explore further. go test
+# takes one -fuzz target per run. A failing input lands in the package's testdata/fuzz/<Target>/.
+FUZZTIME ?= 5m
+FUZZ_TARGETS := FuzzResponse:./internal/watchdog FuzzRequestWrite:./internal/watchdog FuzzParseRequest:./afterburn
+
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		echo "== $${t%%:*} for $(FUZZTIME)"; \
+		(cd go && $(GO) test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) $${t#*:}) || exit 1; \
+	done
+
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=5s
 
 # ---- soak (issue 8): request isolation and flat resources under faults ----------------------
 # Every request carries a unique id its response must echo; the run fails on any response

@@ -131,27 +131,30 @@ func (c *conn) readLine(max int) ([]byte, error) {
 				line = c.acc
 			}
 			c.br.Discard(end)
+			// The first fault in byte order wins, so that the answer (400 or 431) does
+			// not depend on how the reads split the line: a bare CR is known once the
+			// byte after it is seen, an over-long line once max bytes without LF are.
+			if j := bytes.IndexByte(line, '\r'); j >= 0 && j != len(line)-2 && j+1 < max {
+				return nil, errBareCR
+			}
 			if len(line) > max {
 				return nil, errTooLong
 			}
 			if len(line) < 2 || line[len(line)-2] != '\r' {
 				return nil, errBareLF
 			}
-			line = line[:len(line)-2]
-			if bytes.IndexByte(line, '\r') >= 0 {
-				return nil, errBareCR
-			}
-			return line, nil
+			return line[:len(line)-2], nil
 		}
-		// No LF yet. With an LF still to come the line is longer than what we hold.
-		if len(c.acc)+len(buf) >= max {
-			return nil, errTooLong
-		}
-		// A CR not at the very end of what we hold is followed by something other
-		// than LF.
-		if j := bytes.IndexByte(buf, '\r'); j >= 0 && j < len(buf)-1 ||
+		// No LF yet. A CR not at the very end of what we hold is followed by
+		// something other than LF; checked first when its next byte comes before
+		// the limit is crossed (byte order, as above).
+		if j := bytes.IndexByte(buf, '\r'); j >= 0 && j < len(buf)-1 && len(c.acc)+j+1 < max ||
 			len(c.acc) > 0 && c.acc[len(c.acc)-1] == '\r' && len(buf) > 0 {
 			return nil, errBareCR
+		}
+		// With an LF still to come the line is longer than what we hold.
+		if len(c.acc)+len(buf) >= max {
+			return nil, errTooLong
 		}
 		if len(buf) == c.br.Size() {
 			c.acc = append(c.acc, buf...)

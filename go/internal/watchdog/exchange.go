@@ -346,8 +346,9 @@ func (x *exchange) sendBody() bodyFailure {
 	}
 	bw := w.bw
 	bw.WriteString("0\r\n")
+	conn := connectionFields(x.r.Header) // §5.4: fields named in Connection, trailers too
 	for k, vv := range x.r.Trailer {
-		if dropRequestField(k, nil) {
+		if dropRequestField(k, conn) {
 			continue
 		}
 		for _, v := range vv {
@@ -466,7 +467,7 @@ func (x *exchange) forward() *failure {
 		}
 	}
 	for k, vv := range resp.Trailer {
-		if hopByHop[k] || isReserved(k) || len(vv) == 0 {
+		if hopByHop[k] || conn[k] || isReserved(k) || len(vv) == 0 { // §4.4, §5.4
 			continue
 		}
 		h[http.TrailerPrefix+k] = vv
