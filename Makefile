@@ -30,8 +30,8 @@ GO_SOURCES          := $(shell find go -name '*.go' -not -path 'go/bin/*') go/go
 CONFORMANCE_SOURCES := $(shell find conformance -name '*.go' -not -path 'conformance/bin/*') conformance/go.mod
 
 .PHONY: help build run test test-go test-conformance conformance conformance-go fmt lint clean \
-	bench bench-build bench-go bench-tools test-bench \
-	fuzz fuzz-short run-go soak soak-short soak-go soak-short-go soak-python soak-short-python lint-workflows lint-dockerfile test-deploy docs-config
+	bench bench-build bench-go bench-java bench-tools test-bench \
+	fuzz fuzz-short run-go soak soak-short soak-go soak-short-go soak-python soak-short-python soak-java soak-short-java lint-workflows lint-dockerfile test-deploy docs-config
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -60,7 +60,7 @@ run-go: $(WATCHDOG) $(GO_EXAMPLE)
 	@echo "serving go/examples/hello on http://127.0.0.1:$(RUN_PORT)/ (Ctrl-C stops)"
 	$(WATCHDOG) -listen_host 127.0.0.1 -port $(RUN_PORT) -- $(GO_EXAMPLE)
 
-test: test-go test-python test-conformance test-bench fuzz-short conformance soak-short
+test: test-go test-python test-java test-conformance test-bench fuzz-short conformance soak-short
 
 test-go:
 	cd go && $(GO) vet ./...
@@ -76,7 +76,7 @@ test-conformance:
 	cd conformance && $(GO) vet ./...
 	cd conformance && $(GO) test -count=1 ./...
 
-conformance: conformance-go conformance-python
+conformance: conformance-go conformance-python conformance-java
 
 # CONFORMANCE_FLAGS passes options to the suite, e.g. CONFORMANCE_FLAGS="-layer wire" (CI's matrix).
 CONFORMANCE_FLAGS ?=
@@ -86,6 +86,7 @@ conformance-go: $(WATCHDOG) $(GO_FIXTURE) $(CONFORMANCE)
 
 # ---- the other languages: each fragment defines test-<lang>, conformance-<lang>, run-<lang> --
 include python/python.mk
+include java/java.mk
 
 # ---- fuzzing (issue 8) -----------------------------------------------------------------------
 # Plain `go test` already runs every seed and testdata/fuzz entry; these explore further. go test
@@ -107,9 +108,9 @@ fuzz-short:
 # delivered to the wrong request, or when the watchdog's RSS or open descriptors are not flat.
 SOAK_SHORT_N := 6000
 
-soak: soak-go soak-python
+soak: soak-go soak-python soak-java
 
-soak-short: soak-short-go soak-short-python
+soak-short: soak-short-go soak-short-python soak-short-java
 
 soak-go: $(WATCHDOG) $(GO_FIXTURE) $(SOAK)
 	$(SOAK) -watchdog $(WATCHDOG) -function $(GO_FIXTURE) -n $(or $(N),1000000)
@@ -123,6 +124,12 @@ soak-python: $(WATCHDOG) $(PY_COMPILED) $(SOAK)
 soak-short-python: $(WATCHDOG) $(PY_COMPILED) $(SOAK)
 	$(SOAK) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_SCRIPT)" -n $(SOAK_SHORT_N)
 
+soak-java: $(WATCHDOG) $(JAVA_JAR_STAMP) $(JAVA_FIXTURE_JSA) $(SOAK)
+	$(SOAK) -watchdog $(WATCHDOG) -function "$(JAVA_FIXTURE_CMD)" -n $(or $(N),100000)
+
+soak-short-java: $(WATCHDOG) $(JAVA_JAR_STAMP) $(JAVA_FIXTURE_JSA) $(SOAK)
+	$(SOAK) -watchdog $(WATCHDOG) -function "$(JAVA_FIXTURE_CMD)" -n $(SOAK_SHORT_N)
+
 # ---- benchmarks (bench/README.md) -------------------------------------------------------
 # The harness, the baselines and every language's benchmark functions; wrk comes from Debian's
 # packages. Not part of `make test`: a full run takes about half an hour.
@@ -134,13 +141,22 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 bench: bench-build
 	bench/bin/afterburn-bench $(if $(QUICK),-quick) $(if $(LANGS),-langs $(LANGS))
 
-bench-build: bench-tools $(WATCHDOG) bench-go $(PY_COMPILED)
+bench-build: bench-tools $(WATCHDOG) bench-go $(PY_COMPILED) bench-java
 
 bench-tools:
 	@command -v wrk >/dev/null || { echo "installing wrk from Debian's packages"; \
 		$(SUDO) apt-get install -y wrk || { $(SUDO) apt-get update && $(SUDO) apt-get install -y wrk; }; }
 
 bench-go: $(BENCH_GO_BINS)
+
+# The Java benchmark programs, compiled with javac; the function runs on the library as the
+# shaded hello.jar carries it (the library and its dependencies).
+bench-java: bench/build/java/AfterBurnFn.class
+
+bench/build/java/AfterBurnFn.class: $(wildcard bench/functions/java/*.java) $(JAVA_JAR_STAMP)
+	mkdir -p bench/build/java
+	javac -cp $(JAVA_HELLO_JAR) -d bench/build/java bench/functions/java/*.java
+	echo $(JAVA_HELLO_JAR) > bench/build/java-runtime.classpath
 
 bench/bin/afterburn-bench bench/bin/limit-child bench/bin/fork-server bench/bin/http-proxy: $(BENCH_SOURCES)
 	cd bench && $(GO) build -o bin/$(notdir $@) ./cmd/$(notdir $@)
@@ -181,3 +197,4 @@ docs-config:
 
 clean:
 	rm -rf go/bin conformance/bin bench/bin bench/build .tools
+	$(MAKE) --no-print-directory clean-java

@@ -1,0 +1,130 @@
+package dev.afterburn.runtime;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A handler's response: a status, fields in order, and a body that is either complete
+ * ({@link #body(byte[])}) or streamed ({@link #stream(BodyWriter)}).
+ *
+ * <pre>{@code
+ * Response.ok().header("Content-Type", "application/json").body("{\"ok\":true}");
+ * Response.status(204);
+ * Response.ok().header("Content-Type", "text/event-stream").stream(out -> {
+ *     for (String token : tokens) {
+ *         out.write(("data: " + token + "\n\n").getBytes(StandardCharsets.UTF_8));
+ *         out.flush(); // one chunk, sent now
+ *     }
+ * });
+ * }</pre>
+ *
+ * <p>Framing is the library's job (PROTOCOL.md §4.4): a complete body is sent with
+ * {@code Content-Length}; a streamed body is chunked, unless the handler declares a
+ * {@code Content-Length}, which is then used and enforced. {@code Transfer-Encoding} set
+ * by the handler is ignored. Responses to {@code HEAD}, and {@code 204} and {@code 304}
+ * responses, never carry a body. Field names must be tokens and values must not contain
+ * CR, LF or NUL; a response that breaks this is answered as a handler error.
+ */
+public final class Response {
+    private static final byte[] NO_BODY = new byte[0];
+
+    private final int status;
+    private final List<Headers.Field> fields = new ArrayList<>(4);
+    private byte[] body = NO_BODY;
+    private BodyWriter writer;
+
+    private Response(int status) {
+        if (status < 200 || status > 999) {
+            // §4.4: a library MUST NOT send 1xx responses; 100 Continue is the watchdog's job.
+            throw new IllegalArgumentException("status " + status + " is not a final status (200-999)");
+        }
+        this.status = status;
+    }
+
+    /**
+     * A response with the given status and, until set, an empty body.
+     *
+     * @param status a final status, 200 to 999
+     * @return the response
+     */
+    public static Response status(int status) {
+        return new Response(status);
+    }
+
+    /** @return a {@code 200} response with, until set, an empty body */
+    public static Response ok() {
+        return new Response(200);
+    }
+
+    /**
+     * Adds a field line; adding a name again adds another line (§4.2 keeps every value).
+     *
+     * @param name the field name, a token
+     * @param value the value
+     * @return this response
+     */
+    public Response header(String name, String value) {
+        fields.add(new Headers.Field(name, value));
+        return this;
+    }
+
+    /**
+     * Sets a complete body, sent with {@code Content-Length}.
+     *
+     * @param bytes the body
+     * @return this response
+     */
+    public Response body(byte[] bytes) {
+        this.body = bytes;
+        this.writer = null;
+        return this;
+    }
+
+    /**
+     * Sets a complete UTF-8 text body; adds {@code Content-Type: text/plain; charset=utf-8}
+     * unless a {@code Content-Type} is set.
+     *
+     * @param text the body
+     * @return this response
+     */
+    public Response body(String text) {
+        if (!headers().contains("Content-Type")) header("Content-Type", "text/plain; charset=utf-8");
+        return body(text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Streams the body: the library calls {@code writer} after the handler returned and
+     * sends what it writes, chunked, each {@code flush()} sending one chunk at once.
+     *
+     * @param writer writes the body
+     * @return this response
+     */
+    public Response stream(BodyWriter writer) {
+        this.writer = writer;
+        this.body = NO_BODY;
+        return this;
+    }
+
+    /** @return the status */
+    public int status() {
+        return status;
+    }
+
+    /** @return the fields set so far, in order */
+    public Headers headers() {
+        return new Headers(new ArrayList<>(fields));
+    }
+
+    List<Headers.Field> fieldList() {
+        return fields;
+    }
+
+    byte[] bodyBytes() {
+        return body;
+    }
+
+    BodyWriter writer() {
+        return writer;
+    }
+}

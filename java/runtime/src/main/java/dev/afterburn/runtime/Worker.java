@@ -1,0 +1,271 @@
+package dev.afterburn.runtime;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+
+/**
+ * The serve loop: one exchange after another on the worker's two pipes (PROTOCOL.md §2.1,
+ * §4.1), until the request stream ends between requests (§9.4) or can no longer be trusted
+ * (§8.8).
+ *
+ * <p>One thread does everything: it reads the request pipe only when the core has no event
+ * left, calls the handler, and writes the response. A handler that reads its body pulls the
+ * next bytes from the pipe itself, so the body streams with bounded memory while the
+ * response is being written (§6.1, §6.2), with no second thread and no hand-off.
+ */
+final class Worker {
+    static final String PROTOCOL_VERSION = "1";
+    static final String LIBRARY = "java/0.1.0";
+
+    /** §3.2: the handshake reply. */
+    private static final byte[] HANDSHAKE_REPLY = ("HTTP/1.1 200 OK\r\n"
+            + "AfterBurn-Protocol: " + PROTOCOL_VERSION + "\r\n"
+            + "AfterBurn-Library: " + LIBRARY + "\r\n"
+            + "AfterBurn-Capabilities: \r\n"
+            + "Content-Length: 0\r\n"
+            + "\r\n").getBytes(StandardCharsets.ISO_8859_1);
+
+    /** Size of one read from the request pipe: a pipe's capacity. */
+    private static final int READ_SIZE = 64 * 1024;
+
+    /**
+     * The one read buffer. What a read returns is copied into a buffer of its own size for
+     * the core, which may keep unconsumed bytes across reads; a typical request is a few
+     * hundred bytes, so no 64 KiB buffer is allocated per request.
+     */
+    private final byte[] readBuffer = new byte[READ_SIZE];
+
+    /**
+     * How much unread request body is read before a response is sent, so that a framing
+     * error in a short body is answered as one (§8.8); the rest is drained after (§6.3).
+     */
+    private static final long PRE_DRAIN = 256 * 1024;
+
+    /** How {@link #serve} ended. */
+    enum Outcome {
+        /** The request stream ended between requests: exit 0 (§9.4). */
+        CLOSED,
+        /** The worker must stop: close the response pipe and exit non-zero (§8.3, §8.8). */
+        FAILED
+    }
+
+    private final InputStream in;
+    private final ResponseSink sink;
+    private final ResponseWriter writer;
+    private final RequestDecoder decoder;
+    private final OutputStream log;
+    private RequestEvent.Failure fatal; // the framing error met while reading a body
+    private boolean inputEnded;
+
+    Worker(InputStream in, OutputStream out, Limits limits, OutputStream log) {
+        this.in = in;
+        this.sink = new ResponseSink(out);
+        this.writer = new ResponseWriter(sink);
+        this.decoder = new RequestDecoder(limits);
+        this.log = log;
+    }
+
+    Outcome serve(Handler handler) {
+        try {
+            while (true) {
+                RequestEvent ev = nextEvent();
+                if (ev instanceof RequestEvent.Closed) return Outcome.CLOSED;
+                if (ev instanceof RequestEvent.Failure) {
+                    RequestEvent.Failure f = (RequestEvent.Failure) ev;
+                    sendError(f.error(), f.requestId());
+                    return Outcome.FAILED;
+                }
+                RequestEvent.Head head = (RequestEvent.Head) ev;
+                boolean ok = head.handshake() != null ? answerHandshake(head) : exchange(handler, head);
+                if (!ok) return Outcome.FAILED;
+            }
+        } catch (IOException e) {
+            // The response pipe broke: the watchdog is gone or gave up on this worker.
+            log("afterburn: writing the response pipe: " + e + "\n");
+            return Outcome.FAILED;
+        }
+    }
+
+    /** The next event of the request stream, reading the pipe when the core needs more. */
+    RequestEvent nextEvent() {
+        RequestEvent ev = decoder.poll();
+        while (ev == null) {
+            if (inputEnded) throw new IllegalStateException("afterburn: read past the end of the request stream");
+            int n;
+            try {
+                n = in.read(readBuffer, 0, READ_SIZE);
+            } catch (IOException e) {
+                n = -1; // a broken request pipe ends the stream like EOF does
+            }
+            if (n < 0) {
+                inputEnded = true;
+                decoder.endOfInput();
+            } else if (n > 0) {
+                decoder.feed(readBuffer, 0, n);
+            }
+            ev = decoder.poll();
+        }
+        if (ev instanceof RequestEvent.Failure && fatal == null) fatal = (RequestEvent.Failure) ev;
+        return ev;
+    }
+
+    /** §3.1: the library answers the handshake itself; it never reaches the handler. */
+    private boolean answerHandshake(RequestEvent.Head head) throws IOException {
+        BodyInputStream body = new BodyInputStream(this);
+        if (!body.drain(Long.MAX_VALUE)) {
+            sendError(fatal.error(), null);
+            return false;
+        }
+        if (!offers(head.handshake(), PROTOCOL_VERSION)) {
+            // §3.4: 400 version_mismatch listing the versions spoken, then exit.
+            sink.write(ErrorBody.response(400, ProtocolError.VERSION_MISMATCH, null,
+                    "AfterBurn-Protocol: " + PROTOCOL_VERSION + "\r\n"));
+            sink.flush();
+            log("afterburn: " + ProtocolError.versionMismatch(head.handshake()).detail() + "\n");
+            return false;
+        }
+        sink.write(HANDSHAKE_REPLY);
+        sink.flush();
+        return true;
+    }
+
+    static boolean offers(String list, String version) {
+        for (String v : list.split(",", -1)) {
+            if (v.strip().equals(version)) return true;
+        }
+        return false;
+    }
+
+    /** Runs the handler on one request and ends its response; false when the worker must stop. */
+    private boolean exchange(Handler handler, RequestEvent.Head head) throws IOException {
+        // §11.1: a legacy watchdog sends no request id; the library makes one.
+        String id = head.requestId() != null ? head.requestId() : newRequestId();
+        BodyInputStream body = new BodyInputStream(this);
+        Request request = new Request(head.method(), head.target(), head.headers(), id,
+                head.headReadNanos(), head.timeoutMs(), body);
+        writer.begin(head.method().equals("HEAD"));
+        long sentBefore = sink.sent();
+        Throwable failure = null;
+        try {
+            respond(handler, request, body);
+        } catch (ResponseSink.PipeException e) {
+            throw e; // the watchdog is gone: nothing can be answered
+        } catch (Throwable t) { // §8.3: whatever the handler threw, the worker answers
+            failure = t;
+        }
+        body.endExchange();
+        if (failure == null) {
+            if (!writer.complete()) {
+                log("[" + id + "] afterburn: the handler wrote less than its declared Content-Length\n");
+                return false; // §8.3: a short body must not look complete
+            }
+            return drainRest(id, body);
+        }
+        boolean sent = sink.sent() != sentBefore;
+        if (fatal == null || !(failure instanceof BodyInputStream.FramingException)) {
+            logFailure(id, request, failure);
+        }
+        if (sent) {
+            // §8.3, §8.8: the status is final and the response cannot end honestly. Leave
+            // it incomplete (no last chunk, or short of its Content-Length) and stop.
+            return false;
+        }
+        writer.discard();
+        if (fatal == null) body.drain(PRE_DRAIN); // a framing error found here sets fatal
+        if (fatal != null) {
+            sendError(fatal.error(), id);
+            return false;
+        }
+        sendError(500, ProtocolError.HANDLER_ERROR, id); // §8.3, and keep serving
+        return drainRest(id, body);
+    }
+
+    /**
+     * §6.3: reads and discards what the handler left of the body before the next request.
+     * A framing error found there comes after a complete response and cannot be answered;
+     * the worker stops (§8.8).
+     */
+    private boolean drainRest(String id, BodyInputStream body) {
+        if (body.drain(Long.MAX_VALUE)) return true;
+        log("[" + id + "] afterburn: " + ErrorBody.message(fatal.error().type) + " after the response: "
+                + fatal.error().detail() + "\n");
+        return false;
+    }
+
+    private void respond(Handler handler, Request request, BodyInputStream body) throws Exception {
+        Response response = handler.handle(request);
+        if (response == null) throw new NullPointerException("the handler returned no Response");
+        BodyWriter bodyWriter = response.writer();
+        if (bodyWriter == null) {
+            // Read a short unread body before answering, so that a framing error in it is
+            // answered as one (§8.8) rather than after a response that looks fine.
+            if (!body.drain(PRE_DRAIN) && fatal != null) throw new BodyInputStream.FramingException(fatal.error());
+            writer.sendComplete(response);
+            return;
+        }
+        OutputStream out = writer.open(response);
+        bodyWriter.writeTo(out);
+        if (!writer.committed() && !body.drain(PRE_DRAIN) && fatal != null) {
+            throw new BodyInputStream.FramingException(fatal.error());
+        }
+        out.close();
+    }
+
+    /**
+     * §8.3: the exception and its stack go to stderr in one write whose first line names the
+     * request id; they never reach the response.
+     */
+    private void logFailure(String id, Request request, Throwable failure) {
+        StringWriter s = new StringWriter();
+        s.write("[" + id + "] afterburn: handler failed on " + request.method() + " " + request.path() + ": ");
+        failure.printStackTrace(new PrintWriter(s));
+        log(s.toString());
+    }
+
+    private void sendError(ProtocolError e, String requestId) throws IOException {
+        log((requestId != null ? "[" + requestId + "] " : "") + "afterburn: " + ErrorBody.message(e.type) + ": "
+                + e.detail() + "\n");
+        sendError(e.status, e.type, requestId);
+    }
+
+    private void sendError(int status, String type, String requestId) throws IOException {
+        sink.write(ErrorBody.response(status, type, requestId, ""));
+        sink.flush();
+    }
+
+    private void log(String record) {
+        try {
+            log.write(record.getBytes(StandardCharsets.UTF_8)); // one write: one record (§8.3)
+            log.flush();
+        } catch (IOException ignored) {
+            // stderr is gone too; nothing is left to tell
+        }
+    }
+
+    /** Closes the response pipe; the watchdog then sees EOF after what was sent. */
+    void close() {
+        try {
+            sink.close();
+        } catch (IOException ignored) {
+            // the watchdog went away first
+        }
+    }
+
+    /** Made on first use: most watchdogs send an id, and seeding costs start-up time. */
+    private static final class Random {
+        static final SecureRandom INSTANCE = new SecureRandom();
+    }
+
+    /** A request id as the watchdog makes them: 128 random bits as 32 lower-case hex digits (§5.1). */
+    static String newRequestId() {
+        byte[] b = new byte[16];
+        Random.INSTANCE.nextBytes(b);
+        return HexFormat.of().formatHex(b);
+    }
+}
