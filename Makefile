@@ -3,7 +3,7 @@
 #   make run          serve the example function through the watchdog on 127.0.0.1:8080
 #   make test         every language's tests plus the conformance suite for each language
 #   make conformance  the conformance suite for every language present
-#   make conformance-go   (later -python, -node, -java) the suite for one language
+#   make conformance-go   (or -python, -node, -java) the suite for one language
 #   make soak         a long mixed load with faults per language (N=... requests; default 1e6 for Go, 1e5 others)
 #   make fuzz         the Go fuzz targets for FUZZTIME each (default 5m); make test runs 5 s of each
 #   make bench        every language against its baselines (QUICK=1: about five minutes)
@@ -31,7 +31,7 @@ CONFORMANCE_SOURCES := $(shell find conformance -name '*.go' -not -path 'conform
 
 .PHONY: help build run test test-go test-conformance conformance conformance-go fmt lint clean \
 	bench bench-build bench-go bench-java bench-tools test-bench \
-	fuzz fuzz-short run-go soak soak-short soak-go soak-short-go soak-python soak-short-python soak-java soak-short-java lint-workflows lint-dockerfile test-deploy docs-config
+	fuzz fuzz-short run-go soak soak-short soak-go soak-short-go soak-python soak-short-python soak-node soak-short-node soak-java soak-short-java lint-workflows lint-dockerfile test-deploy docs-config
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -60,7 +60,7 @@ run-go: $(WATCHDOG) $(GO_EXAMPLE)
 	@echo "serving go/examples/hello on http://127.0.0.1:$(RUN_PORT)/ (Ctrl-C stops)"
 	$(WATCHDOG) -listen_host 127.0.0.1 -port $(RUN_PORT) -- $(GO_EXAMPLE)
 
-test: test-go test-python test-java test-conformance test-bench fuzz-short conformance soak-short
+test: test-go test-python test-node test-java test-conformance test-bench fuzz-short conformance soak-short
 
 test-go:
 	cd go && $(GO) vet ./...
@@ -76,7 +76,7 @@ test-conformance:
 	cd conformance && $(GO) vet ./...
 	cd conformance && $(GO) test -count=1 ./...
 
-conformance: conformance-go conformance-python conformance-java
+conformance: conformance-go conformance-python conformance-node conformance-java
 
 # CONFORMANCE_FLAGS passes options to the suite, e.g. CONFORMANCE_FLAGS="-layer wire" (CI's matrix).
 CONFORMANCE_FLAGS ?=
@@ -87,6 +87,7 @@ conformance-go: $(WATCHDOG) $(GO_FIXTURE) $(CONFORMANCE)
 # ---- the other languages: each fragment defines test-<lang>, conformance-<lang>, run-<lang> --
 include python/python.mk
 include java/java.mk
+include node/node.mk
 
 # ---- fuzzing (issue 8) -----------------------------------------------------------------------
 # Plain `go test` already runs every seed and testdata/fuzz entry; these explore further. go test
@@ -108,9 +109,9 @@ fuzz-short:
 # delivered to the wrong request, or when the watchdog's RSS or open descriptors are not flat.
 SOAK_SHORT_N := 6000
 
-soak: soak-go soak-python soak-java
+soak: soak-go soak-python soak-node soak-java
 
-soak-short: soak-short-go soak-short-python soak-short-java
+soak-short: soak-short-go soak-short-python soak-short-node soak-short-java
 
 soak-go: $(WATCHDOG) $(GO_FIXTURE) $(SOAK)
 	$(SOAK) -watchdog $(WATCHDOG) -function $(GO_FIXTURE) -n $(or $(N),1000000)
@@ -123,6 +124,12 @@ soak-python: $(WATCHDOG) $(PY_COMPILED) $(SOAK)
 
 soak-short-python: $(WATCHDOG) $(PY_COMPILED) $(SOAK)
 	$(SOAK) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_SCRIPT)" -n $(SOAK_SHORT_N)
+
+soak-node: $(WATCHDOG) $(NODE_STAMP) $(SOAK)
+	$(SOAK) -watchdog $(WATCHDOG) -function "$(NODE_FIXTURE)" -n $(or $(N),100000)
+
+soak-short-node: $(WATCHDOG) $(NODE_STAMP) $(SOAK)
+	$(SOAK) -watchdog $(WATCHDOG) -function "$(NODE_FIXTURE)" -n $(SOAK_SHORT_N)
 
 soak-java: $(WATCHDOG) $(JAVA_JAR_STAMP) $(JAVA_FIXTURE_JSA) $(SOAK)
 	$(SOAK) -watchdog $(WATCHDOG) -function "$(JAVA_FIXTURE_CMD)" -n $(or $(N),100000)
@@ -141,7 +148,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 bench: bench-build
 	bench/bin/afterburn-bench $(if $(QUICK),-quick) $(if $(LANGS),-langs $(LANGS))
 
-bench-build: bench-tools $(WATCHDOG) bench-go $(PY_COMPILED) bench-java
+bench-build: bench-tools $(WATCHDOG) bench-go $(PY_COMPILED) $(NODE_STAMP) bench-java
 
 bench-tools:
 	@command -v wrk >/dev/null || { echo "installing wrk from Debian's packages"; \

@@ -1,0 +1,54 @@
+// Type declarations for afterburn-runtime (written by hand; checked by `tsc --noEmit` on
+// test/types/usage.ts).
+
+import type { IncomingMessage, ServerResponse, Server } from 'node:http';
+import type * as undici from 'undici';
+
+/** What a handler learns about its request beyond HTTP (PROTOCOL.md §5). */
+export interface RequestContext {
+  /** The request id (§5.1): the watchdog's, which its access log and error bodies carry too. */
+  readonly requestId: string;
+  /** Whether the watchdog set a deadline (§5.2). */
+  readonly hasDeadline: boolean;
+  /** The deadline on the wall clock, or null without one; timeRemaining() is exact. */
+  readonly deadline: Date | null;
+  /** Milliseconds left before the deadline, never negative; Infinity without one. */
+  timeRemaining(): number;
+  /** Aborts at the deadline (reason: a TimeoutError) and when the exchange ends. */
+  readonly signal: AbortSignal;
+}
+
+/** A Response from this package (undici's classes) or from Node's global copy. */
+export type ResponseLike = undici.Response | globalThis.Response;
+
+export type FetchHandler = (request: undici.Request, ctx: RequestContext) => ResponseLike | Promise<ResponseLike>;
+
+export type RequestListener = (req: IncomingMessage, res: ServerResponse) => unknown;
+
+/**
+ * Serves a fetch-style handler on the protocol pipes until the watchdog closes them, then
+ * exits the process. Call it once, when initialisation is complete: the handshake that
+ * marks the worker ready is answered from then on (§3.1).
+ */
+export function serve(handler: FetchHandler): void;
+
+/** Serves a Node request listener (an Express or Koa app, a function, an http.Server). */
+export function serveListener(listener: RequestListener | Server): void;
+
+/** The context of a request served by serveListener; undefined for other requests. */
+export function context(req: IncomingMessage): RequestContext | undefined;
+
+/** This library's version, as sent in AfterBurn-Library. */
+export const version: string;
+/** The protocol version this library speaks. */
+export const protocolVersion: string;
+
+// undici's classes: the requests serve() makes are instances of these.
+export const Request: typeof undici.Request;
+export type Request = undici.Request;
+export const Response: typeof undici.Response;
+export type Response = undici.Response;
+export const Headers: typeof undici.Headers;
+export type Headers = undici.Headers;
+export const FormData: typeof undici.FormData;
+export type FormData = undici.FormData;

@@ -1,0 +1,61 @@
+'use strict';
+
+// afterburn-runtime: the worker side of the AfterBurn/1 pipe protocol (spec/PROTOCOL.md).
+//
+//   serve(async (request, ctx) => new Response('hi'))   fetch-style, undici classes
+//   serveListener(app)                                  any (req, res) listener: Express, Koa...
+//   context(req)                                        request id and deadline, listener style
+
+const { run } = require('./lib/child');
+const { kContext } = require('./lib/context');
+const { LIBRARY_VERSION, PROTOCOL_VERSION } = require('./lib/connection');
+
+/**
+ * Serves a fetch-style handler on the protocol pipes until the watchdog closes them.
+ * The handler gets undici's Request and a context, and returns a Response (from this
+ * package's exports, from undici, or Node's global one) or a promise of one.
+ */
+function serve(handler) {
+  const { fetchHandler } = require('./lib/fetch');
+  run(fetchHandler(handler));
+}
+
+/**
+ * Serves a Node request listener, `(req, res) => void`, on the protocol pipes: an Express
+ * or Koa app (`app` or `app.callback()`), or a plain function. An http.Server is accepted
+ * too: its 'request' listeners are used.
+ */
+function serveListener(listener) {
+  if (listener && typeof listener.listeners === 'function' && typeof listener.listen === 'function' &&
+      typeof listener.emit === 'function' && listener.listeners('request').length > 0) {
+    const server = listener;
+    listener = (req, res) => server.emit('request', req, res);
+  }
+  if (typeof listener !== 'function') throw new TypeError('afterburn: serveListener(listener) needs a function');
+  run((req, res) => listener(req, res));
+}
+
+/**
+ * The AfterBurn context of a request served by serveListener: request id (§5.1) and
+ * deadline (§5.2). Returns undefined for a request this library did not make.
+ */
+function context(req) {
+  return req ? req[kContext] : undefined;
+}
+
+module.exports = {
+  serve,
+  serveListener,
+  context,
+  version: LIBRARY_VERSION,
+  protocolVersion: PROTOCOL_VERSION,
+};
+
+// undici's classes, loaded on first use: `instanceof` on the requests serve() makes holds
+// for these, and a listener-style worker never loads undici.
+for (const name of ['Request', 'Response', 'Headers', 'FormData']) {
+  Object.defineProperty(module.exports, name, {
+    enumerable: true,
+    get: () => require('./lib/fetch').loadUndici()[name],
+  });
+}

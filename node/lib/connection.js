@@ -1,0 +1,379 @@
+'use strict';
+
+// Theory of operation.
+//
+// A worker reads HTTP/1.1 requests from one pipe and writes responses to another, one
+// exchange after another, for its whole life (PROTOCOL.md §2.1, §4.1). A Connection is
+// that stream, as bytes in and bytes out; it never touches a descriptor (child.js does).
+//
+//   bytes in → FrameGuard (guard.js) → Duplex → http.Server (llhttp) → handler
+//   handler → ServerResponse → Duplex → sink.write (bytes out)
+//
+// http.Server is handed the Duplex as its one connection, so Node's own parser frames
+// requests (keep-alive, chunked bodies, trailers) and Node's ServerResponse frames
+// responses (Content-Length or chunked, no body for HEAD, 204 and 304). The FrameGuard
+// adds the checks of §4.3 that llhttp lacks, and tells clean EOF from EOF inside a request.
+//
+// A framing error (§8.8), from the guard or from llhttp's clientError, stops the input.
+// Responses owed to earlier requests are finished first; then the §8.1 error response is
+// written straight to the sink, unless the failing request's own response has already
+// started (its status is final then), and the connection stops with a non-zero status.
+
+const http = require('node:http');
+const { Duplex } = require('node:stream');
+const { FrameGuard } = require('./guard');
+const { errorResponseBytes, errorBody, fromParserError } = require('./errors');
+const { RequestContext, newRequestId, kContext } = require('./context');
+
+const LIBRARY_VERSION = require('../package.json').version;
+const PROTOCOL_VERSION = '1'; // the one version of PROTOCOL.md this library speaks
+
+// The responses of a Connection. PROTOCOL.md §4.4: a library never sends 1xx responses —
+// 100 Continue is the watchdog's job (§5.4) — so Node's informational writers do nothing
+// but call back. The watchdog's clock is the one clients see: no Date field.
+class PipeResponse extends http.ServerResponse {
+  constructor(req, options) {
+    super(req, options);
+    this.sendDate = false;
+  }
+
+  writeContinue(cb) {
+    if (typeof cb === 'function') process.nextTick(cb);
+  }
+
+  writeProcessing(cb) {
+    if (typeof cb === 'function') process.nextTick(cb);
+  }
+
+  writeEarlyHints(_hints, cb) {
+    if (typeof cb === 'function') process.nextTick(cb);
+  }
+}
+
+class Connection {
+  /**
+   * @param {object} options
+   * @param {{maxHead: number, maxBody: number}} options.limits PROTOCOL.md §7.3
+   * @param {(req: http.IncomingMessage, res: http.ServerResponse, ctx: RequestContext) => unknown} options.handle
+   * @param {{write(chunk: Buffer): void, end(code: number): void}} options.sink the response
+   *   pipe: write is synchronous; end is called once, with the exit status the worker
+   *   should have (0 after a clean EOF, §9.4; non-zero after a failure, §8.3, §8.8).
+   * @param {(text: string) => void} options.log one call per record (stderr, §9.5)
+   * @param {() => void} [options.pauseInput] called when the parser wants no more bytes for now
+   * @param {() => void} [options.resumeInput] called when it wants bytes again
+   */
+  constructor({ limits, handle, sink, log, pauseInput = () => {}, resumeInput = () => {} }) {
+    this.guard = new FrameGuard(limits);
+    this.handle = handle;
+    this.sink = sink;
+    this.log = log;
+    this.pauseInput = pauseInput;
+    this.resumeInput = resumeInput;
+
+    this.dispatched = 0; // requests handed to _onRequest
+    this.open = new Set(); // exchanges whose response has not finished
+    this.current = null; // the last exchange dispatched
+    this.inputEnded = false;
+    this.failure = null; // the framing error that stops the connection
+    this.failedExchange = null; // the exchange whose request body it broke, if any
+    this.pendingFailure = null; // one found by the guard, waiting for the parser to catch up
+    this.stopped = false;
+
+    this.socket = new Duplex({
+      allowHalfOpen: true,
+      read: () => this.resumeInput(),
+      write: (chunk, _encoding, cb) => {
+        this._output(chunk);
+        cb();
+      },
+      writev: (chunks, cb) => {
+        this._output(chunks.length === 1 ? chunks[0].chunk : Buffer.concat(chunks.map((c) => c.chunk)));
+        cb();
+      },
+      final: (cb) => cb(),
+    });
+    this.socket.on('close', () => {
+      // Node closes its connection only when a handler destroyed the response or its
+      // socket: the response is incomplete and the stream cannot go on.
+      if (!this.stopped) this._stop(1, 'the response stream was destroyed by the handler');
+    });
+
+    this.server = http.createServer({
+      ServerResponse: PipeResponse,
+      maxHeaderSize: limits.maxHead, // a backstop: the guard counts first (guard.js)
+      requireHostHeader: false, // the guard applies rule 10 with its own error body
+      insecureHTTPParser: false,
+      joinDuplicateHeaders: false,
+      // The watchdog owns every timeout (§5.2, §10.2); none may close the pipe.
+      requestTimeout: 0,
+      headersTimeout: 0,
+      keepAliveTimeout: 0,
+      connectionsCheckingInterval: 2 ** 31 - 1,
+    });
+    this.server.timeout = 0;
+    this.server.on('request', (req, res) => this._onRequest(req, res));
+    // §4.4: a library never sends 1xx, and Expect is the watchdog's (§5.4): requests
+    // with Expect reach the handler like any other instead of Node's 100 or 417.
+    this.server.on('checkContinue', (req, res) => this._onRequest(req, res));
+    this.server.on('checkExpectation', (req, res) => this._onRequest(req, res));
+    this.server.on('clientError', (err) => this._fail(fromParserError(err, this.guard.inTrailers)));
+    this.server.emit('connection', this.socket);
+    // After Node's own 'data' listener: the bytes before a failure have been parsed.
+    this.socket.on('data', () => this._checkPendingFailure());
+  }
+
+  /**
+   * Takes bytes read from the request pipe. Returns false when the caller should pause
+   * reading until resumeInput is called.
+   */
+  push(chunk) {
+    if (this.failure || this.pendingFailure || this.stopped) return false;
+    const { pass, error } = this.guard.write(chunk);
+    let more = true;
+    if (pass > 0) more = this.socket.push(pass === chunk.length ? chunk : chunk.subarray(0, pass));
+    if (error) {
+      this._failAfterParsed(error);
+      return false;
+    }
+    if (!more) this.pauseInput();
+    return more;
+  }
+
+  /** The request pipe reached EOF (PROTOCOL.md §9.4). */
+  end() {
+    if (this.failure || this.pendingFailure || this.stopped) return;
+    const error = this.guard.end();
+    if (error) {
+      this._failAfterParsed(error);
+      return;
+    }
+    this.inputEnded = true;
+    this._maybeFinish();
+  }
+
+  _output(chunk) {
+    if (this.stopped) return; // a response abandoned by §8.3 or §8.8
+    try {
+      this.sink.write(chunk);
+    } catch (err) {
+      this._stop(1, `writing the response pipe: ${err.message}`);
+    }
+  }
+
+  _onRequest(req, res) {
+    if (this.failure || this.stopped) return; // bytes parsed after a framing error
+    res.shouldKeepAlive = true; // §4.1: the stream is persistent, whatever the request says
+    const headReadAt = performance.now();
+    this.dispatched++;
+
+    // §5.3: AfterBurn-Request-Id and AfterBurn-Timeout-Ms are exposed through the
+    // context, not as fields; AfterBurn-Handshake marks the handshake (§3.1).
+    let requestId = null;
+    let timeoutMs = -1;
+    let handshake = null;
+    const raw = req.rawHeaders;
+    let kept = null;
+    for (let i = 0; i < raw.length; i += 2) {
+      const name = raw[i];
+      if ((name.length === 20 || name.length === 19) && (name[0] === 'A' || name[0] === 'a')) {
+        const lower = name.toLowerCase();
+        if (lower === 'afterburn-request-id') {
+          if (requestId === null) requestId = raw[i + 1];
+          kept ??= raw.slice(0, i);
+          continue;
+        }
+        if (lower === 'afterburn-timeout-ms') {
+          if (timeoutMs < 0) timeoutMs = Number(raw[i + 1]); // digits, checked by the guard (rule 13)
+          kept ??= raw.slice(0, i);
+          continue;
+        }
+        if (lower === 'afterburn-handshake' && handshake === null) handshake = raw[i + 1];
+      }
+      if (kept !== null) kept.push(name, raw[i + 1]);
+    }
+    if (kept !== null) {
+      req.rawHeaders = kept;
+      delete req.headers['afterburn-request-id'];
+      delete req.headers['afterburn-timeout-ms'];
+    }
+
+    // §11.1: a legacy watchdog sends no id; the library makes one.
+    const ctx = new RequestContext(requestId || newRequestId(), timeoutMs, headReadAt);
+    const ex = { req, res, ctx };
+    req[kContext] = ctx;
+    // A handler that stops reading (req.destroy(), or `break` out of `for await`) must not
+    // take the connection down as it would a TCP one: the rest of the body is the
+    // library's to drain (§6.3).
+    req._destroy = (err, cb) => {
+      this._abandonBody(req);
+      cb(req.listenerCount('error') > 0 ? err : null);
+    };
+    this.current = ex;
+    this.open.add(ex);
+    res.once('finish', () => this._finished(ex));
+
+    if (handshake !== null) {
+      this._answerHandshake(ex, handshake);
+      return;
+    }
+    try {
+      const result = this.handle(req, res, ctx);
+      if (result && typeof result.then === 'function') {
+        result.then(undefined, (err) => this._handlerFailed(ex, err));
+      }
+    } catch (err) {
+      this._handlerFailed(ex, err);
+    }
+  }
+
+  _finished(ex) {
+    this.open.delete(ex);
+    this._abandonBody(ex.req); // §6.3: whatever the handler left unread is drained
+    ex.ctx._end();
+    if (this.failure) this._settleFailure();
+    else this._maybeFinish();
+  }
+
+  // Node's own IncomingMessage._dump, for every case: the parser drops the rest of the
+  // body instead of buffering it for a reader that is gone, and the stream flows again.
+  _abandonBody(req) {
+    if (req.complete || req._dumped) return;
+    req._dumped = true;
+    req.removeAllListeners('data');
+    if (!this.socket._paused) this.socket.resume();
+  }
+
+  // §9.4: after EOF between requests, finish what is in progress, then stop with 0.
+  _maybeFinish() {
+    if (this.inputEnded && this.open.size === 0 && this.dispatched === this.guard.messages && !this.stopped) {
+      this._stop(0);
+    }
+  }
+
+  // PROTOCOL.md §3.1, §3.2: the library answers the handshake itself.
+  _answerHandshake(ex, offered) {
+    const versions = offered.split(',').map((v) => v.trim());
+    if (!versions.includes(PROTOCOL_VERSION)) {
+      // §3.4: 400 version_mismatch listing the versions spoken, then exit non-zero.
+      this.log(`afterburn: the watchdog offers protocol versions ${JSON.stringify(offered)}; ` +
+        `this library speaks ${PROTOCOL_VERSION}\n`);
+      this._writeErrorAndStop(errorResponseBytes('version_mismatch', null, [['AfterBurn-Protocol', PROTOCOL_VERSION]]));
+      return;
+    }
+    ex.res.writeHead(200, [
+      'AfterBurn-Protocol', PROTOCOL_VERSION,
+      'AfterBurn-Library', `node/${LIBRARY_VERSION}`,
+      'AfterBurn-Capabilities', '',
+      'Content-Length', '0',
+    ]);
+    ex.res.end();
+  }
+
+  // PROTOCOL.md §8.3: the exception and its stack go to stderr in one write whose first
+  // line names the request id; the client sees only the §8.1 body.
+  _handlerFailed(ex, err) {
+    if (this.stopped) return;
+    const { req, res, ctx } = ex;
+    const detail = err instanceof Error ? err.stack || String(err) : `a non-Error value: ${safeString(err)}`;
+    this.log(`[${ctx.requestId}] afterburn: handler failed on ${req.method} ${pathOf(req.url)}\n${indent(detail)}\n`);
+    if (this.failure) return; // the framing error decides what the client gets
+    if (res.writableEnded) return; // the response was already complete
+    if (!res.headersSent) {
+      for (const name of res.getHeaderNames()) res.removeHeader(name);
+      const body = errorBody('handler_error', ctx.requestId);
+      res.writeHead(500, [
+        'Content-Type', 'application/json',
+        'AfterBurn-Error', 'handler_error',
+        'Content-Length', String(Buffer.byteLength(body)),
+      ]);
+      res.end(body);
+      return;
+    }
+    // The head is out: the response must stay visibly incomplete (no last chunk, or short
+    // of its Content-Length). Send what was already written, then stop.
+    this._flushPending();
+    this._stop(1, `the handler failed after its response started (request ${ctx.requestId})`);
+  }
+
+  // The guard finds an error in bytes the parser has not necessarily seen yet: the Duplex
+  // may still hold requests that come before it. Act once it has handed them all over.
+  _failAfterParsed(error) {
+    this.pendingFailure = error;
+    this.pauseInput();
+    this._checkPendingFailure();
+  }
+
+  _checkPendingFailure() {
+    if (this.pendingFailure === null || this.socket.readableLength > 0) return;
+    const error = this.pendingFailure;
+    this.pendingFailure = null;
+    this._fail(error);
+  }
+
+  /** A framing error (§8.8) from the guard or from llhttp. */
+  _fail(error) {
+    if (this.failure || this.stopped) return;
+    this.failure = error;
+    this.pauseInput();
+    const cur = this.current;
+    // The error lies in the body of the last request dispatched if that body is not
+    // complete yet; otherwise in a request that never reached a handler.
+    this.failedExchange = cur && !cur.req.complete ? cur : null;
+    this.log(`${this.failedExchange ? `[${this.failedExchange.ctx.requestId}] ` : ''}${error.message}\n`);
+    this._settleFailure();
+  }
+
+  // Once every response owed to an earlier request is out, answer the failure.
+  _settleFailure() {
+    if (this.stopped) return;
+    const owner = this.failedExchange;
+    for (const ex of this.open) if (ex !== owner) return;
+    if (owner && owner.res.headersSent) {
+      // Its status is final: leave the response incomplete (§8.3, §8.8).
+      this._flushPending();
+      this._stop(1);
+      return;
+    }
+    const err = this.failure;
+    this._writeErrorAndStop(errorResponseBytes(err.type, owner ? owner.ctx.requestId : null));
+  }
+
+  _writeErrorAndStop(bytes) {
+    this._flushPending();
+    this._output(bytes);
+    this._stop(1);
+  }
+
+  // Node corks the connection while it writes a response and uncorks on the next tick;
+  // before stopping, hand whatever it buffered to the sink so flushed bytes are not lost.
+  _flushPending() {
+    while (this.socket.writableCorked > 0) this.socket.uncork();
+  }
+
+  _stop(code, reason) {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (reason) this.log(`afterburn: ${reason}\n`);
+    for (const ex of this.open) ex.ctx._end();
+    this.sink.end(code);
+  }
+}
+
+function pathOf(url) {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q); // the query may hold secrets (§9.5)
+}
+
+function indent(text) {
+  return text.replace(/^/gm, '    ');
+}
+
+function safeString(value) {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+module.exports = { Connection, PROTOCOL_VERSION, LIBRARY_VERSION };

@@ -1,0 +1,87 @@
+'use strict';
+
+// What a handler learns about its request beyond HTTP: the request id (PROTOCOL.md §5.1)
+// and the deadline (§5.2). The watchdog sends them as AfterBurn-Request-Id and
+// AfterBurn-Timeout-Ms; the library removes both fields from what handlers see (§5.3) and
+// exposes them here instead.
+
+const { randomBytes } = require('node:crypto');
+
+const kContext = Symbol('afterburn.context');
+
+class DeadlineExceeded extends Error {
+  constructor() {
+    super('afterburn: the request deadline passed');
+    this.name = 'TimeoutError';
+  }
+}
+
+class RequestContext {
+  /**
+   * @param {string} requestId
+   * @param {number} timeoutMs AfterBurn-Timeout-Ms, or -1 without one
+   * @param {number} headReadAt performance.now() when the head was read (§5.2)
+   */
+  constructor(requestId, timeoutMs, headReadAt) {
+    this.requestId = requestId;
+    /** performance.now() milliseconds at the deadline, or null without one. */
+    this.deadlineAt = timeoutMs >= 0 ? headReadAt + timeoutMs : null;
+    this._controller = null;
+    this._timer = null;
+    this._ended = false;
+  }
+
+  /** Whether the watchdog set a deadline (§5.2: without AfterBurn-Timeout-Ms there is none). */
+  get hasDeadline() {
+    return this.deadlineAt !== null;
+  }
+
+  /** The deadline as a Date on the wall clock, or null; timeRemaining() is the exact figure. */
+  get deadline() {
+    if (this.deadlineAt === null) return null;
+    return new Date(Date.now() + this.timeRemaining());
+  }
+
+  /** Milliseconds left before the deadline, never negative; Infinity without a deadline. */
+  timeRemaining() {
+    if (this.deadlineAt === null) return Infinity;
+    return Math.max(0, this.deadlineAt - performance.now());
+  }
+
+  /**
+   * An AbortSignal that aborts at the deadline (with a TimeoutError) and when the
+   * exchange ends. Made on first use: most handlers never ask, and a timer per request
+   * is not free.
+   */
+  get signal() {
+    if (this._controller === null) {
+      this._controller = new AbortController();
+      if (this._ended) {
+        this._controller.abort(new Error('afterburn: the exchange has ended'));
+      } else if (this.deadlineAt !== null) {
+        this._timer = setTimeout(() => this._controller.abort(new DeadlineExceeded()), this.timeRemaining());
+        this._timer.unref();
+      }
+    }
+    return this._controller.signal;
+  }
+
+  /** Called by the library when the response is complete. */
+  _end() {
+    this._ended = true;
+    if (this._timer !== null) clearTimeout(this._timer);
+    if (this._controller !== null && !this._controller.signal.aborted) {
+      this._controller.abort(new Error('afterburn: the exchange has ended'));
+    }
+  }
+}
+
+/**
+ * A request id as the watchdog makes one: 128 random bits as 32 lower-case hex digits
+ * (PROTOCOL.md §5.1). Used under a legacy watchdog that sends none (§11.1).
+ */
+function newRequestId() {
+  return randomBytes(16).toString('hex');
+}
+
+module.exports = { RequestContext, newRequestId, kContext };

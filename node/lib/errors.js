@@ -1,0 +1,97 @@
+'use strict';
+
+// The error responses of PROTOCOL.md §8. A ProtocolError is a request the library cannot
+// parse (§4.3, §8.8) or a failed handshake (§3.4): it carries the status and type of §8.2
+// for the response, and a detail naming the offending value for stderr only.
+
+const { STATUS_CODES } = require('node:http');
+
+// PROTOCOL.md §8.2: the closed list of types a library raises, with their status.
+const ERROR_STATUS = Object.freeze({
+  bad_request: 400,
+  headers_too_large: 431,
+  body_too_large: 413,
+  not_implemented: 501,
+  handler_error: 500,
+  version_mismatch: 400,
+});
+
+// PROTOCOL.md §8.1: one fixed sentence per type. It never carries a handler's exception
+// message or request bytes, which may hold secrets; details go to stderr only.
+const MESSAGES = Object.freeze({
+  bad_request: 'the request is malformed',
+  headers_too_large: 'the request head is larger than the limit',
+  body_too_large: 'the request body is larger than the limit',
+  not_implemented: 'the request uses a transfer coding other than chunked',
+  handler_error: 'the function failed while handling the request',
+  version_mismatch: 'the library speaks none of the offered protocol versions',
+});
+
+class ProtocolError extends Error {
+  /**
+   * @param {keyof ERROR_STATUS} type
+   * @param {string} detail what was wrong, for stderr; never sent on the wire
+   */
+  constructor(type, detail) {
+    super(`afterburn: ${MESSAGES[type]}: ${detail}`);
+    this.name = 'ProtocolError';
+    this.type = type;
+    this.status = ERROR_STATUS[type];
+  }
+}
+
+const badRequest = (detail) => new ProtocolError('bad_request', detail);
+const headersTooLarge = (limit) => new ProtocolError('headers_too_large', `more than ${limit} bytes`);
+const bodyTooLarge = (limit) => new ProtocolError('body_too_large', `more than ${limit} bytes`);
+const notImplemented = (value) =>
+  new ProtocolError('not_implemented', `Transfer-Encoding ${JSON.stringify(value)}`);
+
+/** The JSON body of PROTOCOL.md §8.1. */
+function errorBody(type, requestId) {
+  const body = { type, message: MESSAGES[type] };
+  if (requestId) body.request_id = requestId;
+  return JSON.stringify(body);
+}
+
+/**
+ * A complete §8.1 error response as bytes: the status of §8.2, Content-Type, the
+ * AfterBurn-Error field naming the type, any extra [name, value] fields, and a
+ * Content-Length body.
+ */
+function errorResponseBytes(type, requestId, extra = []) {
+  const status = ERROR_STATUS[type];
+  const body = Buffer.from(errorBody(type, requestId));
+  let head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+    `Content-Type: application/json\r\nAfterBurn-Error: ${type}\r\n`;
+  for (const [name, value] of extra) head += `${name}: ${value}\r\n`;
+  head += `Content-Length: ${body.length}\r\n\r\n`;
+  return Buffer.concat([Buffer.from(head, 'latin1'), body]);
+}
+
+/**
+ * Maps an llhttp error code (Node's clientError) to the §4.3 rule it breaks. Every parse
+ * error is a 400 except an oversized head (rule 11, 431) and a transfer coding llhttp
+ * does not know (rule 8, 501); `inTrailers` tells the trailer section, whose overflow is
+ * rule 9's 400. The FrameGuard meets most of these first; this is the backstop.
+ */
+function fromParserError(err, inTrailers) {
+  const code = (err && err.code) || 'HPE_UNKNOWN';
+  if (code === 'HPE_HEADER_OVERFLOW' && !inTrailers) return new ProtocolError('headers_too_large', code);
+  if (code === 'HPE_INVALID_TRANSFER_ENCODING' && /invalid `Transfer-Encoding`/i.test(err.reason || '')) {
+    return new ProtocolError('not_implemented', code); // rule 8
+  }
+  return badRequest(`${code}: ${(err && err.reason) || (err && err.message)}`);
+}
+
+module.exports = {
+  ERROR_STATUS,
+  MESSAGES,
+  ProtocolError,
+  badRequest,
+  headersTooLarge,
+  bodyTooLarge,
+  notImplemented,
+  errorBody,
+  errorResponseBytes,
+  fromParserError,
+};

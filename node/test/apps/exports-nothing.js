@@ -1,0 +1,4 @@
+'use strict';
+
+// Neither serves nor exports anything servable.
+module.exports = { answer: 42 };

@@ -1,0 +1,84 @@
+'use strict';
+
+// The FrameGuard alone: the §4.3 checks llhttp does not make, as bytes arrive.
+
+const { FrameGuard } = require('../lib/guard');
+
+const b = (s) => Buffer.from(s, 'latin1');
+const guard = (maxHead = 1024, maxBody = 0) => new FrameGuard({ maxHead, maxBody });
+
+describe('FrameGuard', () => {
+  test('passes whole well-formed requests and counts their heads', () => {
+    const g = guard();
+    const bytes = b('GET /a HTTP/1.1\r\nHost: fn\r\n\r\nPOST /b HTTP/1.1\r\nHost: fn\r\nContent-Length: 3\r\n\r\nabc');
+    expect(g.write(bytes)).toEqual({ pass: bytes.length, error: null });
+    expect(g.messages).toBe(2);
+    expect(g.atBoundary).toBe(true);
+  });
+
+  test('follows a chunked body with extensions and trailers to the next request', () => {
+    const g = guard();
+    const bytes = b('POST / HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: chunked\r\n\r\n' +
+      '3;x="y"\r\nabc\r\n0\r\nX-T: 1\r\n\r\nGET / HTTP/1.1\r\nHost: fn\r\n\r\n');
+    expect(g.write(bytes).error).toBeNull();
+    expect(g.messages).toBe(2);
+    expect(g.atBoundary).toBe(true);
+  });
+
+  test('rule 11: a head of exactly the limit (empty line not counted) passes, one byte more is 431', () => {
+    const line = 'GET / HTTP/1.1\r\nHost: fn\r\n';
+    const pad = (n) => `X: ${'p'.repeat(n - 5)}\r\n`;
+    const limit = 100;
+    const exact = b(line + pad(limit - line.length) + '\r\n');
+    expect(guard(limit).write(exact).error).toBeNull();
+    const over = b(line + pad(limit - line.length + 1) + '\r\n');
+    const r = guard(limit).write(over);
+    expect(r.error).toMatchObject({ status: 431, type: 'headers_too_large' });
+  });
+
+  test('rule 11: a line without its end is refused once it cannot fit, without waiting for it', () => {
+    const g = guard(64);
+    expect(g.write(b('GET / HTTP/1.1\r\nX: ')).error).toBeNull();
+    const r = g.write(b('y'.repeat(100)));
+    expect(r.error).toMatchObject({ status: 431 });
+  });
+
+  test('a refused line never reaches the parser with its line feed', () => {
+    const bytes = b('GET  / HTTP/1.1\r\nHost: fn\r\n\r\n');
+    const r = guard().write(bytes);
+    expect(r.error).toMatchObject({ status: 400, type: 'bad_request' });
+    expect(bytes.subarray(0, r.pass).includes(0x0a)).toBe(false);
+  });
+
+  test('rule 12: a chunked body is refused at the chunk that crosses the limit', () => {
+    const g = guard(1024, 10);
+    const head = 'POST / HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: chunked\r\n\r\n';
+    expect(g.write(b(`${head}8\r\n01234567\r\n`)).error).toBeNull();
+    expect(g.write(b('8\r\n')).error).toMatchObject({ status: 413, type: 'body_too_large' });
+  });
+
+  test('rule 12: a Content-Length over the limit is refused at the end of the head', () => {
+    expect(guard(1024, 10).write(b('POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: 11\r\n\r\n')).error)
+      .toMatchObject({ status: 413 });
+  });
+
+  test('rule 8: a coding list is 501', () => {
+    expect(guard().write(b('POST / HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: gzip, chunked\r\n\r\n')).error)
+      .toMatchObject({ status: 501, type: 'not_implemented' });
+  });
+
+  test('after an error everything is refused', () => {
+    const g = guard();
+    g.write(b('GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n'));
+    expect(g.write(b('GET / HTTP/1.1\r\n'))).toMatchObject({ pass: 0, error: { status: 400 } });
+  });
+
+  test('§9.4: EOF between requests is clean, inside one it is an error', () => {
+    const g = guard();
+    g.write(b('GET / HTTP/1.1\r\nHost: fn\r\n\r\n'));
+    expect(g.end()).toBeNull();
+    const h = guard();
+    h.write(b('POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: 5\r\n\r\nab'));
+    expect(h.end()).toMatchObject({ status: 400, type: 'bad_request' });
+  });
+});

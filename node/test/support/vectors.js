@@ -1,0 +1,80 @@
+'use strict';
+
+// Reads the shared conformance vectors in place (conformance/README.md, "Vectors"): never a
+// copy. Segments are latin-1 strings or {"repeat", "times"}; a vector's env overlays the
+// base environment the suite's wire layer gives every fixture.
+
+const fs = require('node:fs');
+const path = require('node:path');
+
+const VECTORS_DIR = path.resolve(__dirname, '../../../conformance/vectors');
+
+// conformance/README.md: the base environment of the wire layer (the watchdog's defaults).
+const BASE_ENV = Object.freeze({
+  AFTERBURN_PROTOCOL: '1',
+  AFTERBURN_FDS: '3,4',
+  AFTERBURN_WORKER_ID: '1',
+  AFTERBURN_MAX_HEADER_BYTES: '32768',
+  AFTERBURN_MAX_BODY_BYTES: '67108864',
+});
+
+function segmentBytes(segment) {
+  const text = typeof segment === 'string' ? segment : segment.repeat.repeat(segment.times);
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) > 0xff) throw new Error(`segment character U+${text.charCodeAt(i).toString(16)} is not latin-1`);
+  }
+  return Buffer.from(text, 'latin1');
+}
+
+/** Every vector of the given kind, each with `segments` (Buffers) and `env` resolved. */
+function loadVectors(kind) {
+  const files = fs.readdirSync(VECTORS_DIR).filter((f) => f.endsWith('.json') && f !== 'schema.json').sort();
+  if (files.length === 0) throw new Error(`no vector files in ${VECTORS_DIR}`);
+  const out = [];
+  for (const file of files) {
+    const doc = JSON.parse(fs.readFileSync(path.join(VECTORS_DIR, file), 'utf8'));
+    for (const v of doc.vectors) {
+      if (v.kind !== kind) continue;
+      out.push({ ...v, segments: v.request.map(segmentBytes), env: { ...BASE_ENV, ...(v.env || {}) } });
+    }
+  }
+  if (out.length === 0) throw new Error(`no ${kind} vectors in ${VECTORS_DIR}`);
+  return out;
+}
+
+/**
+ * Field lists match per name (conformance/README.md, "Field lists"): for every name the
+ * expected list mentions, the actual values of that name, in order, equal the expected
+ * ones. Returns a message describing the first difference, or null.
+ */
+function compareFields(what, actual, expected) {
+  if (expected.length === 0 && actual.length !== 0) return `${what}: got ${JSON.stringify(actual)}; want none`;
+  const names = new Set(expected.map(([n]) => n));
+  for (const name of names) {
+    const got = actual.filter(([n]) => n === name).map(([, v]) => v);
+    const want = expected.filter(([n]) => n === name).map(([, v]) => v);
+    if (JSON.stringify(got) !== JSON.stringify(want)) {
+      return `${what} ${JSON.stringify(name)}: got ${JSON.stringify(got)}; want ${JSON.stringify(want)}`;
+    }
+  }
+  return null;
+}
+
+/** Checks an echo (conformance/README.md, "Echo format") against an `echo` expectation. */
+function checkEcho(expectation, echo) {
+  const want = expectation.echo;
+  const problems = [];
+  for (const field of ['method', 'path', 'query', 'body_b64', 'body_len', 'request_id']) {
+    if (field in want && echo[field] !== want[field]) {
+      problems.push(`${field}: got ${JSON.stringify(echo[field])}; want ${JSON.stringify(want[field])}`);
+    }
+  }
+  if (want.headers) problems.push(compareFields('header', echo.headers, want.headers));
+  if (want.trailers) problems.push(compareFields('trailer', echo.trailers, want.trailers));
+  for (const name of expectation.absent_headers || []) {
+    if (echo.headers.some(([n]) => n === name)) problems.push(`header ${JSON.stringify(name)} present; want absent`);
+  }
+  return problems.filter(Boolean);
+}
+
+module.exports = { VECTORS_DIR, BASE_ENV, loadVectors, compareFields, checkEcho, segmentBytes };

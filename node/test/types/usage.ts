@@ -1,0 +1,36 @@
+// A small typed use of the public API; `tsc --noEmit -p test/types` must accept it. The
+// lines marked to expect an error prove the declarations are not `any`.
+import { serve, serveListener, context, Request, Response, Headers, version, type RequestContext } from 'afterburn-runtime';
+import { invoke, invokeListener, IncompleteResponseError } from 'afterburn-runtime/testing';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+async function handler(request: Request, ctx: RequestContext): Promise<Response> {
+  const left: number = ctx.timeRemaining();
+  const signal: AbortSignal = ctx.signal;
+  const id: string = ctx.requestId;
+  const headers = new Headers({ 'x-id': id, 'x-left': String(left) });
+  void signal;
+  return new Response(await request.text(), { headers });
+}
+
+function listener(req: IncomingMessage, res: ServerResponse): void {
+  const ctx = context(req);
+  res.end(ctx ? ctx.requestId : 'none');
+}
+
+export async function check(): Promise<void> {
+  const res = await invoke(handler, 'http://fn/x', { method: 'POST', body: 'hi' }, { requestId: 'r', timeoutMs: 100 });
+  const text: string = await res.text();
+  const res2 = await invokeListener(listener, 'http://fn/');
+  const status: number = res2.status;
+  const err = new IncompleteResponseError();
+  void [text, status, err.status, version];
+  // @ts-expect-error the handler must return a Response
+  serve(async () => 'not a response');
+  // @ts-expect-error requestId is read-only
+  (null as unknown as RequestContext).requestId = 'x';
+  // A handler returning Node's global Response is accepted.
+  serve(() => new globalThis.Response('ok'));
+  serveListener(listener);
+  serve(handler);
+}
