@@ -366,9 +366,9 @@ func (x *exchange) sendBody() bodyFailure {
 	return bodyOK
 }
 
-// replayMax is the most body bytes kept for a second attempt: a pipe's
-// capacity on Linux. A worker that reads nothing cannot take in more, so a
-// larger body is past saving anyway (PROTOCOL.md §9.3).
+// replayMax is the most body bytes kept for a second attempt (§9.3): a copy
+// made for every request with a body, so it stays small; a larger body is
+// not replayed.
 const replayMax = 64 << 10
 
 // keepForReplay copies body bytes about to be sent, while they may still be

@@ -29,12 +29,12 @@ const handshakeRequest = "OPTIONS * HTTP/1.1\r\n" +
 // handshakeMethod is what http.ReadResponse needs to frame the reply.
 var handshakeMethod = &http.Request{Method: http.MethodOptions}
 
-// Buffer sizes. A pipe holds 64 KiB on Linux; one read of the response pipe
-// can take all of it.
+// Buffer sizes. The protocol pipes are grown to 1 MiB on Linux
+// (pipesize_linux.go); a body copy moves up to bodyBufSize per read and write.
 const (
 	respBufSize = 64 << 10
 	reqBufSize  = 16 << 10
-	bodyBufSize = 32 << 10
+	bodyBufSize = 128 << 10
 	chunkRoom   = 18 // room for a chunk-size line: 16 hex digits and CRLF
 )
 
@@ -112,6 +112,8 @@ func startWorker(cfg *Config, id int, log *logger) (*worker, error) {
 		reqW.Close()
 		return nil, fmt.Errorf("watchdog: response pipe: %v", err)
 	}
+	growPipe(reqW)
+	growPipe(respW)
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		for _, f := range []*os.File{reqR, reqW, respR, respW} {
