@@ -4,6 +4,7 @@ conformance suite) does: fd mode on fds 3/4, stdio mode and the legacy set-up on
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +34,10 @@ class Worker:
 
         # pass_fds keeps 3 and 4, which child_fds makes the protocol pipes in fd mode.
         def child_fds() -> None:  # runs in the child between fork and exec
+            # A worker gets SIGINT's default disposition, as the watchdog gives it: a test
+            # runner started in the background (CI) has it ignored, and Python would then
+            # never raise KeyboardInterrupt.
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
             if mode == "fd":
                 os.dup2(req_r, 3)
                 os.dup2(resp_w, 4)
