@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"errors"
 	"math"
 	"testing"
 )
@@ -30,6 +31,15 @@ func TestParseWrk(t *testing.T) {
 	want := LoadResult{RPS: 7601.12, P50us: 940, P99us: 3030, Errors: 7}
 	if math.Abs(got.RPS-want.RPS) > 1e-9 || got.P50us != want.P50us || math.Abs(got.P99us-want.P99us) > 1e-9 || got.Errors != want.Errors {
 		t.Errorf("parseWrk = %+v; want %+v", got, want)
+	}
+}
+
+// TestParseWrkNoRequests: a run that completed nothing is told apart, so a warm-up shorter
+// than one slow request is not a failure.
+func TestParseWrkNoRequests(t *testing.T) {
+	text := "  0 requests in 1.00s, 0.00B read\nRequests/sec:      0.00\n"
+	if _, err := parseWrk(text); !errors.Is(err, errNoRequests) {
+		t.Errorf("parseWrk(no requests) error %v; want errNoRequests", err)
 	}
 }
 

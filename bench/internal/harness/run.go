@@ -6,6 +6,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -110,7 +111,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		c.figs = newByWorkload()
 		fmt.Fprintf(o.Log, "started %s on %s; warming up\n", c.key, c.srv.addr)
 		for _, w := range o.Workloads {
-			if _, err := load.Run(c.srv.url(), w, 8, o.Warmup); err != nil {
+			if _, err := load.Run(c.srv.url(), w, 8, o.Warmup); err != nil && !errors.Is(err, errNoRequests) {
 				return nil, fmt.Errorf("%s warm-up: %v", c.key, err)
 			}
 		}

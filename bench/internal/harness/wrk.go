@@ -3,6 +3,7 @@ package harness
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,6 +20,10 @@ type LoadResult struct {
 	P99us  float64 `json:"p99_us"`
 	Errors int     `json:"errors"`
 }
+
+// errNoRequests is a run in which not one request completed: a warm-up of a slow baseline
+// (forking a JVM or Node at c=8) can be shorter than one request.
+var errNoRequests = errors.New("wrk completed no request")
 
 // Load drives a URL with wrk, pinned to the load generator's CPU.
 type Load struct {
@@ -59,6 +64,9 @@ func parseWrk(text string) (LoadResult, error) {
 		return r, fmt.Errorf("wrk printed no Requests/sec:\n%s", text)
 	}
 	r.RPS, _ = strconv.ParseFloat(m[1], 64)
+	if r.RPS == 0 {
+		return r, errNoRequests
+	}
 	sc := bufio.NewScanner(strings.NewReader(text))
 	for sc.Scan() {
 		if m := latencyLine.FindStringSubmatch(sc.Text()); m != nil {
