@@ -67,6 +67,11 @@ func runChild() {
 	bw := bufio.NewWriter(out)
 	handshakes := 0
 	for {
+		if crashInNextHead && br.Buffered() == 0 {
+			// Dies having read part of the next request's head (issue 8).
+			io.ReadFull(in, make([]byte, 10))
+			os.Exit(3)
+		}
 		req, err := http.ReadRequest(br)
 		if err == io.EOF {
 			os.Exit(0) // §9.4: EOF between requests
@@ -89,6 +94,10 @@ func runChild() {
 		bw.Flush()
 	}
 }
+
+// crashInNextHead makes the child exit after reading 10 bytes of the next
+// request's head: a worker that crashes while reading headers.
+var crashInNextHead bool
 
 func writeResponse(bw *bufio.Writer, status int, hdr []string, body string) {
 	fmt.Fprintf(bw, "HTTP/1.1 %d %s\r\n", status, http.StatusText(status))
@@ -190,6 +199,9 @@ func childHandle(req *http.Request, bw *bufio.Writer) {
 		writeResponse(bw, 200, nil, "bye")
 		bw.Flush()
 		os.Exit(0)
+	case "/crash-next-head":
+		crashInNextHead = true
+		writeResponse(bw, 200, nil, "armed")
 	case "/exit-later":
 		// Answers, then exits without reading the next request (§9.3).
 		writeResponse(bw, 200, nil, "bye")

@@ -190,6 +190,28 @@ func TestUnreadRequestRetried(t *testing.T) {
 	wantError(t, resp, body, 502, errWorkerCrashed)
 }
 
+// TestCrashWhileReadingHead: §8.4, §9.3 — a worker that dies having read
+// part of a request's head fails that request with 502 worker_crashed (it
+// may have started on it, so it is not sent elsewhere), is replaced, and the
+// next request succeeds.
+func TestCrashWhileReadingHead(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	resp, body := h.get("/crash-next-head")
+	wantBody(t, resp, body, 200, "armed")
+	resp, body = h.get("/victim")
+	wantError(t, resp, body, 502, errWorkerCrashed)
+	// Served by the replacement, which starts after the restart is counted.
+	resp, body = h.get("/after")
+	wantBody(t, resp, body, 200, "ok GET /after")
+	if got := counter(t, h.wd.m.restarts, "crashed"); got != 1 {
+		t.Errorf(`restarts_total{reason="crashed"} = %v; want 1`, got)
+	}
+	if strings.Contains(h.logs.String(), "exited before reading request") {
+		t.Errorf("a request the worker had started reading was sent to another worker")
+	}
+}
+
 // TestCrashLoop: §9.1, §9.2 — init failures back off, three make the slot
 // crash-looping, readiness fails, requests get 503 at once; a handshake
 // recovers.
