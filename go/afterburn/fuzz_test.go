@@ -6,13 +6,10 @@ package afterburn
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -209,33 +206,11 @@ func FuzzParseRequest(f *testing.F) {
 }
 
 // parseVectorSeeds returns the request bytes of every parse vector
-// (conformance/vectors/*.json), read in place as vectors_test.go does.
+// (conformance/vectors/*.json), read in place by loadVectors.
 func parseVectorSeeds(f *testing.F) [][]byte {
-	files, err := filepath.Glob(filepath.Join(vectorsDir, "*.json"))
-	if err != nil {
-		f.Fatal(err)
-	}
 	var out [][]byte
-	for _, name := range files {
-		if filepath.Base(name) == "schema.json" {
-			continue
-		}
-		data, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		var vf vectorFile
-		if err := json.Unmarshal(data, &vf); err != nil {
-			f.Fatalf("%s: %v", name, err)
-		}
-		for _, v := range vf.Vectors {
-			if v.Kind == "parse" {
-				out = append(out, v.bytes())
-			}
-		}
-	}
-	if len(out) == 0 {
-		f.Fatalf("no parse vectors in %s", vectorsDir)
+	for _, v := range loadVectors(f, "parse") {
+		out = append(out, v.bytes())
 	}
 	return out
 }

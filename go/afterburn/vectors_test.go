@@ -99,7 +99,7 @@ type rejectExpect struct {
 
 // loadVectors returns every vector of the given kind. It fails the test when the
 // folder holds vector files but no vector of that kind could be read.
-func loadVectors(t *testing.T, kind string) []vector {
+func loadVectors(t testing.TB, kind string) []vector {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(vectorsDir, "*.json"))
 	if err != nil {
