@@ -68,9 +68,13 @@ func TestReportErr(t *testing.T) {
 	if err := ok.Err(); err != nil {
 		t.Errorf("flat run: %v", err)
 	}
+	if err := (&Report{RSSStartMiB: 10, RSSEndMiB: 11.9, RSSSlackMiB: 2}).Err(); err != nil {
+		t.Errorf("growth within the slack: %v", err)
+	}
 	for name, r := range map[string]Report{
 		"misdelivered": {Misdelivered: 1, RSSStartMiB: 10, RSSEndMiB: 10},
 		"rss grew":     {RSSStartMiB: 10, RSSEndMiB: 11.5},
+		"past slack":   {RSSStartMiB: 10, RSSEndMiB: 12.1, RSSSlackMiB: 2},
 		"fd leak":      {RSSStartMiB: 10, RSSEndMiB: 10, FDsStart: 30, FDsEnd: 31},
 		"collateral":   {RSSStartMiB: 10, RSSEndMiB: 10, Collateral: 3, ExitsAfterResp: 2},
 		"unexpected":   {RSSStartMiB: 10, RSSEndMiB: 10, Unexpected: 1},
