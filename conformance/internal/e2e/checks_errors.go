@@ -81,14 +81,7 @@ func throwMidBody(t *T) {
 }
 
 func crashBeforeHead(t *T) {
-	before := t.Restarts("crashed")
-	id := rid("crash")
-	r := t.Get("/crash", "X-Request-Id: "+id)
-	if eb := t.WatchdogError(r, 502, "worker_crashed"); eb.RequestID != id {
-		t.Fatalf("%s: error body request_id %q; want %q", t.lastReq(), eb.RequestID, id)
-	}
-	t.WaitMetric(before+1, "afterburn_worker_restarts_total", "reason", "crashed")
-	echoesOwnIDs(t, 2)
+	wantCrashed(t, "crash", func(id string) *Resp { return t.Get("/crash", "X-Request-Id: "+id) })
 }
 
 func crashAfterHead(t *T) {

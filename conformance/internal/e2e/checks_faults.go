@@ -11,23 +11,27 @@ import "bytes"
 // the next requests succeed.
 func crashMidBody(t *T) {
 	t.WaitIdle(2)
-	before := t.Restarts("crashed")
-	id := rid("crash-mid-body")
-	r := t.Post("/crash?when=mid-body", bytes.Repeat([]byte("b"), 256<<10), "X-Request-Id: "+id)
-	if eb := t.WatchdogError(r, 502, "worker_crashed"); eb.RequestID != id {
-		t.Fatalf("%s: error body request_id %q; want %q", t.lastReq(), eb.RequestID, id)
-	}
-	t.WaitMetric(before+1, "afterburn_worker_restarts_total", "reason", "crashed")
-	echoesOwnIDs(t, 2)
+	wantCrashed(t, "crash-mid-body", func(id string) *Resp {
+		return t.Post("/crash?when=mid-body", bytes.Repeat([]byte("b"), 256<<10), "X-Request-Id: "+id)
+	})
 }
 
 // exitZeroMidRequest: §8.4 — a worker that exits with status 0 in the middle of a request is
 // a crash all the same: 502 worker_crashed, restart counted as crashed.
 func exitZeroMidRequest(t *T) {
 	t.WaitIdle(2)
+	wantCrashed(t, "exit-zero", func(id string) *Resp {
+		return t.Get("/crash?when=before&status=0", "X-Request-Id: "+id)
+	})
+}
+
+// wantCrashed sends the request send makes, whose worker exits before writing a byte of the
+// response, and checks §8.4: 502 worker_crashed with the request's id, one restart counted as
+// crashed, and later requests answered with their own responses.
+func wantCrashed(t *T, name string, send func(id string) *Resp) {
 	before := t.Restarts("crashed")
-	id := rid("exit-zero")
-	r := t.Get("/crash?when=before&status=0", "X-Request-Id: "+id)
+	id := rid(name)
+	r := send(id)
 	if eb := t.WatchdogError(r, 502, "worker_crashed"); eb.RequestID != id {
 		t.Fatalf("%s: error body request_id %q; want %q", t.lastReq(), eb.RequestID, id)
 	}
