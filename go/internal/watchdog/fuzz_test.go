@@ -460,6 +460,21 @@ func strictParse(b []byte) (*strictRequest, error) {
 		}
 		return [2]string{name, strings.Trim(value, " \t")}, nil
 	}
+	// fields reads field lines up to the empty line: a head's or a trailer section's.
+	fields := func() ([][2]string, error) {
+		var fs [][2]string
+		for {
+			l, err := line()
+			if err != nil || l == "" {
+				return fs, err
+			}
+			f, err := field(l)
+			if err != nil {
+				return nil, err
+			}
+			fs = append(fs, f)
+		}
+	}
 	rl, err := line()
 	if err != nil {
 		return nil, err
@@ -470,18 +485,11 @@ func strictParse(b []byte) (*strictRequest, error) {
 	}
 	q := &strictRequest{method: parts[0], target: parts[1]}
 	clen := int64(-1)
-	for {
-		l, err := line()
-		if err != nil {
-			return nil, err
-		}
-		if l == "" {
-			break
-		}
-		f, err := field(l)
-		if err != nil {
-			return nil, err
-		}
+	head, err := fields()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range head {
 		switch strings.ToLower(f[0]) {
 		case "content-length":
 			n, err := strconv.ParseInt(f[1], 10, 64)
@@ -522,19 +530,8 @@ func strictParse(b []byte) (*strictRequest, error) {
 			}
 			q.body, rest = append(q.body, rest[:n]...), rest[n+2:]
 		}
-		for {
-			l, err := line()
-			if err != nil {
-				return nil, err
-			}
-			if l == "" {
-				break
-			}
-			f, err := field(l)
-			if err != nil {
-				return nil, err
-			}
-			q.trailers = append(q.trailers, f)
+		if q.trailers, err = fields(); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, errors.New("neither Content-Length nor Transfer-Encoding (§4.2: every request is framed)")
