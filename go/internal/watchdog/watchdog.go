@@ -63,6 +63,7 @@ func (wd *Watchdog) Start() {
 // until ctx ends, then shuts down gracefully (PROTOCOL.md §9.4) and returns
 // nil.
 func (wd *Watchdog) Run(ctx context.Context) error {
+	defer wd.log.flush() // lines still lingering in the queue (logs.go)
 	ln, err := net.Listen("tcp", net.JoinHostPort(wd.cfg.ListenHost, strconv.Itoa(wd.cfg.Port)))
 	if err != nil {
 		return errors.New("watchdog: " + err.Error())
