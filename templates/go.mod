@@ -1,0 +1,3 @@
+module github.com/afterburn-dev/afterburn/templates
+
+go 1.26.0
