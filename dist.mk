@@ -13,7 +13,7 @@
 #                   Not part of `make test`: it takes a few minutes and installs from registries.
 #
 # Versions: one for every package (checked below). A release tags vX.Y.Z, which starts
-# release.yml, and go/vX.Y.Z on the same commit: the Go module lives in go/, so
+# release.yml; its publish job tags go/vX.Y.Z on the same commit: the Go module lives in go/, so
 # `go install github.com/afterburn-dev/afterburn/go/cmd/afterburn-watchdog@vX.Y.Z` looks for the
 # tag go/vX.Y.Z (https://go.dev/ref/mod#vcs-version); dist-test serves that version from a
 # file module proxy instead, built by tools/modproxy.
