@@ -73,6 +73,7 @@ func runChild() {
 			os.Exit(3)
 		}
 		req, err := http.ReadRequest(br)
+		bufferedWithHead = br.Buffered()
 		if err == io.EOF {
 			os.Exit(0) // §9.4: EOF between requests
 		}
@@ -94,6 +95,10 @@ func runChild() {
 		bw.Flush()
 	}
 }
+
+// bufferedWithHead is how many bytes the child had read past the head of
+// the last request when it parsed it: what /buffered reports.
+var bufferedWithHead int
 
 // crashInNextHead makes the child exit after reading 10 bytes of the next
 // request's head: a worker that crashes while reading headers.
@@ -123,6 +128,9 @@ type childSeen struct {
 func childHandle(req *http.Request, bw *bufio.Writer) {
 	q := req.URL.Query()
 	switch req.URL.Path {
+	case "/buffered":
+		// How much of the body came with the head (PROTOCOL.md §6.1).
+		writeResponse(bw, 200, nil, strconv.Itoa(bufferedWithHead))
 	case "/headers":
 		body, _ := io.ReadAll(req.Body)
 		b, _ := json.Marshal(childSeen{req.Method, req.RequestURI, req.Host, req.Proto, req.Header,

@@ -121,6 +121,9 @@ type exchange struct {
 	// because the body cannot be completed (§6.4).
 	aborting chan struct{}
 	scratch  [24]byte
+	// inline is a small body read whole before the head was written, to go
+	// with it in one write (PROTOCOL.md §6.1); nil when the body streams.
+	inline []byte
 }
 
 // run writes the request, forwards the response, and gives the worker back
@@ -137,10 +140,21 @@ func (x *exchange) run() (neverRead bool) {
 
 	var fail *failure
 	var bodyDone chan bodyFailure
+	if n := x.r.ContentLength; n > 0 && n <= inlineBodyMax {
+		if t := x.readInline(); t != "" {
+			// PROTOCOL.md §6.1, §6.4: no byte of the request reached the
+			// worker, so it goes back to the pool as it was.
+			x.wd.pool.release(w, "")
+			x.wd.log.printf("the client did not deliver the %d-byte body of request %s", n, x.id)
+			x.rw.Header().Set("Connection", "close")
+			x.wd.fail(x.rw, t, x.entry)
+			return false
+		}
+	}
 	if err := x.writeHead(); err != nil {
 		fail = classify(err)
 	} else {
-		if x.r.ContentLength != 0 {
+		if x.r.ContentLength != 0 && x.inline == nil {
 			// PROTOCOL.md §6.2: write the body while reading the response.
 			x.rc.EnableFullDuplex()
 			bodyDone = make(chan bodyFailure, 1)
@@ -281,7 +295,50 @@ func (x *exchange) writeHead() error {
 	// A head larger than bw was partly flushed already and is undercounted,
 	// which only makes the §9.3 retry more cautious.
 	x.headLen = bw.Buffered()
+	if x.inline != nil {
+		bw.Write(x.inline) // §6.1: with its head, in one write when both fit bw
+		x.bodyWritten = int64(len(x.inline))
+	}
 	return bw.Flush()
+}
+
+// inlineBodyMax is the largest body announced by Content-Length that is read
+// whole before its head is written, so that head and body reach the worker
+// in one write and wake it once (PROTOCOL.md §6.1). With a head it fits the
+// worker's head buffer (reqBufSize).
+const inlineBodyMax = 16 << 10
+
+// readInline reads the whole body of x.r, at most inlineBodyMax bytes, into
+// the worker's body buffer, before anything is written to the worker. The
+// client's read is held to the request's deadline (§5.2) as well as to
+// read_timeout. It returns the error to answer when the client does not
+// deliver the body: timeout past the deadline, bad_request otherwise (§6.4).
+func (x *exchange) readInline() errorType {
+	buf := x.w.bodyBuf[chunkRoom : chunkRoom+int(x.r.ContentLength)]
+	// net/http holds the whole request to read_timeout from its start; the
+	// deadline may come sooner. Restored after, for the background read
+	// net/http does while the handler runs.
+	var readBy time.Time
+	if rt := x.wd.cfg.ReadTimeout; rt > 0 {
+		readBy = x.entry.start.Add(rt)
+	}
+	tightened := !x.deadline.IsZero() && (readBy.IsZero() || x.deadline.Before(readBy))
+	if tightened {
+		x.rc.SetReadDeadline(x.deadline)
+	}
+	_, err := io.ReadFull(x.body, buf)
+	if err != nil {
+		if tightened && !time.Now().Before(x.deadline) {
+			return errTimeout
+		}
+		return errBadRequest
+	}
+	if tightened {
+		x.rc.SetReadDeadline(readBy)
+	}
+	x.keepForReplay(buf) // §9.3
+	x.inline = buf
+	return ""
 }
 
 // requestHost is the Host field of PROTOCOL.md §4.2: the client's, or for

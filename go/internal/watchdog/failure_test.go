@@ -2,11 +2,13 @@ package watchdog
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -402,6 +404,97 @@ func TestClientGoneMidBody(t *testing.T) {
 	wantBody(t, resp, body, 200, "ok GET /x")
 	if got := counter(t, h.wd.m.restarts, "request_aborted"); got != 1 {
 		t.Errorf(`restarts_total{reason="request_aborted"} = %v; want 1`, got)
+	}
+}
+
+// TestSmallBodyWithItsHead: §6.1 — a body announced by Content-Length of at
+// most inlineBodyMax bytes reaches the worker in the same write as its head;
+// a larger one still streams, whole and in order.
+func TestSmallBodyWithItsHead(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	for _, n := range []int{1, 1000, 3000} { // the child reads 4 KiB at a time
+		// The body comes 100 ms after the head: a watchdog that wrote the
+		// head at once would have the child parse it with nothing after it.
+		c, err := net.Dial("tcp", h.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "POST /buffered HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", n)
+		time.Sleep(100 * time.Millisecond)
+		io.WriteString(c, strings.Repeat("b", n))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("reading the response: %v", err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		c.Close()
+		wantBody(t, resp, string(body), 200, strconv.Itoa(n))
+	}
+	big := strings.Repeat("0123456789abcdef", inlineBodyMax/16*3)
+	resp, body := h.post("/echo", big)
+	if resp.StatusCode != 200 || body != big {
+		t.Fatalf("a %d-byte echo came back %d with %d bytes", len(big), resp.StatusCode, len(body))
+	}
+}
+
+// TestSmallBodyNeverDelivered: §6.1, §6.4 — a client that leaves before the
+// whole of a small body arrived costs no worker: nothing of the request was
+// written to it.
+func TestSmallBodyNeverDelivered(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	_, pid := h.get("/pid")
+	c, err := net.Dial("tcp", h.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(c, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nonly a part")
+	h.waitState("busy", func(st status, ready bool) bool { return st.Busy == 1 })
+	c.Close()
+	h.logs.waitContains(t, "the client did not deliver the 100-byte body of request")
+	resp, body := h.get("/pid")
+	wantBody(t, resp, body, 200, pid) // the same worker
+	for _, reason := range []string{"request_aborted", "crashed"} {
+		if got := counter(t, h.wd.m.restarts, reason); got != 0 {
+			t.Errorf(`restarts_total{reason=%q} = %v; want 0`, reason, got)
+		}
+	}
+}
+
+// TestSmallBodyStallsPastDeadline: §5.2, §6.1 — waiting for a small body is
+// held to the request's deadline: 504 timeout at the deadline, the
+// connection closed, and the worker, which saw nothing, kept.
+func TestSmallBodyStallsPastDeadline(t *testing.T) {
+	t.Parallel()
+	const execTimeout = 400 * time.Millisecond
+	h := start(t, func(c *Config) { c.ExecTimeout = execTimeout })
+	c, err := net.Dial("tcp", h.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	started := time.Now()
+	io.WriteString(c, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nonly a part")
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("reading the response: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if took := time.Since(started); took < execTimeout*9/10 || took > 4*time.Second {
+		t.Errorf("answered after %v; want about exec_timeout (%v)", took, execTimeout)
+	}
+	wantError(t, resp, string(body), 504, errTimeout)
+	if !resp.Close {
+		t.Errorf("the connection was left open after a body that never came")
+	}
+	resp2, body2 := h.get("/x")
+	wantBody(t, resp2, body2, 200, "ok GET /x")
+	for _, reason := range []string{"request_aborted", "timeout"} {
+		if got := counter(t, h.wd.m.restarts, reason); got != 0 {
+			t.Errorf(`restarts_total{reason=%q} = %v; want 0`, reason, got)
+		}
 	}
 }
 

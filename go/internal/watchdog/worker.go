@@ -33,7 +33,7 @@ var handshakeMethod = &http.Request{Method: http.MethodOptions}
 // (pipesize_linux.go); a body copy moves up to bodyBufSize per read and write.
 const (
 	respBufSize = 64 << 10
-	reqBufSize  = 16 << 10
+	reqBufSize  = 32 << 10 // a head, and a body of up to inlineBodyMax (exchange.go)
 	bodyBufSize = 128 << 10
 	chunkRoom   = 18 // room for a chunk-size line: 16 hex digits and CRLF
 )
