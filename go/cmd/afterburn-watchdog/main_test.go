@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"regexp"
@@ -158,6 +159,11 @@ func TestServeAndStop(t *testing.T) {
 			if string(b) != "hello from /hi" {
 				t.Errorf("GET /hi: %d %q", resp.StatusCode, b)
 			}
+			// The HEALTHCHECK form, with the port the way a container has it.
+			_, port, _ := strings.Cut(addr, ":")
+			if out, err := watchdogCmd([]string{"healthcheck"}, "port="+port).CombinedOutput(); err != nil {
+				t.Errorf("healthcheck against the running watchdog: %v\n%s", err, out)
+			}
 			cmd.Process.Signal(syscall.SIGTERM)
 			waitLine(regexp.MustCompile(`w1 pid \d+ stopped: exit status 0$`))
 			for range lines {
@@ -166,5 +172,58 @@ func TestServeAndStop(t *testing.T) {
 				t.Errorf("exit after SIGTERM: %v; want status 0\n%s", err, log.String())
 			}
 		})
+	}
+}
+
+// TestHealthcheck: `afterburn-watchdog healthcheck` exits 0 only when the
+// liveness path (PROTOCOL.md §9.2) answers 200, on the port the watchdog's own
+// flags and environment name.
+func TestHealthcheck(t *testing.T) {
+	t.Parallel()
+	status := http.StatusOK
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/_/health" {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(status)
+	}))
+	_, port, _ := strings.Cut(srv.Listener.Addr().String(), ":")
+	probe := func(args []string, env ...string) (int, string) {
+		var out strings.Builder
+		code := healthcheck(args, func(k string) string {
+			for _, kv := range env {
+				if name, v, _ := strings.Cut(kv, "="); name == k {
+					return v
+				}
+			}
+			return ""
+		}, &out)
+		return code, out.String()
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  []string
+	}{
+		{"flag", []string{"-port", port}, nil},
+		{"env port", nil, []string{"port=" + port}},
+		{"Knative PORT", nil, []string{"PORT=" + port}},
+		{"unspecified listen_host", nil, []string{"port=" + port, "listen_host=0.0.0.0"}},
+	} {
+		if code, out := probe(tc.args, tc.env...); code != 0 {
+			t.Errorf("%s: exit %d (%s); want 0", tc.name, code, out)
+		}
+	}
+	status = http.StatusServiceUnavailable
+	if code, out := probe([]string{"-port", port}); code != 1 || !strings.Contains(out, "503") {
+		t.Errorf("a 503: exit %d, %q; want 1 naming the status", code, out)
+	}
+	srv.Close()
+	if code, out := probe([]string{"-port", port}); code != 1 || !strings.Contains(out, "refused") {
+		t.Errorf("nothing listening: exit %d, %q; want 1", code, out)
+	}
+	if code, _ := probe(nil, "port=x"); code != 2 {
+		t.Errorf("a bad port: exit %d; want 2", code)
 	}
 }
