@@ -8,7 +8,7 @@
 
 const { run } = require('./lib/child');
 const { kContext } = require('./lib/context');
-const { LIBRARY_VERSION, PROTOCOL_VERSION } = require('./lib/connection');
+const { LIBRARY_VERSION, PROTOCOL_VERSION } = require('./lib/protocol');
 
 /**
  * Serves a fetch-style handler on the protocol pipes until the watchdog closes them.
@@ -16,8 +16,8 @@ const { LIBRARY_VERSION, PROTOCOL_VERSION } = require('./lib/connection');
  * package's exports, from undici, or Node's global one) or a promise of one.
  */
 function serve(handler) {
-  const { fetchHandler } = require('./lib/fetch');
-  run(fetchHandler(handler));
+  if (typeof handler !== 'function') throw new TypeError('afterburn: serve(handler) needs a function');
+  run(handler, { fetch: true });
 }
 
 /**

@@ -2,7 +2,8 @@
 
 // afterburn-runtime/testing: call a handler or a listener in-process, through the same
 // core a worker runs (the FrameGuard, Node's parser, the response framing, the error
-// responses of PROTOCOL.md §8), and get the response back as the watchdog would read it.
+// responses of PROTOCOL.md §8: lib/fetch-connection.js for invoke, lib/connection.js for
+// invokeListener), and get the response back as the watchdog would read it.
 // No watchdog, no pipes, no process.
 //
 //   const { invoke } = require('afterburn-runtime/testing');
@@ -10,7 +11,8 @@
 //   assert.equal(await res.text(), 'hello ada');
 
 const { Connection } = require('./lib/connection');
-const { fetchHandler, loadUndici } = require('./lib/fetch');
+const { FetchConnection } = require('./lib/fetch-connection');
+const { loadUndici } = require('./lib/fetch');
 const { readResponses } = require('./lib/response-reader');
 const { limitsFromEnv } = require('./lib/config');
 
@@ -38,14 +40,14 @@ async function requestBytes(request, options) {
   return Buffer.concat([Buffer.from(head, 'latin1'), body]);
 }
 
-async function exchange(handle, input, init, options = {}) {
+async function exchange(Core, handle, input, init, options = {}) {
   const { Request, Response } = loadUndici();
   const request = input instanceof Request && init === undefined ? input : new Request(input, init);
   const bytes = await requestBytes(request, options);
   const out = [];
   const log = options.log || ((text) => process.stderr.write(text));
   const code = await new Promise((resolve) => {
-    const conn = new Connection({
+    const conn = new Core({
       limits: limitsFromEnv(options.env || {}),
       handle,
       log,
@@ -79,13 +81,14 @@ async function exchange(handle, input, init, options = {}) {
  *   requestId and timeoutMs play the watchdog's AfterBurn-Request-Id and AfterBurn-Timeout-Ms.
  */
 function invoke(handler, input, init, options) {
-  return exchange(fetchHandler(handler), input, init, options);
+  if (typeof handler !== 'function') throw new TypeError('afterburn: serve(handler) needs a function');
+  return exchange(FetchConnection, handler, input, init, options);
 }
 
 /** As invoke, for a Node request listener `(req, res)`: an Express or Koa app, a function. */
 function invokeListener(listener, input, init, options) {
   if (typeof listener !== 'function') throw new TypeError('afterburn: invokeListener(listener) needs a function');
-  return exchange((req, res) => listener(req, res), input, init, options);
+  return exchange(Connection, (req, res) => listener(req, res), input, init, options);
 }
 
 module.exports = { invoke, invokeListener, IncompleteResponseError };

@@ -6,7 +6,6 @@
 // left incomplete, §8.3).
 
 const fs = require('node:fs');
-const { Connection } = require('./connection');
 const { limitsFromEnv } = require('./config');
 const { protocolDescriptors, openInput, openOutput } = require('./fds');
 
@@ -19,6 +18,8 @@ function logToStderr(text) {
   }
 }
 
+const READ_SIZE = 64 * 1024; // as much as a net.Socket reads at once
+
 let running = false;
 
 /** Whether serve or serveListener has been called in this process (for the launcher). */
@@ -29,9 +30,11 @@ function isRunning() {
 /**
  * Serves the protocol on this process's descriptors until the watchdog closes the request
  * pipe, then exits. Only one server per process.
- * @param {(req: import('http').IncomingMessage, res: import('http').ServerResponse, ctx: object) => unknown} handle
+ * @param {Function} handle a fetch-style handler `(request, ctx)` when fetch is true
+ *   (lib/fetch-connection.js), else `(req, res, ctx)` on Node's http.Server (lib/connection.js)
+ * @param {{fetch?: boolean, env?: object}} [options]
  */
-function run(handle, env = process.env) {
+function run(handle, { fetch = false, env = process.env } = {}) {
   if (running) throw new Error('afterburn: serve was called twice; a worker serves one handler');
   running = true;
 
@@ -54,17 +57,37 @@ function run(handle, env = process.env) {
     logToStderr(`afterburn: unhandled promise rejection\n${detail}\n`);
   });
 
+  // A fetch-style worker reads the request pipe into one buffer, used again and again, and
+  // hands each read to the core in place: no allocation and no stream machinery per
+  // request. A new buffer is taken only after a read the core keeps part of (a body it
+  // hands the handler as it is). The listener core keeps every chunk (http.Server reads
+  // them later), so it gets fresh ones from the stream.
+  let conn = null;
+  let readBuffer = null;
+  const onread = fetch ? {
+    buffer: () => {
+      if (readBuffer === null || (conn !== null && conn.retainsInput)) readBuffer = Buffer.allocUnsafe(READ_SIZE);
+      return readBuffer;
+    },
+    callback: (n, buffer) => {
+      conn.push(buffer.subarray(0, n));
+    },
+  } : null;
+
   let reader;
+  let inPlace;
   let writer;
   try {
-    reader = openInput(input);
+    ({ reader, inPlace } = openInput(input, onread));
     writer = openOutput(output);
   } catch (err) {
     logToStderr(`afterburn: opening the protocol descriptors ${input},${output}: ${err.message}\n`);
     process.exit(2);
   }
 
-  const conn = new Connection({
+  // Only the core in use is loaded: a fetch-style worker never loads http.Server.
+  const Core = fetch ? require('./fetch-connection').FetchConnection : require('./connection').Connection;
+  conn = new Core({
     limits,
     handle,
     log: logToStderr,
@@ -78,7 +101,7 @@ function run(handle, env = process.env) {
     pauseInput: () => reader.pause(),
     resumeInput: () => reader.resume(),
   });
-  reader.on('data', (chunk) => conn.push(chunk));
+  if (!inPlace) reader.on('data', (chunk) => conn.push(chunk));
   reader.on('end', () => conn.end());
   reader.on('error', (err) => {
     logToStderr(`afterburn: reading the request pipe: ${err.message}\n`);

@@ -24,9 +24,9 @@ const { Duplex } = require('node:stream');
 const { FrameGuard } = require('./guard');
 const { errorResponseBytes, errorBody, fromParserError } = require('./errors');
 const { RequestContext, newRequestId, kContext } = require('./context');
+const { LIBRARY_VERSION, PROTOCOL_VERSION, HANDSHAKE_FIELDS, answerHandshake, handlerFailureRecord } = require('./protocol');
 
-const LIBRARY_VERSION = require('../package.json').version;
-const PROTOCOL_VERSION = '1'; // the one version of PROTOCOL.md this library speaks
+const HANDSHAKE_HEAD = HANDSHAKE_FIELDS.flat();
 
 // The responses of a Connection. PROTOCOL.md §4.4: a library never sends 1xx responses —
 // 100 Continue is the watchdog's job (§5.4) — so Node's informational writers do nothing
@@ -252,20 +252,14 @@ class Connection {
 
   // PROTOCOL.md §3.1, §3.2: the library answers the handshake itself.
   _answerHandshake(ex, offered) {
-    const versions = offered.split(',').map((v) => v.trim());
-    if (!versions.includes(PROTOCOL_VERSION)) {
+    const answer = answerHandshake(offered);
+    if (!answer.ok) {
       // §3.4: 400 version_mismatch listing the versions spoken, then exit non-zero.
-      this.log(`afterburn: the watchdog offers protocol versions ${JSON.stringify(offered)}; ` +
-        `this library speaks ${PROTOCOL_VERSION}\n`);
-      this._writeErrorAndStop(errorResponseBytes('version_mismatch', null, [['AfterBurn-Protocol', PROTOCOL_VERSION]]));
+      this.log(answer.record);
+      this._writeErrorAndStop(answer.bytes);
       return;
     }
-    ex.res.writeHead(200, [
-      'AfterBurn-Protocol', PROTOCOL_VERSION,
-      'AfterBurn-Library', `node/${LIBRARY_VERSION}`,
-      'AfterBurn-Capabilities', '',
-      'Content-Length', '0',
-    ]);
+    ex.res.writeHead(200, HANDSHAKE_HEAD);
     ex.res.end();
   }
 
@@ -274,8 +268,7 @@ class Connection {
   _handlerFailed(ex, err) {
     if (this.stopped) return;
     const { req, res, ctx } = ex;
-    const detail = err instanceof Error ? err.stack || String(err) : `a non-Error value: ${safeString(err)}`;
-    this.log(`[${ctx.requestId}] afterburn: handler failed on ${req.method} ${pathOf(req.url)}\n${indent(detail)}\n`);
+    this.log(handlerFailureRecord(ctx.requestId, req.method, req.url, err));
     if (this.failure) return; // the framing error decides what the client gets
     if (res.writableEnded) return; // the response was already complete
     if (!res.headersSent) {
@@ -356,23 +349,6 @@ class Connection {
     if (reason) this.log(`afterburn: ${reason}\n`);
     for (const ex of this.open) ex.ctx._end();
     this.sink.end(code);
-  }
-}
-
-function pathOf(url) {
-  const q = url.indexOf('?');
-  return q < 0 ? url : url.slice(0, q); // the query may hold secrets (§9.5)
-}
-
-function indent(text) {
-  return text.replace(/^/gm, '    ');
-}
-
-function safeString(value) {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
   }
 }
 

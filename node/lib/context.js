@@ -5,8 +5,6 @@
 // AfterBurn-Timeout-Ms; the library removes both fields from what handlers see (§5.3) and
 // exposes them here instead.
 
-const { randomBytes } = require('node:crypto');
-
 const kContext = Symbol('afterburn.context');
 
 class DeadlineExceeded extends Error {
@@ -81,7 +79,7 @@ class RequestContext {
  * (PROTOCOL.md §5.1). Used under a legacy watchdog that sends none (§11.1).
  */
 function newRequestId() {
-  return randomBytes(16).toString('hex');
+  return require('node:crypto').randomBytes(16).toString('hex'); // loaded only if needed
 }
 
 module.exports = { RequestContext, newRequestId, kContext };

@@ -94,13 +94,20 @@ function protocolDescriptors(env = process.env) {
   return protocolFds;
 }
 
-/** A readable stream over the request pipe. */
-function openInput(fd) {
+/**
+ * A readable stream over the request pipe. With `onread` ({buffer, callback}, as for
+ * net.Socket) a pipe or socket is read into the caller's buffers and the callback gets
+ * every read, without the stream's own buffering; `inPlace` says whether that is so.
+ * @returns {{reader: import('stream').Readable, inPlace: boolean}}
+ */
+function openInput(fd, onread = null) {
   const st = fs.fstatSync(fd);
   if (st.isFIFO() || st.isSocket()) {
-    return new net.Socket({ fd, readable: true, writable: false });
+    const options = { fd, readable: true, writable: false };
+    if (onread !== null) options.onread = onread;
+    return { reader: new net.Socket(options), inPlace: onread !== null };
   }
-  return fs.createReadStream(null, { fd, highWaterMark: 64 * 1024 });
+  return { reader: fs.createReadStream(null, { fd, highWaterMark: 64 * 1024 }), inPlace: false };
 }
 
 /**

@@ -1,17 +1,18 @@
 'use strict';
 
-// Fetch-style handlers: (request, ctx) => Response, on undici's Request, Response and
-// Headers. undici is loaded here only, so a listener-style worker never pays for it.
+// The undici side of fetch-style handlers: making the Request a handler gets from what the
+// parser saw, and reading back the Response it returns as a status, fields and a body.
+// undici is loaded here only, so a listener-style worker never pays for it.
 //
-// The request body streams to the handler as the watchdog writes it (§6.1); a response
-// body streams back, each chunk written to the pipe as the handler's stream yields it, so
-// server-sent events and token streams flow. A body that ends together with its first
-// chunk (a string, a buffer) is sent with Content-Length instead of chunked.
+// Both directions take undici's shortcuts where the installed undici has them (undici 7's
+// own internal entry points, the ones its fetch() uses): a Request is made from an inner
+// request whose header list is filled straight from the parser's fields, which llhttp has
+// already validated, instead of passing every field through WebIDL conversion and
+// validation again; a Response of this package's undici is read from its inner state
+// instead of through its getters. Where an undici does not have them, the public
+// constructors and getters do the same work more slowly (useInternals(false) in tests).
 
-const { setImmediate: nextMacrotask } = require('node:timers/promises');
 const { isDisturbed } = require('node:stream');
-
-const BODYLESS_METHODS = new Set(['GET', 'HEAD']);
 
 let undici = null;
 
@@ -26,66 +27,125 @@ function loadUndici() {
   try {
     // In the order undici's index.js loads them: a module's WebIDL converters capture
     // the converters of the modules loaded before it.
-    const { Headers } = require('undici/lib/web/fetch/headers.js');
-    const { Response, getResponseState } = require('undici/lib/web/fetch/response.js');
-    const { Request } = require('undici/lib/web/fetch/request.js');
+    const headers = require('undici/lib/web/fetch/headers.js');
+    const response = require('undici/lib/web/fetch/response.js');
+    const request = require('undici/lib/web/fetch/request.js');
     const { FormData } = require('undici/lib/web/fetch/formdata.js');
+    const { Headers } = headers;
+    const { Response } = response;
+    const { Request } = request;
     if ([Request, Response, Headers, FormData].every((c) => typeof c === 'function')) {
-      undici = { Request, Response, Headers, FormData, getResponseState };
+      const fast = internals(headers, response, request);
+      undici = { Request, Response, Headers, FormData, fast, internals: fast };
       return undici;
     }
   } catch {
     // another layout: the package's entry point has them all
   }
   const all = require('undici');
-  undici = { Request: all.Request, Response: all.Response, Headers: all.Headers, FormData: all.FormData, getResponseState: null };
+  undici = { Request: all.Request, Response: all.Response, Headers: all.Headers, FormData: all.FormData, fast: null, internals: null };
   return undici;
 }
 
-/**
- * The bytes of a body made from a string or a buffer, without reading its stream: for an
- * undici Response whose stream nobody has touched, the source it was made from.
- */
-function knownBytes(response) {
-  const { Response, getResponseState } = undici;
-  if (typeof getResponseState !== 'function' || !(response instanceof Response)) return null;
-  const body = getResponseState(response).body;
-  if (!body || body.stream.locked || isDisturbed(body.stream)) return null;
-  const { source } = body;
-  if (typeof source === 'string') return Buffer.from(source);
-  if (source instanceof Uint8Array) return source;
-  return null;
+// undici 7's internal entry points, or null when this undici lacks one of them.
+function internals(headers, response, request) {
+  const { HeadersList } = headers;
+  const { getResponseState } = response;
+  const { makeRequest, fromInnerRequest } = request;
+  let settings = null;
+  try {
+    settings = require('undici/lib/web/fetch/util.js').environmentSettingsObject.settingsObject;
+  } catch {
+    return null;
+  }
+  if (![HeadersList, getResponseState, makeRequest, fromInnerRequest].every((f) => typeof f === 'function') ||
+      !settings || typeof HeadersList.prototype.append !== 'function') {
+    return null;
+  }
+  return { HeadersList, getResponseState, makeRequest, fromInnerRequest, settings };
 }
 
-/** The URL of the request: the raw target on the request's own Host. */
-function requestURL(req) {
-  const target = req.url;
-  if (target[0] !== '/') return target; // absolute-form (RFC 9112 §3.2.2)
-  // Concatenated, not resolved: a target such as //x/y is a path here, not an authority.
-  const host = req.headers.host;
+/**
+ * Whether undici's internal entry points are used where the installed undici has them
+ * (the default), or its public constructors and getters only (for tests of that path).
+ * Returns whether they are used now.
+ */
+function useInternals(enabled) {
+  const u = loadUndici();
+  u.fast = enabled ? u.internals : null;
+  return u.fast !== null;
+}
+
+/**
+ * The URL of a request: the raw target on the request's own Host (§4.2), as one string.
+ * Concatenated, not resolved: a target such as //x/y is a path here, not an authority.
+ * @returns {URL}
+ */
+function requestURL(target, host) {
+  if (target[0] !== '/') {
+    // absolute-form (RFC 9112 §3.2.2), or the asterisk-form of OPTIONS
+    try {
+      return new URL(target);
+    } catch {
+      return new URL(`http://afterburn.invalid/${target === '*' ? '' : target}`);
+    }
+  }
   if (host) {
     try {
-      return new URL(`http://${host}${target}`).href;
+      return new URL(`http://${host}${target}`);
     } catch {
       // a Host that is no URL authority; fall through
     }
   }
-  return new URL(`http://afterburn.invalid${target}`).href;
+  return new URL(`http://afterburn.invalid${target}`);
 }
 
-function toRequest(req) {
-  const { Request } = loadUndici();
+// The Request's signal, made when first asked for. It never aborts, as the signal of a
+// `new Request(url)` does not; but an AbortSignal costs about as much to make as the rest
+// of the Request on Node 20, and few handlers look at it. (Its private field stays empty:
+// undici reads that only to make a Request from this one follow it, which one that never
+// aborts needs no listener for.)
+const LAZY_SIGNAL = Object.freeze({
+  configurable: true,
+  enumerable: false,
+  get() {
+    const signal = new AbortController().signal;
+    Object.defineProperty(this, 'signal', { value: signal, configurable: true, enumerable: false, writable: false });
+    return signal;
+  },
+});
+
+/**
+ * Makes the undici Request a handler gets.
+ * @param {string} method as llhttp parsed it (one of its known methods, upper case)
+ * @param {URL} url
+ * @param {string[]} raw the fields as [name, value, name, value...], AfterBurn-Request-Id
+ *   and AfterBurn-Timeout-Ms already left out (§5.3)
+ * @param {ReadableStream | null} body the request body, or null for none
+ */
+function makeRequest(method, url, raw, body) {
+  const u = loadUndici();
+  const fast = u.fast;
+  if (fast !== null) {
+    // What `new Request(url, {method, headers, body, duplex: 'half'})` makes, without
+    // converting and validating the fields a second time: llhttp took only tokens as
+    // names and values without CR, LF or NUL, trimmed (rules 3 to 5).
+    const inner = fast.makeRequest({ method, urlList: [url], mode: 'cors', client: fast.settings });
+    const list = inner.headersList;
+    for (let i = 0; i < raw.length; i += 2) list.append(raw[i], raw[i + 1], false);
+    if (body !== null) inner.body = { stream: body, source: null, length: null };
+    const request = fast.fromInnerRequest(inner, undefined, undefined, 'request');
+    Object.defineProperty(request, 'signal', LAZY_SIGNAL);
+    return request;
+  }
   const headers = [];
-  const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) headers.push([raw[i], raw[i + 1]]);
-  const init = { method: req.method, headers };
-  const hasBody = req.headers['transfer-encoding'] !== undefined ||
-    (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
-  if (hasBody && !BODYLESS_METHODS.has(req.method)) {
-    init.body = req; // an async iterable of Buffers, streamed (§6.1)
+  const init = { method, headers };
+  if (body !== null) {
+    init.body = body;
     init.duplex = 'half';
   }
-  return new Request(requestURL(req), init);
+  return new u.Request(url.href, init);
 }
 
 /** A Response from undici or from Node's own copy (the globals): anything shaped like one. */
@@ -100,75 +160,74 @@ function describe(value) {
   return value.constructor ? `a ${value.constructor.name}` : 'an object';
 }
 
-async function writeResponse(response, res) {
+// RFC 9110 §5.6.2 token and §5.5 field-value, for Responses that are not undici's (whose
+// Headers have already checked both).
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+const LENGTH = /^[0-9]{1,15}$/;
+
+/**
+ * What the handler's Response says: status, reason, its fields as the lines of a head, the
+ * Content-Length it set itself, and its body either as bytes known at once (a string or
+ * buffer source nobody has read) or as a stream. Transfer-Encoding is left out: the
+ * framing is the library's (§4.4). Throws a TypeError for what cannot be sent.
+ * @returns {{status: number, reason: string, lines: string, length: number,
+ *   bytes: Uint8Array | string | null, stream: ReadableStream | null}}
+ */
+function readResponse(response) {
+  const fast = undici.fast;
+  if (fast !== null && response instanceof undici.Response) {
+    const state = fast.getResponseState(response);
+    const list = state.headersList;
+    if (list && list.headersMap instanceof Map) {
+      const out = { status: state.status, reason: state.statusText, lines: '', length: -1, bytes: null, stream: null };
+      let lines = '';
+      // Names as undici keeps them, lower case; values checked by its Headers already.
+      for (const [name, entry] of list.headersMap) {
+        if (name === 'set-cookie' && list.cookies) {
+          for (const cookie of list.cookies) lines += `set-cookie: ${cookie}\r\n`; // one line each (Fetch)
+          continue;
+        }
+        if (name === 'transfer-encoding') continue;
+        if (name === 'content-length') out.length = contentLength(out.length, entry.value);
+        lines += `${name}: ${entry.value}\r\n`;
+      }
+      out.lines = lines;
+      const body = state.body;
+      if (body) {
+        const { source, stream } = body;
+        if ((typeof source === 'string' || source instanceof Uint8Array) && !stream.locked && !isDisturbed(stream)) {
+          out.bytes = source;
+        } else {
+          out.stream = stream;
+        }
+      }
+      return out;
+    }
+  }
   if (!isResponseLike(response)) {
     throw new TypeError(`afterburn: the handler returned ${describe(response)}, not a Response`);
   }
-  const status = response.status;
-  const fields = [];
-  let hasLength = false;
+  let lines = '';
+  let length = -1;
   // Iteration yields each Set-Cookie on its own and joins other repeated names (Fetch).
-  for (const [name, value] of response.headers) {
-    fields.push(name, value);
-    if (name === 'content-length') hasLength = true;
-  }
-  const reason = response.statusText || undefined;
-  // Node decides the framing when the head is written: a body whose length is known
-  // gets Content-Length (never on 204 and 304, RFC 9110 §8.6), any other is chunked.
-  const writeHead = (length) => {
-    if (length !== null && !hasLength && status !== 204 && status !== 304) fields.push('content-length', String(length));
-    res.writeHead(status, reason, fields);
-  };
-  const body = response.body;
-  if (body === null) {
-    writeHead(0);
-    res.end();
-    return;
-  }
-  const bytes = knownBytes(response);
-  if (bytes !== null) {
-    writeHead(bytes.byteLength);
-    res.end(bytes);
-    return;
-  }
-  const reader = body.getReader();
-  try {
-    const first = await reader.read();
-    if (first.done) {
-      writeHead(0);
-      res.end();
-      return;
+  for (const [n, value] of response.headers) {
+    const name = String(n).toLowerCase();
+    if (!TOKEN.test(name) || !FIELD_VALUE.test(String(value))) {
+      throw new TypeError(`afterburn: the handler's Response has an invalid field ${JSON.stringify(name)}`);
     }
-    let pending = reader.read();
-    const settled = await Promise.race([pending, nextMacrotask(undefined)]);
-    if (settled !== undefined && settled.done) {
-      writeHead(first.value.byteLength); // the whole body was there at once
-      res.end(first.value);
-      return;
-    }
-    writeHead(null);
-    res.write(first.value);
-    for (;;) {
-      const next = await pending;
-      if (next.done) break;
-      res.write(next.value); // written to the pipe now: a chunk per read (§6.1)
-      pending = reader.read();
-    }
-    res.end();
-  } catch (err) {
-    reader.cancel(err).catch(() => {});
-    throw err;
+    if (name === 'transfer-encoding') continue;
+    if (name === 'content-length') length = contentLength(length, String(value));
+    lines += `${name}: ${value}\r\n`;
   }
+  return { status: response.status, reason: response.statusText, lines, length, bytes: null, stream: response.body };
 }
 
-/** Adapts a fetch-style handler to the (req, res, ctx) shape of a Connection. */
-function fetchHandler(handler) {
-  if (typeof handler !== 'function') throw new TypeError('afterburn: serve(handler) needs a function');
-  loadUndici(); // at start-up, before the handshake: init is done before ready (§3.1)
-  return async function handleFetch(req, res, ctx) {
-    const response = await handler(toRequest(req), ctx);
-    await writeResponse(response, res);
-  };
+function contentLength(seen, value) {
+  if (seen >= 0 || !LENGTH.test(value)) {
+    throw new TypeError(`afterburn: the handler's Response has Content-Length ${JSON.stringify(value)}`);
+  }
+  return Number(value);
 }
 
-module.exports = { fetchHandler, toRequest, writeResponse, loadUndici };
+module.exports = { loadUndici, useInternals, requestURL, makeRequest, readResponse };

@@ -25,6 +25,10 @@
 
 const { badRequest, headersTooLarge, bodyTooLarge, notImplemented } = require('./errors');
 
+// The kinds of write()'s marks.
+const MARK_BODY = 1;
+const MARK_END = 2;
+
 const LF = 0x0a;
 const CR = 0x0d;
 
@@ -47,23 +51,33 @@ const TCHAR = (() => {
   return t;
 })();
 
-function isToken(s) {
-  if (s.length === 0) return false;
-  for (let i = 0; i < s.length; i++) if (!TCHAR[s.charCodeAt(i)]) return false;
-  return true;
-}
-
 const DIGITS = /^[0-9]+$/;
-const TRIM_OWS = /^[ \t]+|[ \t]+$/g;
 
 /**
- * Whether the field line starts with `lower` (a lower-case name of letters and '-'),
+ * Whether the field line at buf[start] begins with `lower` (a lower-case name of letters and '-'),
  * ignoring ASCII case (RFC 9110 §5.1). OR-ing 0x20 folds letters and keeps '-'; the only
  * other byte it maps to '-' is CR, which _line has already refused.
  */
-function nameIs(line, lower) {
-  for (let i = 0; i < lower.length; i++) if ((line[i] | 0x20) !== lower.charCodeAt(i)) return false;
+function nameIs(buf, start, lower) {
+  for (let i = 0; i < lower.length; i++) if ((buf[start + i] | 0x20) !== lower.charCodeAt(i)) return false;
   return true;
+}
+
+function allDigits(buf, from, to) {
+  for (let i = from; i < to; i++) if (buf[i] < 0x30 || buf[i] > 0x39) return false;
+  return true;
+}
+
+/** The value of 1 to 15 ASCII digits in buf[from, to), or -1 for anything else. */
+function digitsValue(buf, from, to) {
+  if (from === to || to - from > 15) return -1;
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const d = buf[i] - 0x30;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
 }
 const MAX_INT63 = '9223372036854775807';
 
@@ -90,6 +104,9 @@ class FrameGuard {
     this.partialLength = 0;
     this.failed = null;
     this.messages = 0; // heads completed: the index of the next message to dispatch
+    this.marks = null; // write()'s marks
+    this.marked = 0; // the offset of the last mark
+    this.at = 0; // the offset in write()'s chunk just after the line or body being read
     this._resetMessage();
   }
 
@@ -116,23 +133,34 @@ class FrameGuard {
 
   /**
    * Follows `chunk` through the message structure.
+   * @param {number[]} [marks] if given, the passed bytes are described here as pairs
+   *   (offset, kind): the bytes from the previous offset (or 0) up to this one are kind
+   *   MARK_BODY (a Content-Length body) or not (message heads, chunked bodies, trailers),
+   *   and MARK_END is set when a message ends at the offset. The last pair ends at `pass`.
    * @returns {{pass: number, error: import('./errors').ProtocolError | null}} how many
    *   leading bytes of chunk are sound and may go on to the parser, and the violation
    *   found right after them, if any. After an error the guard refuses everything.
    */
-  write(chunk) {
+  write(chunk, marks = null) {
     if (this.failed) return { pass: 0, error: this.failed };
     let i = 0;
     const n = chunk.length;
+    this.marks = marks;
+    this.marked = 0;
     while (i < n) {
       const s = this.state;
       if (s === State.BODY || s === State.CHUNK_DATA) {
         const take = Math.min(this.remaining, n - i);
         this.remaining -= take;
         i += take;
-        if (this.remaining === 0) {
-          if (s === State.BODY) this._endMessage();
-          else this.state = State.CHUNK_DATA_CRLF;
+        if (s === State.BODY) {
+          this._mark(i, this.remaining === 0 ? MARK_BODY | MARK_END : MARK_BODY);
+          if (this.remaining === 0) {
+            this.state = State.REQUEST_LINE;
+            this._resetMessage();
+          }
+        } else if (this.remaining === 0) {
+          this.state = State.CHUNK_DATA_CRLF;
         }
         continue;
       }
@@ -154,26 +182,38 @@ class FrameGuard {
         this.partialLength += n - i;
         const err = this._checkPartialLine();
         if (err) return this._fail(n, err);
+        this._mark(n, 0);
         return { pass: n, error: null };
       }
-      let line;
+      let err;
       if (this.partialLength > 0) {
         this.partial.push(chunk.subarray(i, lf + 1));
-        line = Buffer.concat(this.partial);
+        const line = Buffer.concat(this.partial);
         this.partial = [];
         this.partialLength = 0;
+        this.at = lf + 1;
+        err = this._line(line, 0, line.length);
       } else {
-        line = chunk.subarray(i, lf + 1);
+        // A line whole in this chunk is read in place, without a copy or a view of it.
+        this.at = lf + 1;
+        err = this._line(chunk, i, lf + 1);
       }
       i = lf + 1;
-      const err = this._line(line);
       if (err) {
         // The line is refused before its LF reaches the parser, so a bad head never
         // completes there and no handler sees it.
         return this._fail(lf, err);
       }
     }
+    this._mark(n, 0);
     return { pass: n, error: null };
+  }
+
+  // See write(): the bytes since the last mark, up to offset, are of this kind.
+  _mark(offset, kind) {
+    if (this.marks === null || (offset <= this.marked && (kind & MARK_END) === 0)) return;
+    this.marks.push(offset, kind);
+    this.marked = offset;
   }
 
   /**
@@ -187,6 +227,7 @@ class FrameGuard {
   }
 
   _fail(pass, error) {
+    this._mark(pass, 0);
     this.failed = error;
     return { pass, error };
   }
@@ -215,24 +256,24 @@ class FrameGuard {
     }
   }
 
-  /** One complete line, LF included. */
-  _line(line) {
-    const len = line.length;
-    if (len < 2 || line[len - 2] !== CR) return badRequest('a line ends in a bare LF'); // rule 1
-    if (line.indexOf(CR) !== len - 2) return badRequest('a bare CR inside a line'); // rules 1, 5
+  /** One complete line, LF included: buf[start, end). */
+  _line(buf, start, end) {
+    const len = end - start;
+    if (len < 2 || buf[end - 2] !== CR) return badRequest('a line ends in a bare LF'); // rule 1
+    if (buf.indexOf(CR, start) !== end - 2) return badRequest('a bare CR inside a line'); // rules 1, 5
     switch (this.state) {
       case State.REQUEST_LINE:
         this.headBytes = len;
         if (len > this.maxHead) return headersTooLarge(this.maxHead);
         this.state = State.FIELD_LINE;
-        return checkRequestLine(line.toString('latin1', 0, len - 2));
+        return checkRequestLine(buf, start, end - 2);
       case State.FIELD_LINE:
         if (len === 2) return this._endHead();
         this.headBytes += len;
         if (this.headBytes > this.maxHead) return headersTooLarge(this.maxHead); // rule 11
-        return this._field(line, len - 2);
+        return this._field(buf, start, end - 2);
       case State.CHUNK_SIZE:
-        return this._chunkSize(line.toString('latin1', 0, len - 2));
+        return this._chunkSize(buf.toString('latin1', start, end - 2));
       case State.TRAILER_LINE:
         if (len === 2) {
           this._endMessage();
@@ -246,41 +287,50 @@ class FrameGuard {
     }
   }
 
-  // Rules 6, 7, 8, 10 and 13, as each field line arrives. Token and value characters
-  // (rules 3 to 5) are llhttp's to check. Only the four names that matter are decoded.
-  _field(line, end) {
-    const colon = line.indexOf(0x3a);
-    if (colon <= 0 || colon > end) return badRequest('a field line without a name or colon'); // rule 3
-    const value = () => line.toString('latin1', colon + 1, end).replace(TRIM_OWS, '');
-    switch (colon) {
+  // Rules 6, 7, 8, 10 and 13, as each field line arrives: buf[start, end), CRLF excluded.
+  // Token and value characters (rules 3 to 5) are llhttp's to check. Only the four names
+  // that matter are looked at, from the bytes; a string is made only for an error.
+  _field(buf, start, end) {
+    const colon = buf.indexOf(0x3a, start);
+    if (colon <= start || colon > end) return badRequest('a field line without a name or colon'); // rule 3
+    // The value, optional whitespace trimmed: buf[from, to).
+    let from = colon + 1;
+    let to = end;
+    while (from < to && (buf[from] === 0x20 || buf[from] === 0x09)) from++;
+    while (to > from && (buf[to - 1] === 0x20 || buf[to - 1] === 0x09)) to--;
+    switch (colon - start) {
       case 4:
-        if (!nameIs(line, 'host')) return null;
+        if (!nameIs(buf, start, 'host')) return null;
         if (++this.hosts > 1) return badRequest('more than one Host field'); // rule 10
         return null;
       case 14: {
-        if (!nameIs(line, 'content-length')) return null;
+        if (!nameIs(buf, start, 'content-length')) return null;
         if (this.contentLength >= 0) return badRequest('more than one Content-Length field'); // rule 6
         if (this.chunked) return badRequest('both Content-Length and Transfer-Encoding'); // rule 7
-        const v = value();
-        const n = parseContentLength(v);
-        if (n < 0) return badRequest(`Content-Length ${JSON.stringify(v)}`); // rule 6
+        let n = digitsValue(buf, from, to);
+        if (n < 0) {
+          const v = buf.toString('latin1', from, to);
+          n = parseContentLength(v);
+          if (n < 0) return badRequest(`Content-Length ${JSON.stringify(v)}`); // rule 6
+        }
         this.contentLength = n;
         return null;
       }
       case 17: {
-        if (!nameIs(line, 'transfer-encoding')) return null;
+        if (!nameIs(buf, start, 'transfer-encoding')) return null;
         if (this.contentLength >= 0) return badRequest('both Content-Length and Transfer-Encoding'); // rule 7
         // Rule 8: exactly "chunked"; a second line makes the list "chunked, ...".
-        const v = value();
+        const v = buf.toString('latin1', from, to);
         if (this.chunked) return notImplemented(`chunked, ${v}`);
         if (v.toLowerCase() !== 'chunked') return notImplemented(v);
         this.chunked = true;
         return null;
       }
       case 20: {
-        if (!nameIs(line, 'afterburn-timeout-ms')) return null;
-        const v = value();
-        if (!DIGITS.test(v)) return badRequest(`AfterBurn-Timeout-Ms ${JSON.stringify(v)}`); // rule 13
+        if (!nameIs(buf, start, 'afterburn-timeout-ms')) return null;
+        if (from === to || !allDigits(buf, from, to)) {
+          return badRequest(`AfterBurn-Timeout-Ms ${JSON.stringify(buf.toString('latin1', from, to))}`); // rule 13
+        }
         return null;
       }
       default:
@@ -299,6 +349,7 @@ class FrameGuard {
     } else if (this.contentLength > 0) {
       this.remaining = this.contentLength;
       this.state = State.BODY;
+      this._mark(this.at, 0); // the head, before its body
     } else {
       this._endMessage(); // §4.2: neither field means an empty body
     }
@@ -322,6 +373,7 @@ class FrameGuard {
   }
 
   _endMessage() {
+    this._mark(this.at, MARK_END);
     this.state = State.REQUEST_LINE;
     this._resetMessage();
   }
@@ -329,22 +381,33 @@ class FrameGuard {
 
 // Rule 2: token SP request-target SP HTTP/1.1 (or HTTP/1.0), single spaces, and §4.2's
 // origin-form (the asterisk-form only for OPTIONS; the absolute-form as RFC 9112 §3.2.2
-// asks every server to accept it).
-function checkRequestLine(text) {
-  const parts = text.split(' ');
-  if (parts.length !== 3) return badRequest('a request line that is not three single-space-separated parts');
-  const [method, target, version] = parts;
-  if (!isToken(method)) return badRequest('a method that is not a token');
-  if (version !== 'HTTP/1.1' && version !== 'HTTP/1.0') return badRequest('a version other than HTTP/1.1');
-  if (target.length === 0) return badRequest('an empty request-target');
-  for (let i = 0; i < target.length; i++) {
-    const c = target.charCodeAt(i);
+// asks every server to accept it). Read from the bytes: no string is made for the
+// common origin-form line.
+const HTTP_1_ = Buffer.from('HTTP/1.', 'latin1');
+
+function checkRequestLine(line, start, end) {
+  const sp1 = line.indexOf(0x20, start);
+  const sp2 = sp1 < 0 ? -1 : line.indexOf(0x20, sp1 + 1);
+  const sp3 = sp2 < 0 ? -1 : line.indexOf(0x20, sp2 + 1);
+  if (sp2 < 0 || sp2 >= end || (sp3 >= 0 && sp3 < end)) {
+    return badRequest('a request line that is not three single-space-separated parts');
+  }
+  if (sp1 === start) return badRequest('a method that is not a token');
+  for (let i = start; i < sp1; i++) if (!TCHAR[line[i]]) return badRequest('a method that is not a token');
+  if (end - sp2 - 1 !== 8 || line.compare(HTTP_1_, 0, 7, sp2 + 1, sp2 + 8) !== 0 ||
+      (line[sp2 + 8] !== 0x31 && line[sp2 + 8] !== 0x30)) {
+    return badRequest('a version other than HTTP/1.1');
+  }
+  if (sp2 === sp1 + 1) return badRequest('an empty request-target');
+  for (let i = sp1 + 1; i < sp2; i++) {
+    const c = line[i];
     if (c < 0x21 || c === 0x7f) return badRequest('a control character in the request-target');
   }
-  if (target[0] === '/') return null;
-  if (target === '*') return method === 'OPTIONS' ? null : badRequest('an asterisk-form target outside OPTIONS');
+  if (line[sp1 + 1] === 0x2f) return null; // '/': origin-form
+  const target = line.toString('latin1', sp1 + 1, sp2);
+  if (target === '*') return line.toString('latin1', start, sp1) === 'OPTIONS' ? null : badRequest('an asterisk-form target outside OPTIONS');
   if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(target)) return null;
   return badRequest('a request-target that is not in origin-form');
 }
 
-module.exports = { FrameGuard };
+module.exports = { FrameGuard, MARK_BODY, MARK_END };

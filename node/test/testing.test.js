@@ -92,9 +92,8 @@ describe('invoke (fetch-style handlers)', () => {
       headers: { 'x-probe': '1' },
     });
     expect(await res.text()).toBe('http://fn/x');
-    const { toRequest } = require('../lib/fetch');
-    const req = { url: '//evil.example/p?q', method: 'GET', headers: { host: 'fn' }, rawHeaders: ['Host', 'fn'] };
-    expect(toRequest(req).url).toBe('http://fn//evil.example/p?q');
+    const { requestURL } = require('../lib/fetch');
+    expect(requestURL('//evil.example/p?q', 'fn').href).toBe('http://fn//evil.example/p?q');
   });
 
   test('204, HEAD and empty bodies carry no body', async () => {

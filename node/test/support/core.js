@@ -4,6 +4,7 @@
 // memory: request bytes in, response bytes out, and the exit status it asks for.
 
 const { Connection } = require('../../lib/connection');
+const { FetchConnection } = require('../../lib/fetch-connection');
 const { limitsFromEnv } = require('../../lib/config');
 const { readResponses } = require('../../lib/response-reader');
 
@@ -16,18 +17,35 @@ const nextMacrotask = () => new Promise((resolve) => setImmediate(resolve));
  *   loop (incremental parsing); otherwise all bytes in one push
  * @param {boolean} [o.eof] close the request stream after the segments (default true)
  * @param {object} [o.env] the AFTERBURN_* limits
- * @param {Function} o.handle (req, res, ctx)
+ * @param {Function} o.handle (req, res, ctx), or (request, ctx) with fetch
+ * @param {boolean} [o.fetch] run the fetch-style core (lib/fetch-connection.js)
  * @param {(chunk: Buffer) => void} [o.write] replaces the in-memory sink's write
+ * @param {{paused: number, resumed: number, pushed?: number}} [o.flow] counts pauseInput and
+ *   resumeInput calls, and the segments pushed so far
+ *
+ * With perSegment, a paused core gets no more segments until it resumes, as from a pipe.
  */
-function runConnection({ segments, perSegment = false, eof = true, env = {}, handle, write }) {
+function runConnection({ segments, perSegment = false, eof = true, env = {}, handle, fetch = false, write, flow }) {
   const out = [];
   const logs = [];
   let conn;
+  let paused = false;
+  let wake = null;
+  const Core = fetch ? FetchConnection : Connection;
   const done = new Promise((resolve) => {
-    conn = new Connection({
+    conn = new Core({
       limits: limitsFromEnv(env),
       handle,
       log: (text) => logs.push(text),
+      pauseInput: () => {
+        paused = true;
+        if (flow) flow.paused++;
+      },
+      resumeInput: () => {
+        paused = false;
+        if (flow) flow.resumed++;
+        if (wake) wake();
+      },
       sink: {
         write: write || ((chunk) => out.push(Buffer.from(chunk))),
         end: (code) => resolve(code),
@@ -37,7 +55,10 @@ function runConnection({ segments, perSegment = false, eof = true, env = {}, han
   const feed = async () => {
     if (perSegment) {
       for (const s of segments) {
+        while (paused) await new Promise((resolve) => { wake = resolve; }); // eslint-disable-line no-await-in-loop
+        wake = null;
         conn.push(s);
+        if (flow) flow.pushed = (flow.pushed || 0) + 1;
         await nextMacrotask();
       }
     } else {

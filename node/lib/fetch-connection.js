@@ -1,0 +1,663 @@
+'use strict';
+
+// Theory of operation.
+//
+// The core of a fetch-style worker: the same contract as connection.js (bytes in through
+// push/end, bytes out through a synchronous sink, an exit status at the end), without
+// http.Server, IncomingMessage and ServerResponse, which a handler that gets an undici
+// Request and returns an undici Response never sees:
+//
+//   bytes in → FrameGuard (guard.js) → llhttp (Node's own parser, driven directly) → Request
+//   Response → head and body serialized here → sink.write (bytes out)
+//
+// The FrameGuard sees every byte first, applies the rules of §4.3 that llhttp lacks, and
+// marks where each message ends. Bytes it passes wait in `backlog` and go to llhttp one
+// message at a time: the next request is parsed only once the response to the one before
+// it is complete (§2.1: one exchange at a time), so a stream that pipelines requests still
+// gets its responses in order. llhttp's callbacks make the exchange: the head becomes the
+// Request and the handler is called at once; body bytes go into the request's
+// ReadableStream (made only for a request that has a body), whose back-pressure pauses the
+// input; a body the handler leaves is dropped as it arrives (§6.3).
+//
+// Responses are written by this file, each head in one string: a body known at once (a
+// string or bytes) is written with its head in one write and Content-Length; any other body
+// is chunked, each chunk written as the handler's stream yields it (§6.1), unless the
+// handler set a Content-Length itself, which is then held to. Responses to HEAD and every
+// 204 and 304 have no body (§4.4). No Date field: the watchdog's clock is the one clients
+// see.
+//
+// A framing error (§8.8), from the guard or from llhttp, stops the input; the §8.1 error
+// response is written once the response owed to an earlier request is out, unless the
+// failing request's own response has already started (its status is final then), and the
+// connection stops with a non-zero status.
+
+const { HTTPParser, methods } = require('_http_common');
+const { FrameGuard, MARK_BODY, MARK_END } = require('./guard');
+const { errorResponseBytes, errorBody, fromParserError } = require('./errors');
+const { RequestContext, newRequestId } = require('./context');
+const { answerHandshake, handlerFailureRecord } = require('./protocol');
+const { loadUndici, requestURL, makeRequest, readResponse } = require('./fetch');
+const { STATUS_CODES } = require('node:http');
+
+const { kOnHeaders, kOnHeadersComplete, kOnBody, kOnMessageComplete } = HTTPParser;
+
+// Request body bytes queued for the handler before the input pauses.
+const BODY_HIGH_WATER_MARK = 128 * 1024;
+// A known body up to this size is copied behind its head, for one write; a larger one is
+// written on its own right after the head.
+const COALESCE_MAX = 64 * 1024;
+
+const CRLF = Buffer.from('\r\n', 'latin1');
+const LAST_CHUNK = Buffer.from('0\r\n\r\n', 'latin1');
+
+class FetchConnection {
+  /**
+   * @param {object} options the same as Connection's (connection.js), except:
+   * @param {(request: Request, ctx: RequestContext) => unknown} options.handle the
+   *   fetch-style handler
+   */
+  constructor({ limits, handle, sink, log, pauseInput = () => {}, resumeInput = () => {} }) {
+    if (typeof handle !== 'function') throw new TypeError('afterburn: serve(handler) needs a function');
+    loadUndici(); // at start-up, before the handshake: init is done before ready (§3.1)
+    this.guard = new FrameGuard(limits);
+    this.handle = handle;
+    this.sink = sink;
+    this.log = log;
+    this.pauseInput = pauseInput;
+    this.resumeInput = resumeInput;
+
+    this.backlog = []; // passed by the guard, not yet parsed: [bytes, kind] (guard.js, marks)
+    this.marks = []; // scratch for the guard's marks
+    this.current = null; // the exchange whose request llhttp is on, or last was
+    this.driving = false;
+    this.flowing = true;
+    this.inputEnded = false;
+    this.failure = null;
+    this.pendingFailure = null; // found by the guard, acted on once the bytes before it are parsed
+    this.stopped = false;
+    this.retained = false; // see retainsInput
+
+    // Fields and target that llhttp hands over in pieces (long heads, trailers).
+    this.partHeaders = [];
+    this.partUrl = '';
+
+    const parser = new HTTPParser();
+    // maxHeaderSize is a backstop: the guard counts first, in the spec's bytes (rule 11).
+    parser.initialize(HTTPParser.REQUEST, {}, limits.maxHead, HTTPParser.kLenientNone);
+    parser[kOnHeaders] = (headers, url) => {
+      for (let i = 0; i < headers.length; i++) this.partHeaders.push(headers[i]);
+      this.partUrl += url;
+    };
+    // A Content-Length body does not go through llhttp: the guard has marked its bytes,
+    // which go to the handler as they are, without a copy; llhttp is told the message has
+    // no body (1: skip it, as for the response to a HEAD). No exception may escape into
+    // llhttp: it would be this library's fault, and the stream cannot go on.
+    parser[kOnHeadersComplete] = (major, minor, headers, method, url) => {
+      try {
+        return this._onHead(headers, methods[method], url) ? 1 : 0;
+      } catch (err) {
+        this._internalError(err);
+        return 0;
+      }
+    };
+    parser[kOnBody] = (bytes) => {
+      try {
+        this._onBody(bytes);
+      } catch (err) {
+        this._internalError(err);
+      }
+    };
+    parser[kOnMessageComplete] = () => {
+      try {
+        this._onMessageComplete();
+      } catch (err) {
+        this._internalError(err);
+      }
+    };
+    this.parser = parser;
+  }
+
+  /**
+   * Takes bytes read from the request pipe. Returns false when the caller should pause
+   * reading until resumeInput is called.
+   */
+  push(chunk) {
+    if (this.failure || this.pendingFailure || this.stopped) return false;
+    this.retained = false;
+    const marks = this.marks;
+    const { error } = this.guard.write(chunk, marks);
+    let start = 0;
+    for (let i = 0; i < marks.length; i += 2) {
+      const end = marks[i];
+      this.backlog.push([start === 0 && end === chunk.length ? chunk : chunk.subarray(start, end), marks[i + 1]]);
+      start = end;
+    }
+    marks.length = 0;
+    if (error) this.pendingFailure = error;
+    this._drive();
+    return this.flowing;
+  }
+
+  /**
+   * Whether the core still refers to bytes of the last chunk pushed (a body handed to the
+   * handler as it is, a line or request not parsed yet): the caller must not reuse that
+   * chunk's memory for the next read.
+   */
+  get retainsInput() {
+    return this.retained || this.backlog.length > 0 || this.guard.partialLength > 0;
+  }
+
+  /** The request pipe reached EOF (PROTOCOL.md §9.4). */
+  end() {
+    if (this.failure || this.pendingFailure || this.stopped) return;
+    const error = this.guard.end();
+    if (error) {
+      this.pendingFailure = error;
+      this._drive();
+      return;
+    }
+    this.inputEnded = true;
+    this._maybeFinish();
+  }
+
+  // Hands the backlog to llhttp, a message at a time.
+  _drive() {
+    if (this.driving) return;
+    this.driving = true;
+    try {
+      while (this.backlog.length > 0 && !this.stopped && !this.failure) {
+        const ex = this.current;
+        if (ex !== null && ex.complete && !ex.finished) break; // its response first (§2.1)
+        const [bytes, kind] = this.backlog.shift();
+        if (kind & MARK_BODY) this._directBody(bytes, (kind & MARK_END) !== 0);
+        else if (!this._execute(bytes)) break;
+        if ((kind & MARK_END) && this.current !== null && !this.current.complete) {
+          // The guard and llhttp disagree on where the message ends: never resynchronise.
+          this._fail(fromParserError({ code: 'HPE_UNEXPECTED_END', reason: 'the parser did not end the message' }, false));
+          break;
+        }
+      }
+    } finally {
+      this.driving = false;
+    }
+    if (this.backlog.length === 0 && this.pendingFailure !== null && !this.stopped && !this.failure) {
+      const error = this.pendingFailure;
+      this.pendingFailure = null;
+      this._fail(error);
+    }
+    this._updateFlow();
+  }
+
+  // llhttp parses bytes; false after a parse error. It stops early only after a request
+  // with Upgrade (which is no upgrade here: the watchdog never forwards one, §5.4), and then
+  // goes on with the next request.
+  _execute(bytes) {
+    let off = 0;
+    while (off < bytes.length) {
+      const ret = this.parser.execute(off === 0 ? bytes : bytes.subarray(off));
+      if (typeof ret !== 'number' || ret === 0) {
+        const err = typeof ret === 'number' ? { code: 'HPE_STUCK', reason: 'the parser took no bytes' } : ret;
+        this._fail(fromParserError(err, this.guard.inTrailers));
+        return false;
+      }
+      off += ret;
+      if (this.stopped || this.failure) return false;
+    }
+    return true;
+  }
+
+  // Whether more input is wanted now: not while a response is owed before the next request
+  // can be parsed, nor while the handler has not taken the body bytes already queued.
+  _updateFlow() {
+    const ex = this.current;
+    const want = !this.stopped && !this.failure && this.pendingFailure === null &&
+      this.backlog.length === 0 && !(ex !== null && ex.bodyFull && !ex.abandoned);
+    if (want === this.flowing) return;
+    this.flowing = want;
+    if (want) this.resumeInput();
+    else this.pauseInput();
+  }
+
+  // llhttp has the head of a request: make the exchange and call the handler. Returns
+  // whether the request has a Content-Length body, which llhttp is to skip.
+  _onHead(headers, method, url) {
+    if (headers === undefined) {
+      headers = this.partHeaders;
+      this.partHeaders = [];
+    }
+    if (url === undefined) {
+      url = this.partUrl;
+      this.partUrl = '';
+    }
+    const headReadAt = performance.now();
+
+    // §5.3: AfterBurn-Request-Id and AfterBurn-Timeout-Ms are exposed through the
+    // context, not as fields; AfterBurn-Handshake marks the handshake (§3.1). One pass
+    // over the fields picks them out and keeps the rest for the Request.
+    let requestId = null;
+    let timeoutMs = -1;
+    let handshake = null;
+    let host = null;
+    let framed = false; // a body follows: chunked, or a Content-Length other than 0
+    let direct = false; // it is a Content-Length body
+    let kept = null;
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = headers[i];
+      const n = name.length;
+      if (n === 4) {
+        if (host === null && (name === 'Host' || name.toLowerCase() === 'host')) host = headers[i + 1];
+      } else if (n === 14 || n === 17) {
+        // The guard has checked both (rules 6 to 8): one of them at most, digits or "chunked".
+        const lower = name.toLowerCase();
+        if (lower === 'content-length') framed = direct = /[1-9]/.test(headers[i + 1]);
+        else if (lower === 'transfer-encoding') framed = true;
+      } else if ((n === 20 || n === 19) && (name.charCodeAt(0) | 0x20) === 0x61) {
+        const lower = name.toLowerCase();
+        if (lower === 'afterburn-request-id' || lower === 'afterburn-timeout-ms') {
+          if (lower === 'afterburn-request-id') {
+            if (requestId === null) requestId = headers[i + 1];
+          } else if (timeoutMs < 0) {
+            timeoutMs = Number(headers[i + 1]); // digits, checked by the guard (rule 13)
+          }
+          kept ??= headers.slice(0, i);
+          continue;
+        }
+        if (lower === 'afterburn-handshake' && handshake === null) handshake = headers[i + 1];
+      }
+      if (kept !== null) kept.push(name, headers[i + 1]);
+    }
+
+    const ex = {
+      method,
+      url,
+      // §11.1: a legacy watchdog sends no id; the library makes one.
+      ctx: new RequestContext(requestId || newRequestId(), timeoutMs, headReadAt),
+      complete: false, // llhttp has read the whole request
+      finished: false, // the response is complete
+      headSent: false,
+      body: null, // the ReadableStream controller of the request body
+      bodyFull: false,
+      abandoned: false, // the body is dropped as it arrives (§6.3)
+      direct, // a Content-Length body, read here, not by llhttp
+      directDone: false,
+    };
+    this.current = ex;
+    this._start(ex, handshake, kept ?? headers, host, framed);
+    return direct;
+  }
+
+  // Answers the handshake, or makes the Request and calls the handler.
+  _start(ex, handshake, fields, host, framed) {
+    const { method, url } = ex;
+    if (handshake !== null) {
+      const answer = answerHandshake(handshake);
+      if (!answer.ok) {
+        this.log(answer.record);
+        this._writeErrorAndStop(answer.bytes);
+        return;
+      }
+      ex.abandoned = true;
+      this._output(answer.bytes);
+      this._finished(ex);
+      return;
+    }
+
+    // §4.2: a request without Content-Length or Transfer-Encoding has an empty body; GET
+    // and HEAD cannot carry one in a Request, so theirs is drained instead.
+    let stream = null;
+    if (framed && method !== 'GET' && method !== 'HEAD') stream = this._bodyStream(ex);
+    else ex.abandoned = true;
+
+    let request;
+    try {
+      request = makeRequest(method, requestURL(url, host), fields, stream);
+    } catch (err) {
+      this._handlerFailed(ex, err);
+      return;
+    }
+    let result;
+    try {
+      result = this.handle(request, ex.ctx);
+    } catch (err) {
+      this._handlerFailed(ex, err);
+      return;
+    }
+    if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
+      result.then((response) => this._respond(ex, response), (err) => this._handlerFailed(ex, err));
+    } else {
+      this._respond(ex, result);
+    }
+  }
+
+  // The request body as a ReadableStream of Buffers; its back-pressure pauses the input.
+  _bodyStream(ex) {
+    return new ReadableStream({
+      start: (controller) => {
+        ex.body = controller;
+      },
+      pull: () => {
+        if (!ex.bodyFull) return;
+        ex.bodyFull = false;
+        this._updateFlow();
+      },
+      cancel: () => {
+        // A handler that stops reading must not stop the stream: the rest is the
+        // library's to drain (§6.3).
+        this._abandonBody(ex);
+      },
+    }, { highWaterMark: BODY_HIGH_WATER_MARK, size: (chunk) => chunk.byteLength });
+  }
+
+  // Returns whether the bytes went to the handler (and so are referred to from now on).
+  _onBody(bytes) {
+    const ex = this.current;
+    if (ex === null || ex.abandoned || ex.body === null) return false;
+    ex.body.enqueue(bytes);
+    if (ex.body.desiredSize <= 0) ex.bodyFull = true;
+    return true;
+  }
+
+  // Bytes of a Content-Length body, marked as such by the guard.
+  _directBody(bytes, ends) {
+    if (bytes.length > 0 && this._onBody(bytes)) this.retained = true;
+    if (!ends) return;
+    const ex = this.current;
+    if (ex !== null) ex.directDone = true;
+    this._onMessageComplete();
+  }
+
+  _onMessageComplete() {
+    // Trailers (and the URL llhttp reports with them) are not part of a fetch Request.
+    this.partHeaders = [];
+    this.partUrl = '';
+    const ex = this.current;
+    if (ex === null) return;
+    if (ex.direct && !ex.directDone) return; // llhttp skipped the body; it is still to come
+    ex.complete = true;
+    if (ex.body !== null && !ex.abandoned) {
+      ex.body.close();
+      ex.body = null;
+    }
+    this._maybeFinish();
+  }
+
+  _abandonBody(ex) {
+    if (ex.abandoned) return;
+    ex.abandoned = true;
+    ex.bodyFull = false;
+    if (ex.body !== null && !ex.complete) {
+      try {
+        ex.body.error(new Error('afterburn: the exchange has ended'));
+      } catch {
+        // already closed or cancelled
+      }
+    }
+    ex.body = null;
+    if (!this.driving) this._updateFlow();
+  }
+
+  async _respond(ex, response) {
+    if (this.stopped || this.failure) return;
+    try {
+      const r = readResponse(response);
+      const { status, stream, length: declared } = r;
+      let { bytes } = r;
+      if (!Number.isInteger(status) || status < 200 || status > 999) {
+        throw new RangeError(`afterburn: the handler's Response has status ${status}; want 200 to 999 (§4.4)`);
+      }
+      const noBody = ex.method === 'HEAD' || status === 204 || status === 304; // §4.4
+      let head = `HTTP/1.1 ${status} ${r.reason || STATUS_CODES[status] || 'unknown'}\r\n${r.lines}`;
+
+      if (bytes === null && stream === null) bytes = EMPTY;
+      if (bytes !== null) {
+        // The whole body is known: Content-Length, one write (§4.4).
+        if (typeof bytes === 'string') {
+          if (!noBody && declared < 0 && bytes.length <= COALESCE_MAX / 3) {
+            this._writeHeadAndText(ex, head, bytes);
+            this._finished(ex);
+            return;
+          }
+          bytes = Buffer.from(bytes, 'utf8');
+        }
+        if (noBody) {
+          if (declared < 0 && status !== 204 && status !== 304) head += `content-length: ${bytes.byteLength}\r\n`;
+          this._writeHead(ex, `${head}\r\n`, null);
+        } else {
+          if (declared >= 0 && declared !== bytes.byteLength) {
+            throw new TypeError(`afterburn: the handler's Response has Content-Length ${declared} ` +
+              `and a body of ${bytes.byteLength} bytes`);
+          }
+          if (declared < 0) head += `content-length: ${bytes.byteLength}\r\n`;
+          this._writeHead(ex, `${head}\r\n`, bytes);
+        }
+        this._finished(ex);
+        return;
+      }
+      if (noBody) {
+        stream.cancel().catch(() => {});
+        this._writeHead(ex, `${head}\r\n`, null);
+        this._finished(ex);
+        return;
+      }
+      await this._stream(ex, head, declared, stream);
+    } catch (err) {
+      this._handlerFailed(ex, err);
+    }
+  }
+
+  // A body that comes as a stream: each chunk is written as the stream yields it (§6.1).
+  async _stream(ex, head, declared, stream) {
+    const reader = stream.getReader();
+    try {
+      if (declared >= 0) {
+        // The handler said how long it is: the body is sent as is and must be that long.
+        this._writeHead(ex, `${head}\r\n`, null);
+        let sent = 0;
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (this.stopped) return;
+          if (done) break;
+          const chunk = asBytes(value);
+          sent += chunk.byteLength;
+          if (sent > declared) throw new RangeError(`afterburn: the body is longer than its Content-Length ${declared}`);
+          if (chunk.byteLength > 0) this._output(chunk);
+        }
+        if (sent !== declared) throw new RangeError(`afterburn: the body ended ${declared - sent} bytes short of its Content-Length`);
+        this._finished(ex);
+        return;
+      }
+      const first = await reader.read();
+      if (this.stopped) return;
+      if (first.done) {
+        this._writeHead(ex, `${head}content-length: 0\r\n\r\n`, null);
+        this._finished(ex);
+        return;
+      }
+      let pending = reader.read();
+      // A body that was all there at once (a stream closed right after its one chunk) still
+      // gets Content-Length: the second read has settled already, or does within the turn.
+      const settled = await Promise.race([pending, nextTurn()]);
+      if (this.stopped) return;
+      const firstBytes = asBytes(first.value);
+      if (settled !== undefined && settled.done) {
+        this._writeHead(ex, `${head}content-length: ${firstBytes.byteLength}\r\n\r\n`, firstBytes);
+        this._finished(ex);
+        return;
+      }
+      this._writeHead(ex, `${head}transfer-encoding: chunked\r\n\r\n`, null);
+      this._writeChunk(firstBytes);
+      for (;;) {
+        const next = await pending;
+        if (this.stopped) return;
+        if (next.done) break;
+        this._writeChunk(asBytes(next.value)); // written to the pipe now: a chunk per read (§6.1)
+        pending = reader.read();
+      }
+      this._output(LAST_CHUNK);
+      this._finished(ex);
+    } catch (err) {
+      reader.cancel(err).catch(() => {});
+      throw err;
+    }
+  }
+
+  _writeHead(ex, head, body) {
+    ex.headSent = true;
+    if (body === null || body.byteLength === 0) {
+      this._output(Buffer.from(head, 'latin1'));
+      return;
+    }
+    if (body.byteLength > COALESCE_MAX) {
+      this._output(Buffer.from(head, 'latin1'));
+      this._output(body);
+      return;
+    }
+    const out = Buffer.allocUnsafe(head.length + body.byteLength);
+    out.latin1Write(head, 0);
+    out.set(body, head.length);
+    this._output(out);
+  }
+
+  // A head with Content-Length and a short text body in one buffer, one write.
+  _writeHeadAndText(ex, head, text) {
+    ex.headSent = true;
+    const size = Buffer.byteLength(text, 'utf8');
+    const full = `${head}content-length: ${size}\r\n\r\n`;
+    const out = Buffer.allocUnsafe(full.length + size);
+    out.latin1Write(full, 0);
+    out.utf8Write(text, full.length);
+    this._output(out);
+  }
+
+  _writeChunk(bytes) {
+    const n = bytes.byteLength;
+    if (n === 0) return; // an empty chunk would be the last one
+    const size = `${n.toString(16)}\r\n`;
+    if (n > COALESCE_MAX) {
+      this._output(Buffer.from(size, 'latin1'));
+      this._output(bytes);
+      this._output(CRLF);
+      return;
+    }
+    const out = Buffer.allocUnsafe(size.length + n + 2);
+    out.latin1Write(size, 0);
+    out.set(bytes, size.length);
+    out[size.length + n] = 0x0d;
+    out[size.length + n + 1] = 0x0a;
+    this._output(out);
+  }
+
+  _output(chunk) {
+    if (this.stopped) return; // a response abandoned by §8.3 or §8.8
+    try {
+      this.sink.write(chunk);
+    } catch (err) {
+      this._stop(1, `writing the response pipe: ${err.message}`);
+    }
+  }
+
+  _finished(ex) {
+    if (ex.finished) return;
+    ex.finished = true;
+    this._abandonBody(ex); // §6.3: whatever the handler left unread is drained
+    ex.ctx._end();
+    if (this.failure) {
+      this._settleFailure();
+      return;
+    }
+    if (!this.driving) this._drive();
+    this._maybeFinish();
+  }
+
+  // §9.4: after EOF between requests, finish what is in progress, then stop with 0.
+  _maybeFinish() {
+    const ex = this.current;
+    if (this.inputEnded && !this.stopped && this.backlog.length === 0 &&
+        (ex === null || (ex.complete && ex.finished))) {
+      this._stop(0);
+    }
+  }
+
+  // PROTOCOL.md §8.3: the exception and its stack go to stderr in one write whose first
+  // line names the request id; the client sees only the §8.1 body.
+  _handlerFailed(ex, err) {
+    if (this.stopped) return;
+    this.log(handlerFailureRecord(ex.ctx.requestId, ex.method, ex.url, err));
+    if (this.failure) return; // the framing error decides what the client gets
+    if (ex.finished) return; // the response was already complete
+    if (!ex.headSent) {
+      const body = errorBody('handler_error', ex.ctx.requestId);
+      this._writeHead(ex, 'HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n' +
+        `AfterBurn-Error: handler_error\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`, Buffer.from(body));
+      this._finished(ex);
+      return;
+    }
+    // The head is out: the response must stay visibly incomplete (no last chunk, or short
+    // of its Content-Length). Stop.
+    this._stop(1, `the handler failed after its response started (request ${ex.ctx.requestId})`);
+  }
+
+  /** A framing error (§8.8) from the guard or from llhttp. */
+  _fail(error) {
+    if (this.failure || this.stopped) return;
+    this.failure = error;
+    const cur = this.current;
+    // The error lies in the body of the last request parsed if that body is not complete
+    // yet; otherwise in a request that never reached a handler.
+    this.failedExchange = cur !== null && !cur.complete ? cur : null;
+    this.log(`${this.failedExchange ? `[${this.failedExchange.ctx.requestId}] ` : ''}${error.message}\n`);
+    this._settleFailure();
+    this._updateFlow();
+  }
+
+  // Once the response owed to an earlier request is out, answer the failure.
+  _settleFailure() {
+    if (this.stopped) return;
+    const owner = this.failedExchange;
+    const cur = this.current;
+    if (cur !== null && cur !== owner && !cur.finished) return;
+    if (owner && owner.headSent) {
+      this._stop(1); // its status is final: leave the response incomplete (§8.3, §8.8)
+      return;
+    }
+    this._writeErrorAndStop(errorResponseBytes(this.failure.type, owner ? owner.ctx.requestId : null));
+  }
+
+  _writeErrorAndStop(bytes) {
+    this._output(bytes);
+    this._stop(1);
+  }
+
+  _internalError(err) {
+    this._stop(1, `internal error: ${err && err.stack ? err.stack : err}`);
+  }
+
+  _stop(code, reason) {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (reason) this.log(`afterburn: ${reason}\n`);
+    const ex = this.current;
+    if (ex !== null && !ex.finished) ex.ctx._end();
+    this.flowing = false;
+    this.sink.end(code);
+  }
+}
+
+const EMPTY = new Uint8Array(0);
+
+// undici hands out Uint8Arrays; a handler's own stream may yield strings too.
+function asBytes(value) {
+  if (value instanceof Uint8Array) return value;
+  if (typeof value === 'string') return Buffer.from(value, 'utf8');
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  throw new TypeError(`afterburn: the response body stream yielded ${value === null ? 'null' : typeof value}, not bytes`);
+}
+
+// Resolves (with undefined) after the promise jobs queued now and the ones they queue in
+// turn, without waiting for I/O as setImmediate would.
+function nextTurn() {
+  return new Promise((resolve) => queueMicrotask(() => queueMicrotask(() => queueMicrotask(resolve))));
+}
+
+module.exports = { FetchConnection };

@@ -1,0 +1,61 @@
+'use strict';
+
+// What both cores (connection.js for listeners, fetch-connection.js for fetch-style
+// handlers) say the same way: the versions, the handshake (PROTOCOL.md §3), the stderr
+// record of a failed handler (§8.3) and the bytes of a response head (§4.4). No Node HTTP
+// module is loaded here: a fetch-style worker never needs one.
+
+const { errorResponseBytes } = require('./errors');
+
+const LIBRARY_VERSION = require('../package.json').version;
+const PROTOCOL_VERSION = '1'; // the one version of PROTOCOL.md this library speaks
+
+// §3.2: the reply, the same bytes every time.
+const HANDSHAKE_FIELDS = Object.freeze([
+  ['AfterBurn-Protocol', PROTOCOL_VERSION],
+  ['AfterBurn-Library', `node/${LIBRARY_VERSION}`],
+  ['AfterBurn-Capabilities', ''],
+  ['Content-Length', '0'],
+]);
+const HANDSHAKE_REPLY = Buffer.from(`HTTP/1.1 200 OK\r\n${HANDSHAKE_FIELDS.map(([n, v]) => `${n}: ${v}\r\n`).join('')}\r\n`, 'latin1');
+
+/**
+ * The answer to a handshake offering `offered` (§3.1): the reply, or, when this library
+ * speaks none of the versions, the §3.4 error after which the worker stops.
+ * @returns {{ok: boolean, bytes: Buffer, record?: string}}
+ */
+function answerHandshake(offered) {
+  const versions = offered.split(',').map((v) => v.trim());
+  if (versions.includes(PROTOCOL_VERSION)) return { ok: true, bytes: HANDSHAKE_REPLY };
+  return {
+    ok: false,
+    bytes: errorResponseBytes('version_mismatch', null, [['AfterBurn-Protocol', PROTOCOL_VERSION]]),
+    record: `afterburn: the watchdog offers protocol versions ${JSON.stringify(offered)}; ` +
+      `this library speaks ${PROTOCOL_VERSION}\n`,
+  };
+}
+
+/** §8.3: the one stderr record of a failed handler; its first line names the request id. */
+function handlerFailureRecord(requestId, method, url, err) {
+  const detail = err instanceof Error ? err.stack || String(err) : `a non-Error value: ${safeString(err)}`;
+  return `[${requestId}] afterburn: handler failed on ${method} ${pathOf(url)}\n${indent(detail)}\n`;
+}
+
+function pathOf(url) {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q); // the query may hold secrets (§9.5)
+}
+
+function indent(text) {
+  return text.replace(/^/gm, '    ');
+}
+
+function safeString(value) {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+module.exports = { LIBRARY_VERSION, PROTOCOL_VERSION, HANDSHAKE_FIELDS, answerHandshake, handlerFailureRecord };
