@@ -29,7 +29,10 @@ JAVA_FIXTURE_JSA := java/fixture/target/afterburn-fixture.jsa
 JAVA_FIXTURE_FLAGS ?= -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
 JAVA_FIXTURE_RUN := -cp $(JAVA_FIXTURE_JAR) dev.afterburn.runtime.Main dev.afterburn.fixture.Fixture
 JAVA_FIXTURE_CMD := $(JAVA) $(JAVA_FIXTURE_FLAGS) -Xshare:auto -XX:SharedArchiveFile=$(JAVA_FIXTURE_JSA) $(JAVA_FIXTURE_RUN)
-JAVA_HELLO_CMD   := $(JAVA) -cp $(JAVA_HELLO_JAR) dev.afterburn.runtime.Main dev.afterburn.examples.hello.Hello
+# A long-lived worker serves one request at a time: the serial collector and a small young
+# generation keep GC pauses well under a millisecond (README, "Launching").
+JAVA_WORKER_FLAGS ?= -XX:+UseSerialGC -Xmn32m
+JAVA_HELLO_CMD   := $(JAVA) $(JAVA_WORKER_FLAGS) -cp $(JAVA_HELLO_JAR) dev.afterburn.runtime.Main dev.afterburn.examples.hello.Hello
 
 .PHONY: test-java conformance-java run-java clean-java
 

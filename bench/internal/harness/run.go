@@ -42,6 +42,7 @@ type config struct {
 	argv    []string
 	env     []string
 	pool    bool // a watchdog: wait for /_/ready too
+	warmup  time.Duration
 	srv     *server
 	figs    ByWorkload
 }
@@ -83,8 +84,8 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	}
 	for _, l := range langs {
 		configs = append(configs,
-			&config{key: l.Name + "/afterburn", program: "afterburn-watchdog", argv: watchdog(l.AfterBurn), pool: true},
-			&config{key: l.Name + "/proxy", program: "http-proxy", argv: append([]string{"bench/bin/http-proxy", "-addr", "127.0.0.1:0", "--"}, l.Server...)},
+			&config{key: l.Name + "/afterburn", program: "afterburn-watchdog", argv: watchdog(l.AfterBurn), pool: true, warmup: l.Warmup},
+			&config{key: l.Name + "/proxy", program: "http-proxy", argv: append([]string{"bench/bin/http-proxy", "-addr", "127.0.0.1:0", "--"}, l.Server...), warmup: l.Warmup},
 			&config{key: l.Name + "/fork", program: "fork-server", argv: append([]string{"bench/bin/fork-server", "-addr", "127.0.0.1:0", "--"}, l.Classic...)},
 		)
 	}
@@ -110,8 +111,12 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		}
 		c.figs = newByWorkload()
 		fmt.Fprintf(o.Log, "started %s on %s; warming up\n", c.key, c.srv.addr)
+		warmup := o.Warmup
+		if !o.Quick {
+			warmup = max(warmup, c.warmup)
+		}
 		for _, w := range o.Workloads {
-			if _, err := load.Run(c.srv.url(), w, 8, o.Warmup); err != nil && !errors.Is(err, errNoRequests) {
+			if _, err := load.Run(c.srv.url(), w, 8, warmup); err != nil && !errors.Is(err, errNoRequests) {
 				return nil, fmt.Errorf("%s warm-up: %v", c.key, err)
 			}
 		}

@@ -141,25 +141,23 @@ final class HeadGuard {
 
     /** Rule 2: {@code token SP request-target SP HTTP/1.1}, single spaces. */
     private static void checkRequestLine(byte[] b, int end) throws ProtocolError {
-        String text = Ascii.latin1(b, 0, end);
         int sp = indexOf(b, 0, end, (byte) ' ');
-        if (sp < 0) throw ProtocolError.badRequest("no space in request line " + Ascii.quote(text));
-        if (!Ascii.isToken(b, 0, sp)) throw ProtocolError.badRequest("a method that is not a token in " + Ascii.quote(text));
+        if (sp < 0) throw ProtocolError.badRequest("no space in request line " + quoted(b, end));
+        if (!Ascii.isToken(b, 0, sp)) throw ProtocolError.badRequest("a method that is not a token in " + quoted(b, end));
         int sp2 = indexOf(b, sp + 1, end, (byte) ' ');
-        if (sp2 <= sp + 1) throw ProtocolError.badRequest("no request-target in " + Ascii.quote(text));
-        String version = Ascii.latin1(b, sp2 + 1, end);
+        if (sp2 <= sp + 1) throw ProtocolError.badRequest("no request-target in " + quoted(b, end));
         // Rule 2: an HTTP/1.0 request MAY be accepted.
-        if (!version.equals("HTTP/1.1") && !version.equals("HTTP/1.0")) {
-            throw ProtocolError.badRequest("a version other than HTTP/1.1 in " + Ascii.quote(text));
+        if (!isVersion(b, sp2 + 1, end)) {
+            throw ProtocolError.badRequest("a version other than HTTP/1.1 in " + quoted(b, end));
         }
         for (int i = sp + 1; i < sp2; i++) {
             int c = b[i] & 0xff;
-            if (c < 0x21 || c == 0x7f) throw ProtocolError.badRequest("a control character in " + Ascii.quote(text));
+            if (c < 0x21 || c == 0x7f) throw ProtocolError.badRequest("a control character in " + quoted(b, end));
         }
         // PROTOCOL.md §4.2: origin-form, or the asterisk-form of the handshake. The
         // absolute-form is accepted as RFC 9112 §3.2.2 asks of every server.
+        if (b[sp + 1] == '/') return;
         String target = Ascii.latin1(b, sp + 1, sp2);
-        if (target.charAt(0) == '/') return;
         if (target.equals("*")) {
             if (!Ascii.latin1(b, 0, sp).equals("OPTIONS")) {
                 throw ProtocolError.badRequest("an asterisk-form target outside OPTIONS");
@@ -168,6 +166,20 @@ final class HeadGuard {
         }
         if (target.contains("://")) return;
         throw ProtocolError.badRequest("a request-target that is not in origin-form: " + Ascii.quote(target));
+    }
+
+    /** The line as text for an error message: a valid request line makes no strings. */
+    private static String quoted(byte[] b, int end) {
+        return Ascii.quote(Ascii.latin1(b, 0, end));
+    }
+
+    /** {@code HTTP/1.1} or {@code HTTP/1.0}, exactly. */
+    private static boolean isVersion(byte[] b, int from, int to) {
+        if (to - from != 8) return false;
+        for (int i = 0; i < 7; i++) {
+            if (b[from + i] != "HTTP/1.".charAt(i)) return false;
+        }
+        return b[from + 7] == '1' || b[from + 7] == '0';
     }
 
     /** Rules 3, 4 and 5 on one field line, then the framing rules on its value. */
@@ -185,24 +197,27 @@ final class HeadGuard {
         while (vs < ve && (b[vs] == ' ' || b[vs] == '\t')) vs++;
         while (ve > vs && (b[ve - 1] == ' ' || b[ve - 1] == '\t')) ve--;
         if (indexOf(b, vs, ve, (byte) 0) >= 0) throw ProtocolError.badRequest("a field value has a NUL byte"); // rule 5
-        String value = Ascii.latin1(b, vs, ve);
+        // The value as a string only where a rule reads it: most fields need none.
         if (Ascii.equalsIgnoreCase(b, 0, colon, "host")) {
             if (++hosts > 1) throw ProtocolError.badRequest("more than one Host field"); // rule 10
         } else if (Ascii.equalsIgnoreCase(b, 0, colon, "content-length")) {
             if (contentLength >= 0) throw ProtocolError.badRequest("more than one Content-Length field"); // rule 6
             if (chunked) throw ProtocolError.badRequest("both Content-Length and Transfer-Encoding"); // rule 7
+            String value = Ascii.latin1(b, vs, ve);
             contentLength = Ascii.parseDigits(value);
             if (contentLength < 0) throw ProtocolError.badRequest("Content-Length " + Ascii.quote(value)); // rule 6
         } else if (Ascii.equalsIgnoreCase(b, 0, colon, "transfer-encoding")) {
             if (contentLength >= 0) throw ProtocolError.badRequest("both Content-Length and Transfer-Encoding"); // rule 7
             // Rule 8: exactly "chunked". A second line makes the list "chunked, …".
+            String value = Ascii.latin1(b, vs, ve);
             if (chunked) throw ProtocolError.notImplemented("chunked, " + value);
             if (!value.equalsIgnoreCase("chunked")) throw ProtocolError.notImplemented(value);
             chunked = true;
         } else if (Ascii.equalsIgnoreCase(b, 0, colon, "afterburn-timeout-ms")) {
+            String value = Ascii.latin1(b, vs, ve);
             if (!Ascii.isDigits(value)) throw ProtocolError.badRequest("AfterBurn-Timeout-Ms " + Ascii.quote(value)); // rule 13
         } else if (Ascii.equalsIgnoreCase(b, 0, colon, "afterburn-request-id")) {
-            if (requestId == null) requestId = value;
+            if (requestId == null) requestId = Ascii.latin1(b, vs, ve);
         }
     }
 

@@ -2,7 +2,9 @@ package dev.afterburn.runtime;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
+import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -18,32 +20,78 @@ import java.util.Map;
  * The core: request bytes in, {@link RequestEvent}s out. It does no I/O, so it is tested by
  * feeding it the conformance vectors, whole or one segment at a time.
  *
- * <p>Netty's decoder runs on an {@link EmbeddedChannel}: no socket, no event loop, just the
- * pipeline, driven by the thread that calls {@link #feed}. That one thread owns the channel
- * (EmbeddedChannel is not thread-safe). Events come out in stream order and stay queued until
- * taken, so the caller bounds the memory in use by feeding only when the queue is empty.
+ * <p>Netty's decoder does the framing; this class drives its decode step directly, the way
+ * Netty's {@code ByteToMessageDecoder} does on a channel, but without the channel: no
+ * pipeline, promises or queues per read, which cost allocations per request and a large body
+ * of code for the JIT to compile into every caller. An {@link EmbeddedChannel} only lends the
+ * decoder a context. One thread, the one that calls {@link #feed}, owns it all. Events come
+ * out in stream order and stay queued until taken, so the caller bounds the memory in use by
+ * feeding only when the queue is empty.
+ *
+ * <p>No byte is copied on the way through: {@link #feed} wraps the caller's array, Netty slices
+ * the body out of it, and each {@link RequestEvent.Content} is a view on that array. The
+ * contract that makes this safe: the caller takes every event of a feed before it feeds again,
+ * and when Netty left unconsumed bytes of a feed (part of a line, {@link #holdsInput}) leaves
+ * that feed's bytes unchanged until the next feed returned. Those bytes are then joined with
+ * the next read in a new buffer; no buffer a view may point at is ever written.
  */
 final class RequestDecoder {
     private static final long MAX_TIMEOUT_MS = Long.MAX_VALUE / 1_000_000;
 
     private final EmbeddedChannel channel;
+    private final ChannelHandlerContext ctx;
     private final StrictRequestDecoder decoder;
     private final ArrayDeque<RequestEvent> events = new ArrayDeque<>();
+    private final List<Object> decoded = new ArrayList<>(4);
+    private ByteBuf held; // bytes the decoder left unconsumed, for the next feed
     private boolean ended;
 
     RequestDecoder(Limits limits) {
         decoder = new StrictRequestDecoder(limits);
         channel = new EmbeddedChannel(decoder);
         channel.config().setAllocator(UnpooledByteBufAllocator.DEFAULT);
+        ctx = channel.pipeline().context(decoder);
     }
 
-    /** Feeds a copy of {@code b[off, off+len)}: the decoder may keep bytes it cannot use yet. */
+    /**
+     * Feeds {@code b[off, off+len)} without copying it. The events of this call must be taken
+     * before the next; when {@link #holdsInput} is true afterwards, the bytes must also stay
+     * unchanged until the next call has returned.
+     */
     void feed(byte[] b, int off, int len) {
         if (ended || len == 0) return;
-        ByteBuf buf = UnpooledByteBufAllocator.DEFAULT.heapBuffer(len, len);
-        buf.writeBytes(b, off, len);
-        channel.writeInbound(buf);
-        drainChannel();
+        ByteBuf in = Unpooled.wrappedBuffer(b, off, len);
+        if (held != null) {
+            ByteBuf joined = UnpooledByteBufAllocator.DEFAULT.heapBuffer(held.readableBytes() + len);
+            joined.writeBytes(held).writeBytes(in);
+            held.release();
+            held = null;
+            in = joined;
+        }
+        try {
+            // As ByteToMessageDecoder.callDecode: decode while a step consumes input.
+            while (in.isReadable() && !ended) {
+                int before = in.readableBytes();
+                try {
+                    decoder.decode(ctx, in, decoded);
+                } catch (Exception e) {
+                    throw new IllegalStateException("afterburn: the request decoder failed", e);
+                }
+                convertDecoded();
+                if (in.readableBytes() == before) break; // a partial line: wait for more input
+            }
+        } finally {
+            if (in.isReadable() && !ended) {
+                held = in; // the decoder needs these bytes again with the next read
+            } else {
+                in.release();
+            }
+        }
+    }
+
+    /** Whether the decoder kept bytes of the last feed for later: its array must not change yet. */
+    boolean holdsInput() {
+        return held != null;
     }
 
     /** The end of the request stream: clean between requests, a framing error inside one (§9.4). */
@@ -56,6 +104,10 @@ final class RequestDecoder {
         } else {
             events.add(new RequestEvent.Failure(ProtocolError.truncated("a request"), null));
         }
+        if (held != null) {
+            held.release();
+            held = null;
+        }
         channel.finishAndReleaseAll();
     }
 
@@ -64,14 +116,12 @@ final class RequestDecoder {
         return events.poll();
     }
 
-    private void drainChannel() {
-        Object m;
-        while ((m = channel.readInbound()) != null) {
-            try {
-                convert(m);
-            } finally {
-                ReferenceCountUtil.release(m);
-            }
+    private void convertDecoded() {
+        try {
+            for (Object m : decoded) convert(m);
+        } finally {
+            for (Object m : decoded) ReferenceCountUtil.release(m);
+            decoded.clear();
         }
     }
 
@@ -86,11 +136,20 @@ final class RequestDecoder {
         }
         if (m instanceof HttpContent) {
             ByteBuf content = ((HttpContent) m).content();
-            if (content.isReadable()) events.add(new RequestEvent.Content(ByteBufUtil.getBytes(content)));
+            if (content.isReadable()) events.add(content(content));
         }
         if (m instanceof LastHttpContent) {
             events.add(new RequestEvent.End(fields(((LastHttpContent) m).trailingHeaders(), false)));
         }
+    }
+
+    /** The body bytes as a view on their array; Netty's buffers here are unpooled heap buffers. */
+    private static RequestEvent.Content content(ByteBuf content) {
+        int n = content.readableBytes();
+        if (content.hasArray()) {
+            return new RequestEvent.Content(content.array(), content.arrayOffset() + content.readerIndex(), n);
+        }
+        return new RequestEvent.Content(ByteBufUtil.getBytes(content), 0, n);
     }
 
     private static RequestEvent.Head head(HttpRequest r) {

@@ -14,8 +14,18 @@ sealed interface RequestEvent {
     record Head(String method, String target, Headers headers, String requestId, long timeoutMs,
                 String handshake, long headReadNanos) implements RequestEvent {}
 
-    /** De-chunked body bytes, never empty. */
-    record Content(byte[] bytes) implements RequestEvent {}
+    /**
+     * De-chunked body bytes, never empty: {@code array[offset, offset+length)}, a view on the
+     * buffer the bytes were read into, not a copy. It stays valid until the second
+     * {@link RequestDecoder#feed} after the one that produced it: the reader of the stream
+     * consumes it before it feeds more, and the feeder reuses a buffer only every other read.
+     */
+    record Content(byte[] array, int offset, int length) implements RequestEvent {
+        /** A copy of the bytes. */
+        byte[] bytes() {
+            return java.util.Arrays.copyOfRange(array, offset, offset + length);
+        }
+    }
 
     /** The end of a request body, with the trailer fields of a chunked body. */
     record End(Headers trailers) implements RequestEvent {}

@@ -8,6 +8,11 @@ import java.io.OutputStream;
  * byte of a response left the process its status is final (PROTOCOL.md §8.3), and it can
  * drop bytes not yet sent, so that an unsent response can still be replaced by an error
  * response.
+ *
+ * <p>Writes are gathered in one buffer while they fit (a head and a mid-sized body leave in
+ * one system call); a write of at least {@link #DIRECT} bytes that does not fit goes to the
+ * pipe straight from the caller's array after what was buffered, so the large pieces of a
+ * streamed body are not copied on their way out.
  */
 final class ResponseSink extends OutputStream {
     /** A write to the response pipe failed: the watchdog is gone or gave up on the worker. */
@@ -20,6 +25,9 @@ final class ResponseSink extends OutputStream {
     }
 
     private final OutputStream pipe;
+    /** Writes this large that do not fit skip the buffer: a copy would cost more than it saves. */
+    static final int DIRECT = 32 * 1024;
+
     private final byte[] buf = new byte[64 * 1024];
     private int len;
     private long sent;
@@ -38,7 +46,7 @@ final class ResponseSink extends OutputStream {
     public void write(byte[] b, int off, int n) throws IOException {
         if (n > buf.length - len) {
             drainBuffer();
-            if (n >= buf.length) {
+            if (n >= DIRECT) {
                 toPipe(b, off, n);
                 return;
             }

@@ -3,8 +3,9 @@ package dev.afterburn.runtime;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
+import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.EncoderException;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.DefaultHttpResponse;
@@ -13,12 +14,18 @@ import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Turns a handler's {@link Response} into HTTP/1.1 bytes with Netty's
- * {@link HttpResponseEncoder} on an {@link EmbeddedChannel} owned by the serving thread.
+ * {@link HttpResponseEncoder}, owned by the serving thread; the
+ * pieces of a streamed body between its head and its last chunk are framed here (see
+ * {@code BodyStream.send}).
  *
  * <p>Framing (PROTOCOL.md §4.4): a complete body goes out with {@code Content-Length}; a
  * streamed body is chunked, each {@code flush()} sending one chunk, unless the handler
@@ -30,12 +37,21 @@ final class ResponseWriter {
     /** Response fields are checked below, once; Netty need not check them again. */
     private static final DefaultHttpHeadersFactory HEADERS = DefaultHttpHeadersFactory.headersFactory().withValidation(false);
     private static final DefaultHttpHeadersFactory TRAILERS = DefaultHttpHeadersFactory.trailersFactory().withValidation(false);
+    private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] CRLF = {'\r', '\n'};
 
-    /** Body bytes a streamed response holds before it sends them as a chunk. */
-    static final int STREAM_BUFFER = 16 * 1024;
+    /** A complete body has no trailers; one empty instance serves every response. */
+    private static final HttpHeaders NO_TRAILERS = TRAILERS.newEmptyHeaders();
+
+    /**
+     * Body bytes a streamed response holds before it sends them as a chunk; a write of at least
+     * half this size is sent as a chunk of its own, without a copy into this buffer.
+     */
+    static final int STREAM_BUFFER = 64 * 1024;
 
     private final ResponseSink sink;
-    private EmbeddedChannel encoder;
+    private Encoder encoder;
+    private byte[] streamBuffer; // one for all streamed responses, made at the first
 
     // The response being written.
     private boolean headRequest;
@@ -48,13 +64,42 @@ final class ResponseWriter {
 
     ResponseWriter(ResponseSink sink) {
         this.sink = sink;
-        this.encoder = newEncoder();
+        this.encoder = new Encoder();
     }
 
-    private static EmbeddedChannel newEncoder() {
-        EmbeddedChannel ch = new EmbeddedChannel(new HttpResponseEncoder());
-        ch.config().setAllocator(new UnpooledByteBufAllocator(false));
-        return ch;
+    /**
+     * Netty's encoder, called directly. The channel only lends it a context (for its
+     * allocator); messages do not travel the channel's outbound path, whose promises, queue
+     * and flush cost allocations per response and a large body of code for the JIT to compile
+     * into every caller, for nothing a pipe needs.
+     */
+    private static final class Encoder extends HttpResponseEncoder {
+        private final ChannelHandlerContext ctx;
+        private final List<Object> out = new ArrayList<>(4);
+
+        Encoder() {
+            EmbeddedChannel ch = new EmbeddedChannel(this);
+            ch.config().setAllocator(new UnpooledByteBufAllocator(false));
+            ctx = ch.pipeline().context(this);
+        }
+
+        /** Encodes (and releases) one message; the bytes go to {@code sink}. */
+        void encodeTo(Object message, OutputStream sink) throws IOException {
+            try {
+                encode(ctx, message, out);
+                for (Object o : out) {
+                    ByteBuf b = (ByteBuf) o;
+                    b.getBytes(b.readerIndex(), sink, b.readableBytes());
+                }
+            } catch (IOException | RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new EncoderException(e);
+            } finally {
+                for (Object o : out) ReferenceCountUtil.release(o);
+                out.clear();
+            }
+        }
     }
 
     /** Starts the response to a request; {@code headRequest} for {@code HEAD} (no body). */
@@ -95,7 +140,7 @@ final class ResponseWriter {
         }
         // One message for head and body: one pass through the encoder.
         encode(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(r.status()),
-                bodyless ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(body), h, TRAILERS.newEmptyHeaders()));
+                bodyless ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(body), h, NO_TRAILERS));
         committed = true;
         written = body.length;
         complete = true;
@@ -119,8 +164,7 @@ final class ResponseWriter {
     /** Drops a response of which nothing reached the pipe, to answer an error instead. */
     void discard() {
         sink.discard();
-        encoder.finishAndReleaseAll();
-        encoder = newEncoder(); // its state belonged to the dropped response
+        encoder = new Encoder(); // its state belonged to the dropped response
     }
 
     private static boolean noBodyStatus(int status) {
@@ -156,31 +200,31 @@ final class ResponseWriter {
     }
 
     private void encode(Object message) throws IOException {
-        encoder.writeOutbound(message);
-        ByteBuf out;
-        while ((out = encoder.readOutbound()) != null) {
-            try {
-                out.getBytes(out.readerIndex(), sink, out.readableBytes());
-            } finally {
-                out.release();
-            }
-        }
+        encoder.encodeTo(message, sink);
     }
 
     /** The stream given to a {@link BodyWriter}. */
     private final class BodyStream extends OutputStream {
         private final DefaultHttpResponse head;
-        private final byte[] buf = new byte[STREAM_BUFFER];
+        private final byte[] buf;
+        private final byte[] chunkLine = {0, 0, 0, 0, 0, 0, 0, 0, '\r', '\n'}; // up to 8 hex digits, CRLF
         private int len;
         private boolean closed;
 
         BodyStream(DefaultHttpResponse head) {
             this.head = head;
+            if (streamBuffer == null) streamBuffer = new byte[STREAM_BUFFER];
+            this.buf = streamBuffer;
         }
 
         @Override
         public void write(int b) throws IOException {
-            write(new byte[] {(byte) b}, 0, 1);
+            if (len < buf.length && !closed && (declaredLength < 0 || written < declaredLength)) {
+                written++;
+                if (!bodyless) buf[len++] = (byte) b;
+                return;
+            }
+            write(new byte[] {(byte) b}, 0, 1); // the checks and errors of the general case
         }
 
         @Override
@@ -193,14 +237,15 @@ final class ResponseWriter {
             }
             written += n;
             if (bodyless) return; // HEAD, 204, 304: nothing is sent
-            if (n <= buf.length - len) {
+            boolean large = n >= buf.length / 2;
+            if (!large && n <= buf.length - len) {
                 System.arraycopy(b, off, buf, len, n);
                 len += n;
                 return;
             }
             sendBuffered();
-            if (n >= buf.length) {
-                send(b, off, n);
+            if (large) {
+                send(b, off, n); // a chunk of its own, straight from the caller's array
             } else {
                 System.arraycopy(b, off, buf, 0, n);
                 len = n;
@@ -236,9 +281,27 @@ final class ResponseWriter {
             }
         }
 
+        /**
+         * One piece of the body, framed here rather than by Netty's encoder: a chunk is its
+         * size in hex, CRLF, the bytes, CRLF (RFC 9112 §7.1), and a body of declared length
+         * is the bytes as they are. Per piece that saves a trip through the channel pipeline
+         * and its allocations; the encoder still writes the head and the last chunk, and so
+         * knows where each response begins and ends.
+         */
         private void send(byte[] b, int off, int n) throws IOException {
             commit();
-            encode(new DefaultHttpContent(Unpooled.wrappedBuffer(b, off, n)));
+            if (!chunked) {
+                sink.write(b, off, n);
+                return;
+            }
+            int i = chunkLine.length - 2;
+            for (int v = n; ; v >>>= 4) {
+                chunkLine[--i] = HEX[v & 0xf];
+                if (v < 16) break;
+            }
+            sink.write(chunkLine, i, chunkLine.length - i);
+            sink.write(b, off, n);
+            sink.write(CRLF, 0, 2);
         }
 
         private void commit() throws IOException {

@@ -49,7 +49,7 @@ final class StrictRequestDecoder extends HttpRequestDecoder {
         return new HttpDecoderConfig()
                 .setMaxInitialLineLength(backstop)
                 .setMaxHeaderSize(backstop)
-                .setMaxChunkSize(64 * 1024)
+                .setMaxChunkSize(1 << 20) // a body piece is a view on one read (RequestDecoder), not a copy
                 .setChunkedSupported(true)
                 .setAllowPartialChunks(true) // stream large chunks as they arrive (§6.1)
                 .setAllowDuplicateContentLengths(false) // rule 6
@@ -66,6 +66,7 @@ final class StrictRequestDecoder extends HttpRequestDecoder {
         return failed;
     }
 
+    /** One decode step; {@link RequestDecoder} calls it directly (see there). */
     @Override
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) throws Exception {
         if (failed) {

@@ -31,15 +31,22 @@ final class Worker {
             + "Content-Length: 0\r\n"
             + "\r\n").getBytes(StandardCharsets.ISO_8859_1);
 
-    /** Size of one read from the request pipe: a pipe's capacity. */
-    private static final int READ_SIZE = 64 * 1024;
+    /**
+     * Size of one read from the request pipe. The watchdog writes a large body in pieces of
+     * 128 KiB into a pipe of 1 MiB; reading up to 256 KiB at a time takes what is there in few
+     * system calls.
+     */
+    static final int READ_SIZE = 256 * 1024;
 
     /**
-     * The one read buffer. What a read returns is copied into a buffer of its own size for
-     * the core, which may keep unconsumed bytes across reads; a typical request is a few
-     * hundred bytes, so no 64 KiB buffer is allocated per request.
+     * The two read buffers. The core decodes straight from them and hands out body bytes as
+     * views (no copy), so the bytes of one read must stay put until the read after it was fed
+     * when the core kept some of them (part of a line; RequestDecoder#feed): then the next
+     * read goes to the other buffer. Memory for reads stays at two buffers whatever the size
+     * of the body; the second is made when first needed.
      */
-    private final byte[] readBuffer = new byte[READ_SIZE];
+    private final byte[][] readBuffers = new byte[2][];
+    private int nextBuffer;
 
     /**
      * How much unread request body is read before a response is sent, so that a framing
@@ -97,9 +104,11 @@ final class Worker {
         RequestEvent ev = decoder.poll();
         while (ev == null) {
             if (inputEnded) throw new IllegalStateException("afterburn: read past the end of the request stream");
+            byte[] buffer = readBuffers[nextBuffer];
+            if (buffer == null) buffer = readBuffers[nextBuffer] = new byte[READ_SIZE];
             int n;
             try {
-                n = in.read(readBuffer, 0, READ_SIZE);
+                n = in.read(buffer, 0, READ_SIZE);
             } catch (IOException e) {
                 n = -1; // a broken request pipe ends the stream like EOF does
             }
@@ -107,7 +116,8 @@ final class Worker {
                 inputEnded = true;
                 decoder.endOfInput();
             } else if (n > 0) {
-                decoder.feed(readBuffer, 0, n);
+                decoder.feed(buffer, 0, n);
+                if (decoder.holdsInput()) nextBuffer ^= 1;
             }
             ev = decoder.poll();
         }
