@@ -7,7 +7,7 @@
 // response framing). Every test runs with undici's internal entry points and, where it
 // matters, with its public constructors only (lib/fetch.js, useInternals).
 
-const { loadVectors, compareFields } = require('./support/vectors');
+const { loadVectors, compareFields, checkParseVector } = require('./support/vectors');
 const { runConnection, nextMacrotask } = require('./support/core');
 const { loadUndici, useInternals } = require('../lib/fetch');
 
@@ -64,43 +64,6 @@ function checkFetchEcho(expectation, got) {
   return problems.filter(Boolean);
 }
 
-function checkVector(vector, { code, responses, rest }) {
-  const problems = [];
-  vector.expect.forEach((e, i) => {
-    const r = responses[i];
-    if (!r) {
-      problems.push(`response ${i}: missing (connection stopped with status ${code})`);
-      return;
-    }
-    if (e.reject) {
-      let body = {};
-      try {
-        body = JSON.parse(r.body.toString('utf8'));
-      } catch {
-        // reported below
-      }
-      if (r.status !== e.reject.status || body.type !== e.reject.type || field(r, 'afterburn-error') !== e.reject.type ||
-          !(field(r, 'content-type') || '').startsWith('application/json')) {
-        problems.push(`response ${i}: got ${r.status} ${r.body}; want a ${e.reject.status} ${e.reject.type} error`);
-      }
-      if (e.reject.headers) problems.push(compareFields(`response ${i} header`, r.headers, e.reject.headers));
-      if (code === 0) problems.push('the connection stopped with status 0 after a reject; want non-zero (§8.8)');
-      return;
-    }
-    if (r.status !== 200) {
-      problems.push(`response ${i}: got status ${r.status} ${r.body}; want 200`);
-      return;
-    }
-    problems.push(...checkFetchEcho(e, json(r)).map((p) => `response ${i}: ${p}`));
-  });
-  if (responses.length > vector.expect.length || rest.length > 0) {
-    problems.push(`unexpected bytes after the responses: ${JSON.stringify(rest.toString('latin1').slice(0, 200))}`);
-  }
-  const last = vector.expect[vector.expect.length - 1];
-  if (!last.reject && code !== 0) problems.push(`the connection stopped with status ${code}; want 0 at EOF between requests`);
-  return problems.filter(Boolean);
-}
-
 const vectors = loadVectors('parse');
 
 describe.each([
@@ -111,7 +74,7 @@ describe.each([
   test.each(vectors.map((v) => [v.id, v]))('%s', async (_id, vector) => {
     useInternals(internals);
     const result = await run({ segments: vector.segments, perSegment, env: vector.env, handle: echo });
-    expect(checkVector(vector, result)).toEqual([]);
+    expect(checkParseVector(vector, result, checkFetchEcho)).toEqual([]);
   });
 });
 

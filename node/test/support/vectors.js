@@ -77,4 +77,48 @@ function checkEcho(expectation, echo) {
   return problems.filter(Boolean);
 }
 
-module.exports = { VECTORS_DIR, BASE_ENV, loadVectors, compareFields, checkEcho, segmentBytes };
+/**
+ * What is wrong with a connection's answers to a parse vector (an empty list when nothing
+ * is): rejects must be the vector's §8.1 errors, accepted requests 200s whose echoed body
+ * `checkEchoed(expectation, echoed)` finds right, and the exit status 0 only at a clean EOF.
+ */
+function checkParseVector(vector, { code, responses, rest }, checkEchoed) {
+  const problems = [];
+  vector.expect.forEach((e, i) => {
+    const r = responses[i];
+    if (!r) {
+      problems.push(`response ${i}: missing (connection stopped with status ${code})`);
+      return;
+    }
+    if (e.reject) {
+      let body = {};
+      try {
+        body = JSON.parse(r.body.toString('utf8'));
+      } catch {
+        // reported below
+      }
+      const type = r.headers.find(([n]) => n === 'content-type')?.[1] || '';
+      const field = r.headers.find(([n]) => n === 'afterburn-error')?.[1];
+      if (r.status !== e.reject.status || body.type !== e.reject.type || field !== e.reject.type ||
+          !type.startsWith('application/json')) {
+        problems.push(`response ${i}: got ${r.status} ${r.body}; want a ${e.reject.status} ${e.reject.type} error`);
+      }
+      if (e.reject.headers) problems.push(compareFields(`response ${i} header`, r.headers, e.reject.headers));
+      if (code === 0) problems.push('the connection stopped with status 0 after a reject; want non-zero (§8.8)');
+      return;
+    }
+    if (r.status !== 200) {
+      problems.push(`response ${i}: got status ${r.status} ${r.body}; want 200`);
+      return;
+    }
+    problems.push(...checkEchoed(e, JSON.parse(r.body.toString('utf8'))).map((p) => `response ${i}: ${p}`));
+  });
+  if (responses.length > vector.expect.length || rest.length > 0) {
+    problems.push(`unexpected bytes after the responses: ${JSON.stringify(rest.toString('latin1').slice(0, 200))}`);
+  }
+  const last = vector.expect[vector.expect.length - 1];
+  if (!last.reject && code !== 0) problems.push(`the connection stopped with status ${code}; want 0 at EOF between requests`);
+  return problems.filter(Boolean);
+}
+
+module.exports = { VECTORS_DIR, BASE_ENV, loadVectors, compareFields, checkEcho, checkParseVector, segmentBytes };
