@@ -64,20 +64,8 @@ func fakeWorker(tb testing.TB) (w *worker, reqR, respW *os.File) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	w = &worker{
-		id:        1,
-		reqW:      reqW,
-		reqUnread: reqR,
-		respR:     respR,
-		bw:        bufio.NewWriterSize(reqW, reqBufSize),
-		br:        bufio.NewReaderSize(respR, respBufSize),
-		bodyBuf:   make([]byte, chunkRoom+bodyBufSize+2),
-		respBuf:   make([]byte, bodyBufSize),
-		dead:      true,
-		exited:    make(chan struct{}),
-		retired:   make(chan string, 1),
-		state:     wsBusy,
-	}
+	w = newWorker(1, reqW, reqR, respR)
+	w.dead, w.state = true, wsBusy
 	return w, reqR, respW
 }
 

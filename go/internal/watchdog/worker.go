@@ -91,6 +91,25 @@ type worker struct {
 	recycle    chan struct{} // wakes the supervisor to start a replacement
 }
 
+// newWorker is a worker on the watchdog's ends of its protocol pipes: the
+// request pipe's write end (and its read end, kept to count unread bytes,
+// §9.3) and the response pipe's read end, with its buffers and channels.
+func newWorker(id int, reqW, reqUnread, respR *os.File) *worker {
+	return &worker{
+		id:        id,
+		reqW:      reqW,
+		reqUnread: reqUnread,
+		respR:     respR,
+		bw:        bufio.NewWriterSize(reqW, reqBufSize),
+		br:        bufio.NewReaderSize(respR, respBufSize),
+		bodyBuf:   make([]byte, chunkRoom+bodyBufSize+2),
+		respBuf:   make([]byte, bodyBufSize),
+		exited:    make(chan struct{}),
+		retired:   make(chan string, 1),
+		recycle:   make(chan struct{}, 1),
+	}
+}
+
 // startWorker starts one worker for slot id. PROTOCOL.md §2.2: fd 0 is
 // /dev/null, fds 1 and 2 log pipes, fd 3 the request pipe and fd 4 the
 // response pipe; in stdio mode the request pipe is fd 0 and the response
@@ -157,20 +176,8 @@ func startWorker(cfg *Config, id int, log *logger) (*worker, error) {
 	)
 	cmd.SysProcAttr = sysProcAttr()
 
-	w := &worker{
-		id:        id,
-		cmd:       cmd,
-		reqW:      reqW,
-		reqUnread: reqR,
-		respR:     respR,
-		bw:        bufio.NewWriterSize(reqW, reqBufSize),
-		br:        bufio.NewReaderSize(respR, respBufSize),
-		bodyBuf:   make([]byte, chunkRoom+bodyBufSize+2),
-		respBuf:   make([]byte, bodyBufSize),
-		exited:    make(chan struct{}),
-		retired:   make(chan string, 1),
-		recycle:   make(chan struct{}, 1),
-	}
+	w := newWorker(id, reqW, reqR, respR)
+	w.cmd = cmd
 	w.started = time.Now()
 	if err := startProcess(cmd); err != nil {
 		for _, f := range parent {
