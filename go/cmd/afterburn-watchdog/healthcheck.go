@@ -38,7 +38,12 @@ func healthcheck(args []string, getenv func(string) string, stderr io.Writer) in
 		host = "127.0.0.1"
 	}
 	url := "http://" + net.JoinHostPort(host, strconv.Itoa(cfg.Port)) + "/_/health"
-	client := &http.Client{Timeout: healthcheckTimeout}
+	// One probe, one connection: never reuse an idle one, which could belong
+	// to a watchdog that has since gone away.
+	client := &http.Client{
+		Timeout:   healthcheckTimeout,
+		Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil},
+	}
 	resp, err := client.Get(url)
 	if err != nil {
 		fmt.Fprintln(stderr, "afterburn-watchdog healthcheck:", err)

@@ -220,8 +220,8 @@ func TestHealthcheck(t *testing.T) {
 		t.Errorf("a 503: exit %d, %q; want 1 naming the status", code, out)
 	}
 	srv.Close()
-	if code, out := probe([]string{"-port", port}); code != 1 || !strings.Contains(out, "refused") {
-		t.Errorf("nothing listening: exit %d, %q; want 1", code, out)
+	if code, out := probe([]string{"-port", port}); code != 1 || !strings.Contains(out, "healthcheck:") {
+		t.Errorf("nothing listening: exit %d, %q; want 1 with the reason", code, out)
 	}
 	if code, _ := probe(nil, "port=x"); code != 2 {
 		t.Errorf("a bad port: exit %d; want 2", code)
