@@ -19,6 +19,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == harness.EchoClientCommand {
+		os.Exit(harness.EchoClientMain(os.Args[2:]))
+	}
 	quick := flag.Bool("quick", false, "hello world only, one repetition, short runs (about five minutes)")
 	langs := flag.String("langs", "go,python,node,java", "languages to measure, comma-separated")
 	reps := flag.Int("reps", 3, "repetitions of every configuration")

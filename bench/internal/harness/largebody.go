@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,13 +22,14 @@ type LargeBody struct {
 	WorkerPeakRSSMB   float64 `json:"worker_peak_rss_mib"`
 }
 
-// measureLargeBody echoes size bytes through a watchdog with one worker and reads the peak
-// resident set (VmHWM) of the watchdog and of the worker afterwards.
-func measureLargeBody(ctx context.Context, root, cpu, watchdog string, lang Language, size int64) (*LargeBody, error) {
+// measureLargeBody echoes size bytes through a watchdog with one worker, from a client pinned
+// to the load CPU, and reads the peak resident set (VmHWM) of the watchdog and of the worker
+// afterwards.
+func measureLargeBody(ctx context.Context, root, serverCPU, loadCPU, watchdog string, lang Language, size int64) (*LargeBody, error) {
 	argv := append([]string{watchdog, "-port", "0", "-listen_host", "127.0.0.1", "-workers", "1",
 		"-max_request_body", "0", "-exec_timeout", "300s", "-read_timeout", "300s", "-write_timeout", "300s", "--"},
 		lang.AfterBurn...)
-	s, err := startServer(ctx, lang.Name+"/large-body", "afterburn-watchdog", root, cpu, argv, nil)
+	s, err := startServer(ctx, lang.Name+"/large-body", "afterburn-watchdog", root, serverCPU, argv, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -35,14 +37,9 @@ func measureLargeBody(ctx context.Context, root, cpu, watchdog string, lang Lang
 	if err := s.waitReady(ctx); err != nil {
 		return nil, err
 	}
-	// One unmeasured echo first: a JIT (Java, Node) compiles the streaming path on the
-	// first megabytes, and the throughput runs warm up too.
-	if _, err := echoOnce(ctx, s, lang, warmupBodyBytes); err != nil {
-		return nil, err
-	}
-	elapsed, err := echoOnce(ctx, s, lang, size)
+	elapsed, err := runEchoClient(ctx, loadCPU, s.url(), size)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s large body: %v\n%s", lang.Name, err, s.log.String())
 	}
 	lb := &LargeBody{Bytes: size, MBPerSec: float64(size) / 1e6 / elapsed.Seconds()}
 	pid := s.cmd.Process.Pid
@@ -53,12 +50,68 @@ func measureLargeBody(ctx context.Context, root, cpu, watchdog string, lang Lang
 	return lb, nil
 }
 
+// EchoClientCommand is the subcommand of afterburn-bench that runs the large-body client
+// (EchoClientMain) in a process of its own, pinned like wrk to the load CPU: in the
+// harness's own process the client would share CPUs with whatever the Go scheduler chose,
+// including the one under test.
+const EchoClientCommand = "echo-client"
+
+// runEchoClient runs this program's echo-client subcommand on loadCPU and returns how long
+// the measured echo of size bytes took.
+func runEchoClient(ctx context.Context, loadCPU, url string, size int64) (time.Duration, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	argv := []string{self, EchoClientCommand, url, strconv.FormatInt(size, 10)}
+	if loadCPU != "" {
+		argv = append([]string{"taskset", "-c", loadCPU}, argv...)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("echo client: %v: %s", err, stderr.String())
+	}
+	ns, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("echo client printed %q", out)
+	}
+	return time.Duration(ns), nil
+}
+
+// EchoClientMain is the echo-client subcommand: args are the URL and the body size. It
+// echoes warmupBodyBytes unmeasured first (a JIT compiles the streaming path on the first
+// megabytes), then the body, and prints the measured echo's nanoseconds.
+func EchoClientMain(args []string) int {
+	if len(args) != 2 {
+		fmt.Fprintf(os.Stderr, "usage: afterburn-bench %s URL BYTES\n", EchoClientCommand)
+		return 2
+	}
+	size, err := strconv.ParseInt(args[1], 10, 64)
+	if err != nil || size <= 0 {
+		fmt.Fprintf(os.Stderr, "afterburn-bench %s: bad size %q\n", EchoClientCommand, args[1])
+		return 2
+	}
+	var elapsed time.Duration
+	for _, n := range []int64{warmupBodyBytes, size} {
+		if elapsed, err = echoOnce(args[0], n); err != nil {
+			fmt.Fprintf(os.Stderr, "afterburn-bench %s: %v\n", EchoClientCommand, err)
+			return 1
+		}
+	}
+	fmt.Println(elapsed.Nanoseconds())
+	return 0
+}
+
 // warmupBodyBytes is the unmeasured echo before the measured one.
 const warmupBodyBytes = 32 << 20
 
-// echoOnce posts size bytes and reads the echo back, returning how long it took.
-func echoOnce(ctx context.Context, s *server, lang Language, size int64) (time.Duration, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url(), io.LimitReader(patternReader{}, size))
+// echoOnce posts size bytes and reads the echo back, checking every byte, and returns how
+// long it took.
+func echoOnce(url string, size int64) (time.Duration, error) {
+	req, err := http.NewRequest(http.MethodPost, url, io.LimitReader(&patternReader{}, size))
 	if err != nil {
 		return 0, err
 	}
@@ -66,25 +119,61 @@ func echoOnce(ctx context.Context, s *server, lang Language, size int64) (time.D
 	start := time.Now()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("%s large body: %v\n%s", lang.Name, err, s.log.String())
+		return 0, err
 	}
-	n, err := io.Copy(io.Discard, resp.Body)
+	n, err := io.Copy(&patternChecker{}, resp.Body)
 	resp.Body.Close()
 	elapsed := time.Since(start)
 	if err != nil || n != size || resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("%s large body: status %d, echoed %d of %d bytes, %v\n%s", lang.Name, resp.StatusCode, n, size, err, s.log.String())
+		return 0, fmt.Errorf("status %d, echoed %d of %d bytes, %v", resp.StatusCode, n, size, err)
 	}
 	return elapsed, nil
 }
 
-// patternReader yields an endless repeating byte pattern without allocating.
-type patternReader struct{}
+// patternPeriod is the length of the body's repeating pattern: a prime, so that no
+// power-of-two buffering lines up with it and a misplaced or repeated piece of the echo
+// shows as a mismatch.
+const patternPeriod = 251
 
-func (patternReader) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = byte(i % 251)
+// patternBlock holds whole periods of the pattern, so that producing and checking the
+// body is a copy or a compare of long runs rather than a loop per byte: the client must
+// not be what limits the measurement.
+var patternBlock = func() []byte {
+	b := make([]byte, patternPeriod*256)
+	for i := range b {
+		b[i] = byte(i % patternPeriod)
 	}
-	return len(p), nil
+	return b
+}()
+
+// patternReader yields the endless repeating pattern without allocating.
+type patternReader struct{ off int }
+
+func (r *patternReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		c := copy(p[n:], patternBlock[r.off:])
+		n += c
+		r.off = (r.off + c) % patternPeriod
+	}
+	return n, nil
+}
+
+// patternChecker accepts only the pattern patternReader yields, from its start.
+type patternChecker struct{ off int }
+
+func (c *patternChecker) Write(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		want := patternBlock[c.off:]
+		m := min(len(want), len(p)-n)
+		if !bytes.Equal(p[n:n+m], want[:m]) {
+			return n, fmt.Errorf("the echo differs from the body sent")
+		}
+		n += m
+		c.off = (c.off + m) % patternPeriod
+	}
+	return n, nil
 }
 
 // peakRSSMiB reads VmHWM from /proc (Linux only; 0 elsewhere).

@@ -165,7 +165,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		}
 		if o.LargeBytes > 0 {
 			fmt.Fprintf(o.Log, "large body %s (%d MiB echoed)\n", l.Name, o.LargeBytes>>20)
-			if lr.LargeBody, err = measureLargeBody(ctx, o.Root, o.ServerCPU, o.Watchdog, l, o.LargeBytes); err != nil {
+			if lr.LargeBody, err = measureLargeBody(ctx, o.Root, o.ServerCPU, o.LoadCPU, o.Watchdog, l, o.LargeBytes); err != nil {
 				return nil, err
 			}
 		}
