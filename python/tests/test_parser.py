@@ -151,3 +151,76 @@ def test_a_cached_field_name_still_needs_its_colon() -> None:
     p.feed(b"GET / HTTP/1.1\r\nHost: fn\r\nX-Seen\r\n\r\n")
     with pytest.raises(ProtocolError):
         p.next_event()
+
+
+# -- the fast paths of the head parser must not loosen any rule (§4.3) ---------------------
+
+
+def head_of(data: bytes) -> RequestHead:
+    p = RequestParser()
+    p.feed(data)
+    ev = p.next_event()
+    assert isinstance(ev, RequestHead)
+    return ev
+
+
+def refused(data: bytes) -> ProtocolError:
+    p = RequestParser()
+    p.feed(data)
+    with pytest.raises(ProtocolError) as e:
+        p.next_event()
+    return e.value
+
+
+@pytest.mark.parametrize("head", [
+    b"GET / HTTP/1.1\r\nHost: fn\nX: 1\r\n\r\n",  # bare LF, whole head in one read
+    b"GET / HTTP/1.1\r\nHost: fn\r\nX: a\rb\r\n\r\n",  # bare CR inside a value
+    b"GET / HTTP/1.1\r\nHost: fn\r\nX: 1\r\r\n\r\n",  # CR CR LF
+    b"GET / HTTP/1.1\r\nHost: fn\r\nX: a\x00b\r\n\r\n",  # rule 5: NUL in a value
+])
+def test_line_end_and_nul_faults_in_a_complete_head(head: bytes) -> None:
+    assert refused(head).type == "bad_request"
+
+
+def test_a_cached_request_line_does_not_let_a_similar_bad_one_through() -> None:
+    # The request-line cache is keyed by the exact text: each of these differs from an
+    # accepted line by one fault and must still be refused after the good one was seen.
+    head_of(b"GET /a?b HTTP/1.1\r\nHost: fn\r\n\r\n")
+    for line in (b"GET  /a?b HTTP/1.1", b"GET /a?b  HTTP/1.1", b"GET /a?b HTTP/1.2",
+                 b"GET /a\x7f?b HTTP/1.1", b"GET /a\x01?b HTTP/1.1", b"G(T /a?b HTTP/1.1",
+                 b"GET a?b HTTP/1.1", b"GET * HTTP/1.1", b"GET /a?b HTTP/1.1 "):
+        assert refused(line + b"\r\nHost: fn\r\n\r\n").type == "bad_request", line
+    again = head_of(b"GET /a?b HTTP/1.1\r\nHost: fn\r\n\r\n")
+    assert (again.method, again.path, again.query) == ("GET", "/a", "b")
+
+
+def test_targets_outside_ascii_are_checked_by_byte() -> None:
+    # Bytes from 0x80 are allowed in a target (only CTLs are refused), DEL and C0 are not.
+    assert head_of(b"GET /caf\xe9\x85 HTTP/1.1\r\nHost: fn\r\n\r\n").path == "/caf\xe9\x85"
+    assert refused(b"GET /caf\xe9\x7f HTTP/1.1\r\nHost: fn\r\n\r\n").type == "bad_request"
+    assert refused(b"GET /caf\xe9\x1b HTTP/1.1\r\nHost: fn\r\n\r\n").type == "bad_request"
+
+
+@pytest.mark.parametrize(("value", "length"), [
+    (b"0", 0), (b"007", 7), (b"0" * 30 + b"5", 5), (b"9223372036854775807", 2**63 - 1),
+    (b"0" * 5000 + b"1", 1),  # more zeros than int() takes in one string
+])
+def test_content_length_digits_accepted(value: bytes, length: int) -> None:
+    assert head_of(b"POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: " + value + b"\r\n\r\n").content_length == length
+
+
+@pytest.mark.parametrize("value", [
+    b"", b"+5", b"-1", b"5 5", b"0x10", b"\xb2", b"1_0", b"9223372036854775808",
+    b"10000000000000000000", b"0" * 30 + b"9223372036854775808",
+])
+def test_content_length_faults(value: bytes) -> None:
+    e = refused(b"POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: " + value + b"\r\n\r\n")
+    assert e.type == "bad_request"
+
+
+def test_faults_are_answered_in_byte_order_across_fields() -> None:
+    # Rule 8 (501) on an earlier line wins over rule 6 (400) on a later one, and the other way.
+    te_first = refused(b"POST / HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: gzip\r\nContent-Length: x\r\n\r\n")
+    assert te_first.type == "not_implemented"
+    cl_first = refused(b"POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: x\r\nTransfer-Encoding: gzip\r\n\r\n")
+    assert cl_first.type == "bad_request"

@@ -101,3 +101,50 @@ def test_response_constructor() -> None:
     assert j.body == b'{"a": 1}' and ("Content-Type", "application/json") in j.headers
     assert Response(b"x", headers=[("Set-Cookie", "a=1"), ("Set-Cookie", "b=2")]).headers == [
         ("Set-Cookie", "a=1"), ("Set-Cookie", "b=2")]
+
+
+# -- the head cache must not change or loosen what is written --------------------------------
+
+
+def test_cached_heads_follow_the_fields_and_status() -> None:
+    out = []
+    for status, fields in [(200, [("X-A", "1")]), (200, [("X-A", "2")]), (201, [("X-A", "1")]),
+                           (200, [("X-A", "1")]), (200, [["X-A", "1"]])]:
+        w, sent = writer()
+        w.start(status, fields, 2)
+        w.write(b"ok")
+        w.end()
+        out.append(sent[0])
+    assert out[0] == out[3] == out[4] == b"HTTP/1.1 200 OK\r\nX-A: 1\r\nContent-Length: 2\r\n\r\nok"
+    assert out[1] == b"HTTP/1.1 200 OK\r\nX-A: 2\r\nContent-Length: 2\r\n\r\nok"
+    assert out[2] == b"HTTP/1.1 201 Created\r\nX-A: 1\r\nContent-Length: 2\r\n\r\nok"
+
+
+@pytest.mark.parametrize("fields", [[("X A", "1")], [("X-A", "a\r\nX-B: 2")], [("X-A", "a\x00")]])
+def test_a_bad_field_is_refused_every_time(fields: list) -> None:
+    for _ in range(2):  # a refused head is never cached
+        w, sent = writer()
+        with pytest.raises(ValueError):
+            w.start(200, fields, 0)
+        assert sent == []
+
+
+def test_a_cached_declared_length_is_still_enforced() -> None:
+    for _ in range(2):
+        w, _ = writer()
+        with pytest.raises(IncompleteResponse):
+            w.write_whole(200, [("Content-Length", "3")], b"ab")
+
+
+def test_write_whole_is_start_write_end() -> None:
+    for is_head, status, fields, body in [(False, 200, [], b"abc"), (False, 200, [], b""),
+                                          (True, 200, [], b"abc"), (False, 204, [], b""),
+                                          (False, 304, [("Content-Length", "3")], b"abc")]:
+        w1, sent1 = writer(is_head)
+        w1.start(status, fields, len(body))
+        w1.write(body)
+        w1.end()
+        w2, sent2 = writer(is_head)
+        w2.write_whole(status, fields, body)
+        assert sent1 == sent2, (is_head, status)
+        assert (w1.sent, w1.written) == (w2.sent, w2.written)

@@ -63,15 +63,20 @@ class Conn:
         self.request = request
         self.body_done = False
         if not has_body:
-            # The parser's end of a bodiless message is already there: take it now.
-            self.pull()
+            # The parser's end of a bodiless message is already there: take it now, straight
+            # from the parser (it needs no read and cannot fail).
+            ev = self.parser.next_event()
+            assert isinstance(ev, EndOfMessage) and not ev.trailers
+            self.body_done = True
 
     def pull(self) -> bytes:
         """The next piece of the current request's body; b"" at its end."""
         if self.body_done:
             return b""
         try:
-            ev = self.event()
+            ev = self.parser.next_event()
+            if ev is NEED_DATA:
+                ev = self.event()
         except ProtocolError as e:
             if self.fatal is None:
                 self.fatal = e

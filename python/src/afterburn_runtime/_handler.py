@@ -38,6 +38,12 @@ def plain_responder(handler: Callable[[Request], Any], runner: Callable[[], Runn
 
     def respond(req: Request, w: ResponseWriter) -> None:
         result = handler(req)
+        # The common case first: a Response (not a subclass, which could be awaitable) with
+        # a bytes body needs neither the event loop nor the hasattr probes, which cost an
+        # AttributeError each when they fail.
+        if type(result) is Response and type(result.body) is bytes:
+            write_response(result, req, w)
+            return
         if hasattr(result, "__await__"):
             runner().run(_finish_async(result, req, w))
             return
@@ -81,9 +87,7 @@ def write_response(resp: Response, req: Request, w: ResponseWriter) -> None:
         if not req._done:
             req._discard(PRE_DRAIN)
         if resp.trailers is None:
-            w.start(resp.status, resp.headers, len(body))
-            w.write(body)
-            w.end()
+            w.write_whole(resp.status, resp.headers, body)
         else:
             w.start(resp.status, resp.headers)
             w.write(body)

@@ -68,19 +68,21 @@ class RequestHead:
     __slots__ = ("method", "target", "path", "query", "http_version", "fields",
                  "content_length", "chunked", "request_id", "timeout_ms", "handshake")
 
-    method: str
-    target: str
-    path: str
-    query: str
-    http_version: str
-    fields: list[tuple[str, str]]
-
-    def __init__(self) -> None:
-        self.content_length: int | None = None
-        self.chunked = False
-        self.request_id: str | None = None
-        self.timeout_ms: int | None = None
-        self.handshake: str | None = None
+    def __init__(self, method: str, target: str, path: str, query: str, http_version: str,
+                 fields: list[tuple[str, str]], content_length: int | None = None, chunked: bool = False,
+                 request_id: str | None = None, timeout_ms: int | None = None,
+                 handshake: str | None = None) -> None:
+        self.method = method
+        self.target = target
+        self.path = path
+        self.query = query
+        self.http_version = http_version
+        self.fields = fields
+        self.content_length = content_length
+        self.chunked = chunked
+        self.request_id = request_id
+        self.timeout_ms = timeout_ms
+        self.handshake = handshake
 
     @property
     def has_body(self) -> bool:
@@ -124,11 +126,6 @@ _SPECIAL = {
     "afterburn-timeout-ms": _TIMEOUT,  # §5.2, never shown to handlers (§5.3)
     "afterburn-handshake": _HANDSHAKE,  # §3.1
 }
-
-
-def _digits(value: str) -> bool:
-    # str.isdigit alone would accept "²" and other non-ASCII digits.
-    return value.isdigit() and value.isascii()
 
 
 class RequestParser:
@@ -213,10 +210,10 @@ class RequestParser:
         size = len(buf) - start
         if size == 0:
             return END_OF_STREAM if self._eof else NEED_DATA
-        idx = buf.find(b"\r\n\r\n", start + max(self._scanned - 3, 0))
-        end = idx + 4 if idx >= 0 else len(buf)
-        self._check_line_ends(start, end, idx >= 0)
+        scanned = self._scanned  # resume the search where the last one stopped
+        idx = buf.find(b"\r\n\r\n", start + scanned - 3 if scanned > 3 else start)
         if idx < 0:
+            self._check_line_ends(start, len(buf))
             # The end can begin at the earliest 3 bytes from the end ("\r\n\r" held), so
             # the head is at least size - 1 bytes: refuse it now if that is too many.
             if size - 1 > self.max_head:
@@ -225,12 +222,21 @@ class RequestParser:
                 raise self._truncated("the request head")
             self._scanned = size
             return NEED_DATA
+        # The whole head is held: rule 1 is checked on its text in one go (three counts in
+        # C) rather than on the bytes; the bytes checked on earlier calls were line ends
+        # that are fine, so checking them again gives the same answer. The four bytes that
+        # end the head are CRLF CRLF and need no check.
+        text = buf[start:idx].decode("latin-1")
+        crlf = text.count("\r\n")
+        if text.count("\n") != crlf:
+            raise bad_request("a line of the request head ends in a bare LF")
+        if text.count("\r") != crlf:
+            raise bad_request("the request head holds a bare CR")
         # Rule 11 and §7.3: the head is the request line and the field lines with their
         # CRLFs; the empty line that ends it is not counted.
         if idx + 2 - start > self.max_head:
             raise ProtocolError(HEADERS_TOO_LARGE, f"the request head exceeds {self.max_head} bytes")
-        text = buf[start:idx].decode("latin-1")
-        self._pos = end
+        self._pos = idx + 4
         self._scanned = self._checked = 0
         head = _parse_head(text)
         if head.chunked:
@@ -251,15 +257,17 @@ class RequestParser:
             self._state = _END
         return head
 
-    def _check_line_ends(self, start: int, end: int, complete: bool) -> None:
-        """Rule 1 (and the CR of rule 5): in buf[start:end], every LF follows a CR and every
-        CR precedes an LF. A CR that ends the bytes held so far is decided later."""
+    def _check_line_ends(self, start: int, end: int) -> None:
+        """Rule 1 (and the CR of rule 5) on a head not yet complete: in buf[start:end],
+        every LF follows a CR and every CR precedes an LF. A CR that ends the bytes held so
+        far is decided later. Checked as bytes arrive, so a bare LF is refused before the
+        head ends (§4.3: the first fault in byte order)."""
         lo = start + self._checked
         seg = self._buf[lo:end]
         crlf = seg.count(b"\r\n")
         if seg.count(b"\n") != crlf:
             raise bad_request("a line of the request head ends in a bare LF")
-        pending = not complete and seg.endswith(b"\r")
+        pending = seg.endswith(b"\r")
         if seg.count(b"\r") - pending != crlf:
             raise bad_request("the request head holds a bare CR")
         self._checked = end - start - pending
@@ -377,12 +385,31 @@ def _check_name(line: str, name: str, colon: str) -> tuple[str, int | None]:
 
 
 def _parse_head(text: str) -> RequestHead:
+    """Rules 2-8, 10 and 13 on a whole head, CRLFs already checked (rule 1). The checks run
+    in byte order, so a head that breaks several rules is answered for the first (§4.3).
+
+    This runs once per request: the work is kept in local variables and C-level string
+    methods, and field names are looked up in _NAMES so that a name seen before is
+    checked and lower-cased once."""
     if "\x00" in text:
         raise bad_request("the request head holds a NUL byte")  # rules 2 and 5
     lines = text.split("\r\n")
-    head = RequestHead()
-    _parse_request_line(lines[0], head)
+    request_line = lines[0]
+    parsed = _REQUEST_LINES.get(request_line)
+    if parsed is None:
+        parsed = _parse_request_line(request_line)
+        if len(request_line) <= _REQUEST_LINE_CACHE_MAX_LEN:
+            if len(_REQUEST_LINES) >= _REQUEST_LINES_MAX:
+                _REQUEST_LINES.clear()
+            _REQUEST_LINES[request_line] = parsed
+    method, target, path, query, version = parsed
     fields = []
+    append = fields.append
+    content_length: int | None = None
+    chunked = False
+    request_id: str | None = None
+    timeout_ms: int | None = None
+    handshake: str | None = None
     hosts = 0
     names = _NAMES
     try:
@@ -390,59 +417,82 @@ def _parse_head(text: str) -> RequestHead:
             name, colon, value = line.partition(":")
             entry = names.get(name)
             if entry is None or not colon:
-                entry = _check_name(line, name, colon)
+                entry = _check_name(line, name, colon)  # rules 3 and 4
             lname, kind = entry
             value = value.strip(" \t")
             if kind is None:
-                fields.append((lname, value))
-                continue
-            if kind == _HOST:
+                append((lname, value))
+            elif kind == _HOST:
                 hosts += 1
                 if hosts > 1:
                     raise bad_request("more than one Host field")  # rule 10
-                fields.append((lname, value))
+                append((lname, value))
             elif kind == _CONTENT_LENGTH:
-                if head.content_length is not None:
+                if content_length is not None:
                     raise bad_request("more than one Content-Length field")  # rule 6
-                if head.chunked:
+                if chunked:
                     raise bad_request("both Content-Length and Transfer-Encoding")  # rule 7
-                digits = value.lstrip("0")
-                if not _digits(value) or len(digits) > 19 or int(digits or "0") > _MAX_INT63:
-                    raise bad_request(f"Content-Length {value[:64]!r}")  # rule 6
-                head.content_length = int(digits or "0")
-                fields.append((lname, value))
+                content_length = _content_length(value)
+                append((lname, value))
             elif kind == _TRANSFER_ENCODING:
-                if head.content_length is not None:
+                if content_length is not None:
                     raise bad_request("both Content-Length and Transfer-Encoding")  # rule 7
-                if head.chunked or value.lower() != "chunked":
+                if chunked or value.lower() != "chunked":
                     # A second line would make the coding list "chunked, ...".
                     raise ProtocolError(NOT_IMPLEMENTED, f"Transfer-Encoding {value[:64]!r}")  # rule 8
-                head.chunked = True
-                fields.append((lname, value))
+                chunked = True
+                append((lname, value))
             elif kind == _TIMEOUT:
-                if not _digits(value):
+                if not (value.isdigit() and value.isascii()):
                     raise bad_request(f"AfterBurn-Timeout-Ms {value[:64]!r}")  # rule 13
-                if head.timeout_ms is None:
-                    head.timeout_ms = int(value)
+                if timeout_ms is None:
+                    timeout_ms = int(value)
             elif kind == _REQUEST_ID:
-                if head.request_id is None:
-                    head.request_id = value
-            elif head.handshake is None:  # _HANDSHAKE
-                head.handshake = value
+                if request_id is None:
+                    request_id = value
+            elif handshake is None:  # _HANDSHAKE
+                handshake = value
         if hosts == 0:
             raise bad_request("no Host field")  # rule 10
     except ProtocolError as e:
-        e.request_id = head.request_id  # §8.1: the error body names the id when known
+        e.request_id = request_id  # §8.1: the error body names the id when known
         raise
-    head.fields = fields
-    return head
+    return RequestHead(method, target, path, query, version, fields, content_length, chunked,
+                       request_id, timeout_ms, handshake)
 
+
+def _content_length(value: str) -> int:
+    """Rule 6: one or more ASCII digits (str.isdigit alone would accept "²"), at most
+    2^63-1. Leading zeros are allowed, so only a long value needs them stripped (int()
+    also refuses strings of more than 4300 digits)."""
+    if not (value.isdigit() and value.isascii()):
+        raise bad_request(f"Content-Length {value[:64]!r}")
+    if len(value) > 19:
+        digits = value.lstrip("0")
+        if len(digits) > 19:
+            raise bad_request(f"Content-Length {value[:64]!r}")
+        n = int(digits or "0")
+    else:
+        n = int(value)
+    if n > _MAX_INT63:
+        raise bad_request(f"Content-Length {value[:64]!r}")
+    return n
+
+
+# Request lines seen before -> their parts. Steady traffic repeats a few request lines
+# ("GET /health HTTP/1.1"), and the parts are a function of the line's text alone, so each is
+# checked once; only lines that passed every check are kept. Bounded in entries and in line
+# length, and emptied when full, so varied targets cannot grow it.
+_REQUEST_LINES: dict[str, tuple[str, str, str, str, str]] = {}
+_REQUEST_LINES_MAX = 256
+_REQUEST_LINE_CACHE_MAX_LEN = 1024
 
 _METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"))
 
 
-def _parse_request_line(line: str, head: RequestHead) -> None:
-    """Rule 2: token SP request-target SP HTTP/1.1, single spaces (HTTP/1.0 accepted)."""
+def _parse_request_line(line: str) -> tuple[str, str, str, str, str]:
+    """Rule 2: token SP request-target SP HTTP/1.1, single spaces (HTTP/1.0 accepted).
+    Returns (method, target, path, query, version)."""
     parts = line.split(" ")
     if len(parts) != 3:
         raise bad_request(f"request line {line[:64]!r} is not three parts separated by single spaces")
@@ -451,7 +501,9 @@ def _parse_request_line(line: str, head: RequestHead) -> None:
         raise bad_request(f"a method that is not a token in {line[:64]!r}")
     if version != "HTTP/1.1" and version != "HTTP/1.0":
         raise bad_request(f"a version other than HTTP/1.1 in {line[:64]!r}")
-    if not target or _has_ctl(target):
+    # The target holds no space (split above), so for ASCII text isprintable() is exactly
+    # "no CTL" (0x00-0x1F, 0x7F) and runs in C; other text takes the byte check.
+    if not target or not (target.isascii() and target.isprintable()) and _has_ctl(target):
         raise bad_request(f"a bad request-target in {line[:64]!r}")
     if target[0] == "/":
         path_and_query = target
@@ -465,11 +517,5 @@ def _parse_request_line(line: str, head: RequestHead) -> None:
         path_and_query = target[slash:] if slash >= 0 else "/"
     else:
         raise bad_request(f"a request-target that is not in origin-form in {line[:64]!r}")
-    q = path_and_query.find("?")
-    if q < 0:
-        head.path, head.query = path_and_query, ""
-    else:
-        head.path, head.query = path_and_query[:q], path_and_query[q + 1 :]
-    head.method = method
-    head.target = target
-    head.http_version = version
+    path, _, query = path_and_query.partition("?")
+    return method, target, path, query, version

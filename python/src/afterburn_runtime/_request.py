@@ -197,7 +197,13 @@ class Request:
             limit -= len(self._pull())
 
     def _read_all(self) -> bytes:
-        parts: list[bytes] = []
+        first = self._pull()
+        if not first:
+            return b""
+        piece = self._pull()
+        if not piece:
+            return first  # a body that arrived in one piece, the common case: no copy
+        parts = [first, piece]
         while True:
             piece = self._pull()
             if not piece:

@@ -40,7 +40,9 @@ class Response:
         trailers: list[tuple[str, str]] | Callable[[], list[tuple[str, str]]] | None = None,
     ) -> None:
         fields = list(headers.items()) if isinstance(headers, dict) else list(headers or ())
-        if isinstance(body, str):
+        if type(body) is bytes:
+            pass  # the common case, kept as is without the checks below
+        elif isinstance(body, str):
             body = body.encode()
             if content_type is None and not _has_field(fields, "content-type"):
                 content_type = "text/plain; charset=utf-8"

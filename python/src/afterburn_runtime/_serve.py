@@ -130,12 +130,15 @@ def _exchange(conn: Conn, head: RequestHead, respond: Responder) -> int:
     with, or 0 to go on."""
     rid = head.request_id or new_request_id()
     # §5.2: the deadline counts from the moment the head was read, on the monotonic clock.
-    deadline = None if head.timeout_ms is None else time.monotonic() + head.timeout_ms / 1000
-    req = Request(head.method, head.target, Headers(head.fields), rid, deadline,
-                  conn.pull if head.has_body else None,
+    timeout_ms = head.timeout_ms
+    deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000
+    has_body = head.chunked or bool(head.content_length)
+    method = head.method
+    req = Request(method, head.target, Headers(head.fields), rid, deadline,
+                  conn.pull if has_body else None,
                   path=head.path, query=head.query, http_version=head.http_version)
-    conn.begin(req, head.has_body)
-    w = ResponseWriter(conn.send, head.method == "HEAD")
+    conn.begin(req, has_body)
+    w = ResponseWriter(conn.send, method == "HEAD")
     error = None
     try:
         respond(req, w)

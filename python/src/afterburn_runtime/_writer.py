@@ -7,10 +7,41 @@ from ._response import field_lines, status_line
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+    from typing import Any
 
 # Bodies larger than this are handed to the sink as their own part instead of being
 # copied behind the head (one write either way; see Conn.send).
 _COPY_LIMIT = 64 << 10
+
+
+# The status line and field lines of recent responses, encoded, with the Content-Length
+# the handler declared: most handlers answer with the same few heads, which are then checked
+# and encoded once (field_lines refuses a bad name or value before anything is cached).
+# Keyed by the status and the fields as a tuple, so only equal heads share an entry; emptied
+# when full, so handlers with ever-changing fields (dates, ETags) cannot grow it.
+_HEADS: dict[tuple[Any, ...], tuple[bytes, int | None]] = {}
+_HEADS_MAX = 256
+
+
+def _head_lines(status: int, fields: Iterable[tuple[str, str]]) -> tuple[bytes, int | None]:
+    """The status line and ``Name: value`` lines of a response head, encoded, and the
+    Content-Length the handler declared (see field_lines)."""
+    key = None
+    if type(fields) is list:  # another iterable might be consumed by tuple()
+        try:
+            key = (status, tuple(fields))
+            cached = _HEADS.get(key)
+        except TypeError:  # a field given as a list, say: unhashable, so not cached
+            key = cached = None
+        if cached is not None:
+            return cached
+    lines, declared = field_lines(fields)
+    entry = ((status_line(status) + "".join(lines)).encode("latin-1"), declared)
+    if key is not None:
+        if len(_HEADS) >= _HEADS_MAX:
+            _HEADS.clear()
+        _HEADS[key] = entry
+    return entry
 
 
 class IncompleteResponse(Exception):
@@ -47,8 +78,7 @@ class ResponseWriter:
         """Decides the status, fields and framing; ``length`` is the body's length when known."""
         if self.started:
             raise RuntimeError("the response was already started")
-        lines, declared = field_lines(fields)
-        parts = [status_line(status), *lines]
+        head, declared = _head_lines(status, fields)
         if self.is_head or status == 204 or status == 304:
             self.bodyless = True
             # §4.4: MAY send the Content-Length the body would have had (never for 204).
@@ -58,19 +88,34 @@ class ResponseWriter:
                 cl = declared
             else:
                 cl = length if self.is_head else None
-            if cl is not None:
-                parts.append(f"Content-Length: {cl}\r\n")
+            framing = b"\r\n" if cl is None else b"Content-Length: %d\r\n\r\n" % cl
         elif length is not None or declared is not None:
             if length is not None and declared is not None and declared != length:
                 raise IncompleteResponse(f"a Content-Length of {declared} for a body of {length} bytes")
             self.length = length if length is not None else declared
-            parts.append(f"Content-Length: {self.length}\r\n")
+            framing = b"Content-Length: %d\r\n\r\n" % self.length
         else:
             self.chunked = True
-            parts.append("Transfer-Encoding: chunked\r\n")
-        parts.append("\r\n")
-        self._pending = "".join(parts).encode("latin-1")
+            framing = b"Transfer-Encoding: chunked\r\n\r\n"
+        self._pending = head + framing
         self.started = True
+
+    def write_whole(self, status: int, fields: Iterable[tuple[str, str]], body: bytes) -> None:
+        """The whole response at once, a bytes body with its length: what ``start(status,
+        fields, len(body))``, ``write(body)`` and ``end()`` do, in one call, for the most
+        common response."""
+        self.start(status, fields, len(body))
+        n = len(body)
+        if n == 0 or self.bodyless:
+            self.written = n
+            self.end()
+            return
+        # start() made length == n, or raised for a declared Content-Length that differs.
+        self.written = n
+        self.sent = True
+        pending = self._pending
+        self._pending = b""
+        self._send([pending + body] if n <= _COPY_LIMIT else [pending, body])
 
     def write(self, data: bytes) -> None:
         """Sends a piece of the body at once (one chunk when chunked)."""
