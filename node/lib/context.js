@@ -7,6 +7,15 @@
 
 const kContext = Symbol('afterburn.context');
 
+// PROTOCOL.md §5.2: AfterBurn-Timeout-Ms may have any number of digits; a value past this
+// (the most nanoseconds a signed 64-bit integer holds, in milliseconds) is taken as this, as
+// every library does. Number() of a long digit string is Infinity.
+const MAX_TIMEOUT_MS = 9223372036854;
+
+// The longest delay setTimeout keeps: a longer one fires after 1 ms, so a far deadline's
+// timer is set in steps of at most this.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 class DeadlineExceeded extends Error {
   constructor() {
     super('afterburn: the request deadline passed');
@@ -23,7 +32,7 @@ class RequestContext {
   constructor(requestId, timeoutMs, headReadAt) {
     this.requestId = requestId;
     /** performance.now() milliseconds at the deadline, or null without one. */
-    this.deadlineAt = timeoutMs >= 0 ? headReadAt + timeoutMs : null;
+    this.deadlineAt = timeoutMs >= 0 ? headReadAt + Math.min(timeoutMs, MAX_TIMEOUT_MS) : null;
     this._controller = null;
     this._timer = null;
     this._ended = false;
@@ -57,11 +66,18 @@ class RequestContext {
       if (this._ended) {
         this._controller.abort(new Error('afterburn: the exchange has ended'));
       } else if (this.deadlineAt !== null) {
-        this._timer = setTimeout(() => this._controller.abort(new DeadlineExceeded()), this.timeRemaining());
-        this._timer.unref();
+        this._armDeadline();
       }
     }
     return this._controller.signal;
+  }
+
+  /** Sets the timer that aborts the signal at the deadline, a step at a time if it is far. */
+  _armDeadline() {
+    const left = this.timeRemaining();
+    const fire = left > MAX_TIMER_MS ? () => this._armDeadline() : () => this._controller.abort(new DeadlineExceeded());
+    this._timer = setTimeout(fire, Math.min(left, MAX_TIMER_MS));
+    this._timer.unref();
   }
 
   /** Called by the library when the response is complete. */

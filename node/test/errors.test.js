@@ -254,6 +254,56 @@ describe('metadata (§5)', () => {
     expect(reason.name).toBe('TimeoutError');
     expect(left).toBe(0);
   });
+
+  test('a deadline past setTimeout\'s range does not abort early (§5.2)', async () => {
+    // 5e9 ms is past 2^31-1, which setTimeout would turn into 1 ms.
+    let aborted;
+    let left;
+    await runConnection({
+      segments: [b('GET / HTTP/1.1\r\nHost: fn\r\nAfterBurn-Timeout-Ms: 5000000000\r\n\r\n')],
+      handle: async (req, res) => {
+        const ctx = context(req);
+        const { signal } = ctx;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        aborted = signal.aborted;
+        left = ctx.timeRemaining();
+        res.end();
+      },
+    });
+    expect(aborted).toBe(false);
+    expect(left).toBeGreaterThan(4.9e9);
+  });
+
+  test('a timeout of thousands of digits is the capped deadline, not Infinity (§5.2)', async () => {
+    let left;
+    await runConnection({
+      segments: [b(`GET / HTTP/1.1\r\nHost: fn\r\nAfterBurn-Timeout-Ms: ${'9'.repeat(400)}\r\n\r\n`)],
+      handle: (req, res) => {
+        left = context(req).timeRemaining();
+        res.end();
+      },
+    });
+    expect(left).toBeLessThanOrEqual(9223372036854);
+    expect(left).toBeGreaterThan(9223372000000);
+  });
+
+  test('a far deadline\'s timer is re-armed in steps and fires at the deadline', () => {
+    jest.useFakeTimers();
+    try {
+      const { RequestContext } = require('../lib/context');
+      const ctx = new RequestContext('id', 2 ** 31 + 5000, performance.now());
+      const { signal } = ctx;
+      jest.advanceTimersByTime(2 ** 31 - 1);
+      expect(signal.aborted).toBe(false);
+      jest.advanceTimersByTime(4000);
+      expect(signal.aborted).toBe(false);
+      jest.advanceTimersByTime(1001);
+      expect(signal.aborted).toBe(true);
+      expect(signal.reason.name).toBe('TimeoutError');
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });
 
 describe('responses (§4.4)', () => {

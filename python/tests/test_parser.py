@@ -109,6 +109,19 @@ def test_metadata_fields_are_taken_out_of_the_fields() -> None:
     assert head.fields == [("host", "fn"), ("x-a", "1")]
 
 
+@pytest.mark.parametrize(("value", "ms"), [
+    ("9223372036854", 9223372036854),
+    ("9223372036855", 9223372036854),
+    ("0" * 30 + "1500", 1500),
+    ("9" * 5000, 9223372036854),  # int() refuses more than 4300 digits
+])
+def test_timeout_of_any_length_is_capped(value: str, ms: int) -> None:
+    # PROTOCOL.md §5.2: any number of digits, capped at 2^63-1 nanoseconds in milliseconds.
+    p = RequestParser(max_head=16384)
+    p.feed(f"GET / HTTP/1.1\r\nHost: fn\r\nAfterBurn-Timeout-Ms: {value}\r\n\r\n".encode())
+    assert p.next_event().timeout_ms == ms
+
+
 def test_parse_error_carries_the_request_id_when_known() -> None:
     p = RequestParser()
     p.feed(b"GET / HTTP/1.1\r\nAfterBurn-Request-Id: r9\r\nHost: a\r\nHost: b\r\n\r\n")

@@ -446,7 +446,7 @@ def _parse_head(text: str) -> RequestHead:
                 if not (value.isdigit() and value.isascii()):
                     raise bad_request(f"AfterBurn-Timeout-Ms {value[:64]!r}")  # rule 13
                 if timeout_ms is None:
-                    timeout_ms = int(value)
+                    timeout_ms = _timeout_ms(value)
             elif kind == _REQUEST_ID:
                 if request_id is None:
                     request_id = value
@@ -477,6 +477,20 @@ def _content_length(value: str) -> int:
     if n > _MAX_INT63:
         raise bad_request(f"Content-Length {value[:64]!r}")
     return n
+
+
+# §5.2: the most milliseconds a deadline can be: 2^63-1 nanoseconds, as in every library.
+_MAX_TIMEOUT_MS = _MAX_INT63 // 1_000_000
+
+
+def _timeout_ms(digits: str) -> int:
+    """AfterBurn-Timeout-Ms, checked to be ASCII digits (rule 13), of any length: a value
+    past _MAX_TIMEOUT_MS is taken as it (§5.2). int() refuses more than 4300 digits."""
+    if len(digits) > 19:
+        digits = digits.lstrip("0") or "0"
+        if len(digits) > 19:
+            return _MAX_TIMEOUT_MS
+    return min(int(digits), _MAX_TIMEOUT_MS)
 
 
 # Request lines seen before -> their parts. Steady traffic repeats a few request lines
