@@ -237,3 +237,63 @@ def test_faults_are_answered_in_byte_order_across_fields() -> None:
     assert te_first.type == "not_implemented"
     cl_first = refused(b"POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: x\r\nTransfer-Encoding: gzip\r\n\r\n")
     assert cl_first.type == "bad_request"
+
+
+# -- the field-line cache (_FIELD_LINES) keeps only lines that passed every check ----------
+
+
+def test_a_cached_field_line_does_not_let_a_similar_bad_one_through() -> None:
+    # Keyed by the exact text: each line differs from an accepted one by one fault and must
+    # still be refused once the good lines were seen (and cached).
+    good = b"POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: 2\r\nAfterBurn-Timeout-Ms: 50\r\nX-Seen: 1\r\n\r\nab"
+    head_of(good)
+    head_of(good)
+    for line in (b"Host : fn", b" Host: fn", b"Content-Length: 2 2", b"Content-Length: +2",
+                 b"Content-Length: \xb2", b"AfterBurn-Timeout-Ms: 5x", b"AfterBurn-Timeout-Ms: -50",
+                 b"X-Seen 1", b"X(Seen: 1", b"\tX-Seen: 1", b"X-Seen: 1\x00"):
+        assert refused(b"POST / HTTP/1.1\r\nHost: fn\r\n" + line + b"\r\n\r\n").type == "bad_request", line
+
+
+def test_cached_field_lines_still_meet_the_rules_across_lines() -> None:
+    # Rules 6, 7, 8 and 10 depend on the other lines of the head: a line accepted (and
+    # cached) alone must still be refused when repeated or combined.
+    head_of(b"POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: 2\r\n\r\nab")
+    head_of(b"POST / HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: chunked\r\n\r\n")
+    assert refused(b"GET / HTTP/1.1\r\nHost: fn\r\nHost: fn\r\n\r\n").type == "bad_request"
+    assert refused(b"POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n").type == "bad_request"
+    assert refused(b"POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n").type == "bad_request"
+    assert refused(b"POST / HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n").type == "bad_request"
+    assert refused(b"POST / HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n").type == "not_implemented"
+    assert refused(b"GET / HTTP/1.1\r\nX: 1\r\n\r\n").type == "bad_request"  # rule 10: no Host
+
+
+def test_cached_field_lines_give_the_same_head() -> None:
+    data = (b"POST /p HTTP/1.1\r\nHost: fn\r\nContent-Length: 3\r\nAfterBurn-Timeout-Ms: 250\r\n"
+            b"AfterBurn-Request-Id: r1\r\nX-A:  v \r\n\r\nabc")
+    first = head_of(data)
+    second = head_of(data.replace(b"r1", b"r2"))
+    assert first.fields == second.fields == [("host", "fn"), ("content-length", "3"), ("x-a", "v")]
+    assert (second.content_length, second.timeout_ms, second.request_id) == (3, 250, "r2")
+    assert first.request_id == "r1"
+    # The first timeout line wins, also when both lines are cached (§5.2).
+    twice = head_of(b"GET / HTTP/1.1\r\nHost: fn\r\nAfterBurn-Timeout-Ms: 7\r\nAfterBurn-Timeout-Ms: 250\r\n\r\n")
+    assert twice.timeout_ms == 7
+
+
+def test_request_id_lines_are_not_cached() -> None:
+    from afterburn_runtime import _parser
+
+    for i in range(3):
+        head_of(b"GET / HTTP/1.1\r\nHost: fn\r\nAfterBurn-Request-Id: id%d\r\n\r\n" % i)
+    assert not any(line.lower().startswith("afterburn-request-id") for line in _parser._FIELD_LINES)
+
+
+def test_the_field_line_cache_is_bounded() -> None:
+    from afterburn_runtime import _parser
+
+    for i in range(_parser._FIELD_LINES_MAX * 2 + 5):
+        assert head_of(b"GET / HTTP/1.1\r\nHost: fn\r\nX-N: %d\r\n\r\n" % i).fields[1] == ("x-n", str(i))
+    assert len(_parser._FIELD_LINES) <= _parser._FIELD_LINES_MAX
+    long_value = b"v" * (_parser._FIELD_LINE_CACHE_MAX_LEN + 1)
+    head_of(b"GET / HTTP/1.1\r\nHost: fn\r\nX-Long: " + long_value + b"\r\n\r\n")
+    assert "X-Long: " + long_value.decode() not in _parser._FIELD_LINES

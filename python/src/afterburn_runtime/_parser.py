@@ -222,12 +222,13 @@ class RequestParser:
                 raise self._truncated("the request head")
             self._scanned = size
             return NEED_DATA
-        # The whole head is held: rule 1 is checked on its text in one go (three counts in
-        # C) rather than on the bytes; the bytes checked on earlier calls were line ends
+        # The whole head is held: rule 1 is checked on its text in one go (a split and
+        # two counts in C) rather than on the bytes; the bytes checked on earlier calls were line ends
         # that are fine, so checking them again gives the same answer. The four bytes that
         # end the head are CRLF CRLF and need no check.
         text = buf[start:idx].decode("latin-1")
-        crlf = text.count("\r\n")
+        lines = text.split("\r\n")
+        crlf = len(lines) - 1  # split() finds the CRLFs that text.count("\r\n") would
         if text.count("\n") != crlf:
             raise bad_request("a line of the request head ends in a bare LF")
         if text.count("\r") != crlf:
@@ -238,7 +239,7 @@ class RequestParser:
             raise ProtocolError(HEADERS_TOO_LARGE, f"the request head exceeds {self.max_head} bytes")
         self._pos = idx + 4
         self._scanned = self._checked = 0
-        head = _parse_head(text)
+        head = _parse_head(text, lines)
         if head.chunked:
             self._state = _CHUNK_SIZE
             self._total = 0
@@ -384,8 +385,9 @@ def _check_name(line: str, name: str, colon: str) -> tuple[str, int | None]:
     return entry
 
 
-def _parse_head(text: str) -> RequestHead:
-    """Rules 2-8, 10 and 13 on a whole head, CRLFs already checked (rule 1). The checks run
+def _parse_head(text: str, lines: list[str]) -> RequestHead:
+    """Rules 2-8, 10 and 13 on a whole head, ``text``, split at its CRLFs into ``lines``,
+    CRLFs already checked (rule 1). The checks run
     in byte order, so a head that breaks several rules is answered for the first (§4.3).
 
     This runs once per request: the work is kept in local variables and C-level string
@@ -393,7 +395,6 @@ def _parse_head(text: str) -> RequestHead:
     checked and lower-cased once."""
     if "\x00" in text:
         raise bad_request("the request head holds a NUL byte")  # rules 2 and 5
-    lines = text.split("\r\n")
     request_line = lines[0]
     parsed = _REQUEST_LINES.get(request_line)
     if parsed is None:
@@ -411,47 +412,65 @@ def _parse_head(text: str) -> RequestHead:
     timeout_ms: int | None = None
     handshake: str | None = None
     hosts = 0
-    names = _NAMES
+    known_lines = _FIELD_LINES
     try:
         for line in lines[1:]:
-            name, colon, value = line.partition(":")
-            entry = names.get(name)
-            if entry is None or not colon:
-                entry = _check_name(line, name, colon)  # rules 3 and 4
-            lname, kind = entry
-            value = value.strip(" \t")
+            known = known_lines.get(line)
+            if known is not None:
+                # A line that passed every check before (see _FIELD_LINES): only the checks
+                # that depend on the other lines of this head remain.
+                pair, kind, number = known
+            else:
+                name, colon, value = line.partition(":")
+                entry = _NAMES.get(name)
+                if entry is None or not colon:
+                    entry = _check_name(line, name, colon)  # rules 3 and 4
+                lname, kind = entry
+                pair = (lname, value.strip(" \t"))
+                number = None
             if kind is None:
-                append((lname, value))
+                append(pair)
             elif kind == _HOST:
                 hosts += 1
                 if hosts > 1:
                     raise bad_request("more than one Host field")  # rule 10
-                append((lname, value))
+                append(pair)
             elif kind == _CONTENT_LENGTH:
                 if content_length is not None:
                     raise bad_request("more than one Content-Length field")  # rule 6
                 if chunked:
                     raise bad_request("both Content-Length and Transfer-Encoding")  # rule 7
-                content_length = _content_length(value)
-                append((lname, value))
+                content_length = number = _content_length(pair[1]) if number is None else number
+                append(pair)
             elif kind == _TRANSFER_ENCODING:
                 if content_length is not None:
                     raise bad_request("both Content-Length and Transfer-Encoding")  # rule 7
-                if chunked or value.lower() != "chunked":
+                if chunked or pair[1].lower() != "chunked":
                     # A second line would make the coding list "chunked, ...".
-                    raise ProtocolError(NOT_IMPLEMENTED, f"Transfer-Encoding {value[:64]!r}")  # rule 8
+                    raise ProtocolError(NOT_IMPLEMENTED, f"Transfer-Encoding {pair[1][:64]!r}")  # rule 8
                 chunked = True
-                append((lname, value))
+                append(pair)
             elif kind == _TIMEOUT:
-                if not (value.isdigit() and value.isascii()):
-                    raise bad_request(f"AfterBurn-Timeout-Ms {value[:64]!r}")  # rule 13
+                if number is None:
+                    value = pair[1]
+                    if not (value.isdigit() and value.isascii()):
+                        raise bad_request(f"AfterBurn-Timeout-Ms {value[:64]!r}")  # rule 13
+                    number = _timeout_ms(value)
                 if timeout_ms is None:
-                    timeout_ms = _timeout_ms(value)
+                    timeout_ms = number
             elif kind == _REQUEST_ID:
                 if request_id is None:
-                    request_id = value
-            elif handshake is None:  # _HANDSHAKE
-                handshake = value
+                    request_id = pair[1]
+                continue  # unique to each request: not worth keeping (see _FIELD_LINES)
+            else:  # _HANDSHAKE
+                if handshake is None:
+                    handshake = pair[1]
+                continue  # once per worker: not worth keeping
+            if known is None and len(line) <= _FIELD_LINE_CACHE_MAX_LEN:
+                # Every check on this line alone has passed: keep it for the next head.
+                if len(known_lines) >= _FIELD_LINES_MAX:
+                    known_lines.clear()
+                known_lines[line] = (pair, kind, number)
         if hosts == 0:
             raise bad_request("no Host field")  # rule 10
     except ProtocolError as e:
@@ -491,6 +510,20 @@ def _timeout_ms(digits: str) -> int:
         if len(digits) > 19:
             return _MAX_TIMEOUT_MS
     return min(int(digits), _MAX_TIMEOUT_MS)
+
+
+# Whole field lines seen before, as typed on the wire -> ((lower-case name, trimmed value),
+# kind, the parsed number of a Content-Length or AfterBurn-Timeout-Ms line or None). Steady
+# traffic repeats most lines of a head exactly ("Host: 127.0.0.1:8080", "Content-Type: ...",
+# "AfterBurn-Timeout-Ms: 30000"), and what rules 3-6, 8 and 13 say about a line is a function
+# of its text alone, so each is checked once. Only lines that passed every check are kept
+# (rules 1, 2 and 5 are checked on the whole head before any line is looked up); the checks
+# that depend on the other lines (rules 6, 7, 8 and 10 on repeats) run on every head.
+# AfterBurn-Request-Id lines differ in every request and are never kept. Bounded in entries
+# and in line length, and emptied when full, so varied values cannot grow it.
+_FIELD_LINES: dict[str, tuple[tuple[str, str], int | None, int | None]] = {}
+_FIELD_LINES_MAX = 512
+_FIELD_LINE_CACHE_MAX_LEN = 1024
 
 
 # Request lines seen before -> their parts. Steady traffic repeats a few request lines

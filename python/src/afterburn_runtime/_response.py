@@ -39,7 +39,12 @@ class Response:
         content_type: str | None = None,
         trailers: list[tuple[str, str]] | Callable[[], list[tuple[str, str]]] | None = None,
     ) -> None:
-        fields = list(headers.items()) if isinstance(headers, dict) else list(headers or ())
+        if headers is None:
+            fields = []
+        elif isinstance(headers, dict):
+            fields = list(headers.items())
+        else:
+            fields = list(headers)
         if type(body) is bytes:
             pass  # the common case, kept as is without the checks below
         elif isinstance(body, str):

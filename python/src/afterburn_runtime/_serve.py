@@ -165,6 +165,8 @@ def _exchange(conn: Conn, head: RequestHead, respond: Responder) -> int:
             return _reject(conn, e, rid)
         # §8.3: 500 handler_error, never the exception's message; keep serving.
         conn.send_error(HANDLER_ERROR, rid)
+    if conn.body_done:
+        return 0  # the common case: the body was read, or there was none
     try:
         conn.drain()  # §6.3: what the handler left, before the next request
     except ProtocolError as e:
