@@ -39,7 +39,8 @@ func healthcheck(args []string, getenv func(string) string, stderr io.Writer) in
 	}
 	url := "http://" + net.JoinHostPort(host, strconv.Itoa(cfg.Port)) + "/_/health"
 	// One probe, one connection: never reuse an idle one, which could belong
-	// to a watchdog that has since gone away.
+	// to a watchdog that has since gone away. No proxy from the environment:
+	// the probe is for this container's own watchdog.
 	client := &http.Client{
 		Timeout:   healthcheckTimeout,
 		Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil},
