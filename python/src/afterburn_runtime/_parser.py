@@ -480,20 +480,24 @@ def _parse_head(text: str, lines: list[str]) -> RequestHead:
                        request_id, timeout_ms, handshake)
 
 
+def _digits_value(digits: str) -> int | None:
+    """The value of a string of ASCII digits, or None when it has more than 19 significant
+    ones (past 2^63). Leading zeros are allowed, so only a long string needs them stripped;
+    int() also refuses strings of more than 4300 digits."""
+    if len(digits) > 19:
+        digits = digits.lstrip("0") or "0"
+        if len(digits) > 19:
+            return None
+    return int(digits)
+
+
 def _content_length(value: str) -> int:
     """Rule 6: one or more ASCII digits (str.isdigit alone would accept "²"), at most
-    2^63-1. Leading zeros are allowed, so only a long value needs them stripped (int()
-    also refuses strings of more than 4300 digits)."""
+    2^63-1."""
     if not (value.isdigit() and value.isascii()):
         raise bad_request(f"Content-Length {value[:64]!r}")
-    if len(value) > 19:
-        digits = value.lstrip("0")
-        if len(digits) > 19:
-            raise bad_request(f"Content-Length {value[:64]!r}")
-        n = int(digits or "0")
-    else:
-        n = int(value)
-    if n > _MAX_INT63:
+    n = _digits_value(value)
+    if n is None or n > _MAX_INT63:
         raise bad_request(f"Content-Length {value[:64]!r}")
     return n
 
@@ -504,12 +508,9 @@ _MAX_TIMEOUT_MS = _MAX_INT63 // 1_000_000
 
 def _timeout_ms(digits: str) -> int:
     """AfterBurn-Timeout-Ms, checked to be ASCII digits (rule 13), of any length: a value
-    past _MAX_TIMEOUT_MS is taken as it (§5.2). int() refuses more than 4300 digits."""
-    if len(digits) > 19:
-        digits = digits.lstrip("0") or "0"
-        if len(digits) > 19:
-            return _MAX_TIMEOUT_MS
-    return min(int(digits), _MAX_TIMEOUT_MS)
+    past _MAX_TIMEOUT_MS is taken as it (§5.2)."""
+    n = _digits_value(digits)
+    return _MAX_TIMEOUT_MS if n is None else min(n, _MAX_TIMEOUT_MS)
 
 
 # Whole field lines seen before, as typed on the wire -> ((lower-case name, trimmed value),

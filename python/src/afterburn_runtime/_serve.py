@@ -132,7 +132,7 @@ def _exchange(conn: Conn, head: RequestHead, respond: Responder) -> int:
     # §5.2: the deadline counts from the moment the head was read, on the monotonic clock.
     timeout_ms = head.timeout_ms
     deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000
-    has_body = head.chunked or bool(head.content_length)
+    has_body = head.has_body
     method = head.method
     req = Request(method, head.target, Headers(head.fields), rid, deadline,
                   conn.pull if has_body else None,
