@@ -7,6 +7,8 @@ package watchdog
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -158,6 +160,26 @@ func childHandle(req *http.Request, bw *bufio.Writer) {
 		fmt.Fprintf(bw, "HTTP/1.1 200 OK\r\nTrailer: X-Got-Checksum\r\nTransfer-Encoding: chunked\r\n\r\n")
 		fmt.Fprintf(bw, "%x\r\n%s\r\n", len(body), body)
 		fmt.Fprintf(bw, "0\r\nX-Got-Checksum: %s\r\nAfterBurn-Hidden: x\r\n\r\n", req.Trailer.Get("X-Checksum"))
+	case "/digest":
+		// After the whole body: its SHA-256 as a chunked body, its length
+		// as a trailer.
+		sum := sha256.New()
+		n, _ := io.Copy(sum, req.Body)
+		d := hex.EncodeToString(sum.Sum(nil))
+		fmt.Fprintf(bw, "HTTP/1.1 200 OK\r\nTrailer: X-Length\r\nTransfer-Encoding: chunked\r\n\r\n"+
+			"%x\r\n%s\r\n0\r\nX-Length: %d\r\n\r\n", len(d), d, n)
+	case "/crash-after":
+		// Reads n bytes of the body, echoing them after a head with head=1,
+		// then dies.
+		n, _ := strconv.ParseInt(q.Get("n"), 10, 64)
+		var echo io.Writer = io.Discard
+		if q.Get("head") == "1" {
+			fmt.Fprintf(bw, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", req.ContentLength)
+			echo = flushWriter{bw}
+		}
+		io.CopyN(echo, req.Body, n)
+		bw.Flush()
+		os.Exit(3)
 	case "/stream":
 		// Lockstep: one response chunk per request line, flushed at once.
 		bw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")

@@ -97,6 +97,7 @@ type exchange struct {
 	w        *worker
 	rw       http.ResponseWriter
 	rc       *http.ResponseController
+	hj       *hijackedResponse // rw, when the body is spliced (hijack.go)
 	r        *http.Request
 	id       string
 	target   string
@@ -155,11 +156,20 @@ func (x *exchange) run() (neverRead bool) {
 		fail = classify(err)
 	} else {
 		if x.r.ContentLength != 0 && x.inline == nil {
+			send := x.sendBody
+			if x.hijack() {
+				// §6.1: the body is spliced (hijack.go). The client's
+				// connection is the exchange's until its end, then given
+				// back or closed; also on the panic of §8.7, which
+				// net/http recovers without closing a taken connection.
+				defer func() { x.hj.close(!x.headSent || x.respDone) }()
+				send = x.spliceBody
+			}
 			// PROTOCOL.md §6.2: write the body while reading the response.
 			x.rc.EnableFullDuplex()
 			bodyDone = make(chan bodyFailure, 1)
 			x.aborting = make(chan struct{})
-			go func() { bodyDone <- x.sendBody() }()
+			go func() { bodyDone <- send() }()
 		}
 		fail = x.forward()
 	}
@@ -363,18 +373,13 @@ func (x *exchange) sendBody() bodyFailure {
 	chunked := x.r.ContentLength < 0
 	limit := x.wd.cfg.MaxRequestBody
 	var total int64
-	abort := func(f bodyFailure) bodyFailure {
-		close(x.aborting)
-		w.kill() // wakes up forward, which then reports the failure
-		return f
-	}
 	for {
 		n, rerr := x.body.Read(buf[chunkRoom : chunkRoom+bodyBufSize])
 		if n > 0 {
 			total += int64(n)
 			x.keepForReplay(buf[chunkRoom : chunkRoom+n])
 			if chunked && limit > 0 && total > limit {
-				return abort(bodyTooLarge) // §7.2, enforced as bytes arrive
+				return x.abortBody(bodyTooLarge) // §7.2, enforced as bytes arrive
 			}
 			out := buf[chunkRoom : chunkRoom+n]
 			if chunked {
@@ -395,7 +400,7 @@ func (x *exchange) sendBody() bodyFailure {
 			break
 		}
 		if rerr != nil {
-			return abort(bodyClient)
+			return x.abortBody(bodyClient)
 		}
 	}
 	if !chunked {
@@ -421,6 +426,14 @@ func (x *exchange) sendBody() bodyFailure {
 		return bodyWorker
 	}
 	return bodyOK
+}
+
+// abortBody kills the worker because the body cannot be completed (§6.4).
+// That wakes up forward, which then reports the failure.
+func (x *exchange) abortBody(f bodyFailure) bodyFailure {
+	close(x.aborting)
+	x.w.kill()
+	return f
 }
 
 // replayMax is the most body bytes kept for a second attempt (§9.3): a copy
@@ -490,6 +503,9 @@ func (x *exchange) forward() *failure {
 	if !hasBody {
 		x.respDone = true
 		return nil
+	}
+	if x.hj != nil && !chunked {
+		return x.spliceResponse(resp.ContentLength)
 	}
 	if chunked && w.br.Buffered() == 0 {
 		// A stream: the client gets the head before the first chunk, which

@@ -258,6 +258,21 @@ func (gc *guardConn) reject(why *rejectReason) {
 	gc.rej.Store(r)
 }
 
+// held is how many bytes Read returns without reading the socket: body
+// bytes the guard read ahead and released. A spliced exchange (hijack.go)
+// reads them first, then the rest of the body from the socket past the
+// guard, and accounts for those with bypassed, so that the guard finds the
+// next head where it starts (PROTOCOL.md §10.5).
+func (gc *guardConn) held() int { return gc.free }
+
+// bypassed accounts for n body bytes read from the socket past the guard
+// while it held none, as Read does for those it lets through unbuffered.
+func (gc *guardConn) bypassed(n int64) {
+	if n > 0 {
+		gc.chk.passed(uint64(n))
+	}
+}
+
 // CloseWrite lets net/http half-close the connection before it closes it
 // (closeWriteAndWait), as it does on a bare *net.TCPConn.
 func (gc *guardConn) CloseWrite() error {

@@ -30,6 +30,7 @@ type Watchdog struct {
 	pool           *pool
 	m              *metrics
 	guard          *clientGuard // PROTOCOL.md §10.5
+	rejoin         *rejoinListener
 	metricsHandler http.Handler
 	stopping       atomic.Bool
 	startOnce      sync.Once
@@ -88,6 +89,12 @@ func (wd *Watchdog) serve(ctx context.Context, ln, mln net.Listener) error {
 	// PROTOCOL.md §10.5: client bytes pass the guard before net/http reads
 	// them; the metrics listener is not guarded (guard.go says why).
 	srv.ConnContext = withGuardConn
+	// Client connections that spliced exchanges took come back through
+	// rejoin (hijack.go). Shutdown closes it, as ln; serve does too, in
+	// case it returns before that Serve began.
+	wd.rejoin = newRejoinListener(ln.Addr())
+	defer wd.rejoin.Close()
+	go srv.Serve(wd.rejoin)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(guardListener{ln, wd.guard}) }()
 	// The conformance suite reads the address from this line.
@@ -119,19 +126,25 @@ func dialAddr(a net.Addr) string {
 // newServer applies the timeouts of PROTOCOL.md §10.2 and the header limit
 // of §7.1.
 func (wd *Watchdog) newServer(h http.Handler) *http.Server {
-	var writeTimeout time.Duration
-	if wd.cfg.ExecTimeout > 0 {
-		writeTimeout = wd.cfg.ExecTimeout + wd.cfg.WriteTimeout
-	}
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: wd.cfg.ReadTimeout,
 		ReadTimeout:       wd.cfg.ReadTimeout,
-		WriteTimeout:      writeTimeout,
+		WriteTimeout:      wd.writeTimeout(),
 		IdleTimeout:       90 * time.Second,
 		MaxHeaderBytes:    wd.cfg.MaxHeaderBytes,
 		ErrorLog:          log.New(serverLog{wd.log}, "", 0),
 	}
+}
+
+// writeTimeout is how long writing a response may take from the end of its
+// request head (PROTOCOL.md §10.2): write_timeout beyond exec_timeout; none
+// without an exec_timeout.
+func (wd *Watchdog) writeTimeout() time.Duration {
+	if wd.cfg.ExecTimeout > 0 {
+		return wd.cfg.ExecTimeout + wd.cfg.WriteTimeout
+	}
+	return 0
 }
 
 // serverLog routes net/http's own messages to the watchdog's log.
