@@ -14,10 +14,13 @@ import (
 	"time"
 )
 
-// LargeBody is one body of Bytes echoed through the watchdog and a worker.
+// LargeBody is a body of Bytes echoed through the watchdog and a worker, largeBodyReps times.
 type LargeBody struct {
-	Bytes             int64   `json:"bytes"`
-	MBPerSec          float64 `json:"mb_per_s"` // body bytes / elapsed, 1 MB = 10^6 bytes
+	Bytes    int64   `json:"bytes"`
+	MBPerSec float64 `json:"mb_per_s"` // the median echo: body bytes / elapsed, 1 MB = 10^6 bytes
+	// MBPerSecSpread is every echo's: one echo is one sample, and a JIT compiling or a
+	// collector running during it moves that sample a long way.
+	MBPerSecSpread    Spread  `json:"mb_per_s_spread"`
 	WatchdogPeakRSSMB float64 `json:"watchdog_peak_rss_mib"`
 	WorkerPeakRSSMB   float64 `json:"worker_peak_rss_mib"`
 }
@@ -37,11 +40,16 @@ func measureLargeBody(ctx context.Context, root, serverCPU, loadCPU, watchdog st
 	if err := s.waitReady(ctx); err != nil {
 		return nil, err
 	}
-	elapsed, err := runEchoClient(ctx, loadCPU, s.url(), size)
+	times, err := runEchoClient(ctx, loadCPU, s.url(), size)
 	if err != nil {
 		return nil, fmt.Errorf("%s large body: %v\n%s", lang.Name, err, s.log.String())
 	}
-	lb := &LargeBody{Bytes: size, MBPerSec: float64(size) / 1e6 / elapsed.Seconds()}
+	rates := make([]float64, len(times))
+	for i, t := range times {
+		rates[i] = float64(size) / 1e6 / t.Seconds()
+	}
+	spread := spreadOf(rates)
+	lb := &LargeBody{Bytes: size, MBPerSec: spread.Median, MBPerSecSpread: spread}
 	pid := s.cmd.Process.Pid
 	lb.WatchdogPeakRSSMB = peakRSSMiB(pid)
 	for _, child := range childPIDs(pid) {
@@ -57,11 +65,11 @@ func measureLargeBody(ctx context.Context, root, serverCPU, loadCPU, watchdog st
 const EchoClientCommand = "echo-client"
 
 // runEchoClient runs this program's echo-client subcommand on loadCPU and returns how long
-// the measured echo of size bytes took.
-func runEchoClient(ctx context.Context, loadCPU, url string, size int64) (time.Duration, error) {
+// each measured echo of size bytes took.
+func runEchoClient(ctx context.Context, loadCPU, url string, size int64) ([]time.Duration, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	argv := []string{self, EchoClientCommand, url, strconv.FormatInt(size, 10)}
 	if loadCPU != "" {
@@ -72,18 +80,35 @@ func runEchoClient(ctx context.Context, loadCPU, url string, size int64) (time.D
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return 0, fmt.Errorf("echo client: %v: %s", err, stderr.String())
+		return nil, fmt.Errorf("echo client: %v: %s", err, stderr.String())
 	}
-	ns, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("echo client printed %q", out)
-	}
-	return time.Duration(ns), nil
+	return parseEchoTimes(out)
 }
+
+// parseEchoTimes reads what EchoClientMain printed: largeBodyReps durations in nanoseconds.
+func parseEchoTimes(out []byte) ([]time.Duration, error) {
+	var times []time.Duration
+	for _, line := range strings.Fields(string(out)) {
+		ns, err := strconv.ParseInt(line, 10, 64)
+		if err != nil || ns <= 0 {
+			return nil, fmt.Errorf("echo client printed %q", out)
+		}
+		times = append(times, time.Duration(ns))
+	}
+	if len(times) != largeBodyReps {
+		return nil, fmt.Errorf("echo client printed %d durations, want %d", len(times), largeBodyReps)
+	}
+	return times, nil
+}
+
+// largeBodyReps is how many measured echoes the large-body figure is the median of, as the
+// wrk figures are of their repetitions.
+const largeBodyReps = 3
 
 // EchoClientMain is the echo-client subcommand: args are the URL and the body size. It
 // echoes warmupBodyBytes unmeasured first (a JIT compiles the streaming path on the first
-// megabytes), then the body, and prints the measured echo's nanoseconds.
+// megabytes), then the body largeBodyReps times, and prints each measured echo's
+// nanoseconds on a line of its own.
 func EchoClientMain(args []string) int {
 	if len(args) != 2 {
 		fmt.Fprintf(os.Stderr, "usage: afterburn-bench %s URL BYTES\n", EchoClientCommand)
@@ -94,14 +119,18 @@ func EchoClientMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "afterburn-bench %s: bad size %q\n", EchoClientCommand, args[1])
 		return 2
 	}
-	var elapsed time.Duration
-	for _, n := range []int64{warmupBodyBytes, size} {
-		if elapsed, err = echoOnce(args[0], n); err != nil {
+	if _, err := echoOnce(args[0], warmupBodyBytes); err != nil {
+		fmt.Fprintf(os.Stderr, "afterburn-bench %s: %v\n", EchoClientCommand, err)
+		return 1
+	}
+	for range largeBodyReps {
+		elapsed, err := echoOnce(args[0], size)
+		if err != nil {
 			fmt.Fprintf(os.Stderr, "afterburn-bench %s: %v\n", EchoClientCommand, err)
 			return 1
 		}
+		fmt.Println(elapsed.Nanoseconds())
 	}
-	fmt.Println(elapsed.Nanoseconds())
 	return 0
 }
 

@@ -61,3 +61,17 @@ func TestEchoOnce(t *testing.T) {
 		t.Error("a short echo was accepted")
 	}
 }
+
+// TestParseEchoTimes: the large-body figure is made of exactly largeBodyReps positive
+// durations; anything else the client printed is an error, not a figure.
+func TestParseEchoTimes(t *testing.T) {
+	got, err := parseEchoTimes([]byte("300\n100\n200\n"))
+	if err != nil || len(got) != 3 || got[0] != 300 || got[2] != 200 {
+		t.Fatalf("parseEchoTimes = %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "100\n200\n", "100\n200\n300\n400\n", "100\nx\n300\n", "100\n0\n300\n"} {
+		if got, err := parseEchoTimes([]byte(bad)); err == nil {
+			t.Errorf("parseEchoTimes(%q) = %v, want an error", bad, got)
+		}
+	}
+}

@@ -63,8 +63,9 @@ func Markdown(w io.Writer, r *harness.Results) {
 				cs.WithoutLibraryMs.Median, cs.WithoutLibraryMs.Min, cs.WithoutLibraryMs.Max, cs.LibraryCostMs)
 		}
 		if lb := l.LargeBody; lb != nil {
-			fmt.Fprintf(w, "Large body: %d MiB echoed at %.0f MB/s; peak RSS: watchdog %.1f MiB, worker %.1f MiB.\n\n",
-				lb.Bytes>>20, lb.MBPerSec, lb.WatchdogPeakRSSMB, lb.WorkerPeakRSSMB)
+			fmt.Fprintf(w, "Large body: %d MiB echoed at %.0f MB/s (%.0f–%.0f, %d echoes); peak RSS: watchdog %.1f MiB, worker %.1f MiB.\n\n",
+				lb.Bytes>>20, lb.MBPerSec, lb.MBPerSecSpread.Min, lb.MBPerSecSpread.Max, lb.MBPerSecSpread.N,
+				lb.WatchdogPeakRSSMB, lb.WorkerPeakRSSMB)
 		}
 		fmt.Fprintln(w, "| target | this run | goal | met |")
 		fmt.Fprintln(w, "|---|---|---|---|")
