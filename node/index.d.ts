@@ -46,6 +46,11 @@ export const protocolVersion: string;
 // undici's classes: the requests serve() makes are instances of these.
 export const Request: typeof undici.Request;
 export type Request = undici.Request;
+/**
+ * A subclass of undici's Response that behaves as undici's, but keeps a string or bytes body
+ * without making its ReadableStream until something asks for it: the fast path for
+ * handlers. undici's own Response (and Node's global one) work too.
+ */
 export const Response: typeof undici.Response;
 export type Response = undici.Response;
 export const Headers: typeof undici.Headers;

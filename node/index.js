@@ -52,7 +52,8 @@ module.exports = {
 };
 
 // undici's classes, loaded on first use: `instanceof` on the requests serve() makes holds
-// for these, and a listener-style worker never loads undici.
+// for these, and a listener-style worker never loads undici. Response is undici's subclass
+// that makes a string or bytes body's stream only when asked for (lib/known-body.js).
 for (const name of ['Request', 'Response', 'Headers', 'FormData']) {
   Object.defineProperty(module.exports, name, {
     enumerable: true,

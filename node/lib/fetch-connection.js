@@ -17,7 +17,10 @@
 // gets its responses in order. llhttp's callbacks make the exchange: the head becomes the
 // Request and the handler is called at once; body bytes go into the request's
 // ReadableStream (made only for a request that has a body), whose back-pressure pauses the
-// input; a body the handler leaves is dropped as it arrives (§6.3).
+// input; a body the handler leaves is dropped as it arrives (§6.3). A Content-Length body
+// that came whole with its head
+// (the watchdog writes a small one so, §6.1) goes to the Request as bytes, with no stream
+// unless the handler asks for one (known-body.js).
 //
 // Responses are written by this file, each head in one string: a body known at once (a
 // string or bytes) is written with its head in one write and Content-Length; any other body
@@ -36,7 +39,7 @@ const { FrameGuard, MARK_BODY, MARK_END } = require('./guard');
 const { errorResponseBytes, errorBody, fromParserError } = require('./errors');
 const { RequestContext, newRequestId } = require('./context');
 const { answerHandshake, handlerFailureRecord } = require('./protocol');
-const { loadUndici, requestURL, makeRequest, readResponse } = require('./fetch');
+const { loadUndici, requestURL, makeRequest, readResponse, InHandBody } = require('./fetch');
 const { STATUS_CODES } = require('node:http');
 
 const { kOnHeaders, kOnHeadersComplete, kOnBody, kOnMessageComplete } = HTTPParser;
@@ -67,7 +70,6 @@ class FetchConnection {
     this.resumeInput = resumeInput;
 
     this.backlog = []; // passed by the guard, not yet parsed: [bytes, kind] (guard.js, marks)
-    this.marks = []; // scratch for the guard's marks
     this.current = null; // the exchange whose request llhttp is on, or last was
     this.driving = false;
     this.flowing = true;
@@ -124,7 +126,7 @@ class FetchConnection {
   push(chunk) {
     if (this.failure || this.pendingFailure || this.stopped) return false;
     this.retained = false;
-    const marks = this.marks;
+    const marks = []; // (a new one costs less than emptying one)
     const { error } = this.guard.write(chunk, marks);
     let start = 0;
     for (let i = 0; i < marks.length; i += 2) {
@@ -132,7 +134,6 @@ class FetchConnection {
       this.backlog.push([start === 0 && end === chunk.length ? chunk : chunk.subarray(start, end), marks[i + 1]]);
       start = end;
     }
-    marks.length = 0;
     if (error) this.pendingFailure = error;
     this._drive();
     return this.flowing;
@@ -248,11 +249,13 @@ class FetchConnection {
         if (host === null && (name === 'Host' || name.toLowerCase() === 'host')) host = headers[i + 1];
       } else if (n === 14 || n === 17) {
         // The guard has checked both (rules 6 to 8): one of them at most, digits or "chunked".
-        const lower = name.toLowerCase();
+        const lower = name === 'Content-Length' ? 'content-length' : name.toLowerCase();
         if (lower === 'content-length') framed = direct = /[1-9]/.test(headers[i + 1]);
         else if (lower === 'transfer-encoding') framed = true;
       } else if ((n === 20 || n === 19) && (name.charCodeAt(0) | 0x20) === 0x61) {
-        const lower = name.toLowerCase();
+        // (The watchdog's own spelling first: no lower-case copy.)
+        const lower = name === 'AfterBurn-Request-Id' ? 'afterburn-request-id'
+          : name === 'AfterBurn-Timeout-Ms' ? 'afterburn-timeout-ms' : name.toLowerCase();
         if (lower === 'afterburn-request-id' || lower === 'afterburn-timeout-ms') {
           if (lower === 'afterburn-request-id') {
             if (requestId === null) requestId = headers[i + 1];
@@ -304,13 +307,13 @@ class FetchConnection {
 
     // §4.2: a request without Content-Length or Transfer-Encoding has an empty body; GET
     // and HEAD cannot carry one in a Request, so theirs is drained instead.
-    let stream = null;
-    if (framed && method !== 'GET' && method !== 'HEAD') stream = this._bodyStream(ex);
+    let body = null;
+    if (framed && method !== 'GET' && method !== 'HEAD') body = this._inHand(ex) ?? this._bodyStream(ex);
     else ex.abandoned = true;
 
     let request;
     try {
-      request = makeRequest(method, requestURL(url, host), fields, stream);
+      request = makeRequest(method, requestURL(url, host), fields, body);
     } catch (err) {
       this._handlerFailed(ex, err);
       return;
@@ -327,6 +330,21 @@ class FetchConnection {
     } else {
       this._respond(ex, result);
     }
+  }
+
+  // A Content-Length body that arrived whole with its head (the watchdog writes a small one
+  // with the head, §6.1) goes to the Request as it is, copied out of the read buffer, which
+  // is then free for the next read: no stream unless the handler asks for one
+  // (lib/known-body.js). Nothing is left to pause for or to drain (§6.3).
+  _inHand(ex) {
+    if (!ex.direct || this.backlog.length === 0) return null;
+    const [bytes, kind] = this.backlog[0];
+    if (kind !== (MARK_BODY | MARK_END)) return null;
+    this.backlog.shift();
+    const copy = Buffer.allocUnsafeSlow(bytes.length);
+    copy.set(bytes);
+    ex.directDone = true;
+    return new InHandBody(copy);
   }
 
   // The request body as a ReadableStream of Buffers; its back-pressure pauses the input.
@@ -396,7 +414,8 @@ class FetchConnection {
     if (!this.driving) this._updateFlow();
   }
 
-  async _respond(ex, response) {
+  // Not async: a body known at once is written before this returns, without a promise.
+  _respond(ex, response) {
     if (this.stopped || this.failure) return;
     try {
       const r = readResponse(response);
@@ -439,7 +458,7 @@ class FetchConnection {
         this._finished(ex);
         return;
       }
-      await this._stream(ex, head, declared, stream);
+      this._stream(ex, head, declared, stream).catch((err) => this._handlerFailed(ex, err));
     } catch (err) {
       this._handlerFailed(ex, err);
     }

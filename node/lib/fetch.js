@@ -11,8 +11,11 @@
 // validation again; a Response of this package's undici is read from its inner state
 // instead of through its getters. Where an undici does not have them, the public
 // constructors and getters do the same work more slowly (useInternals(false) in tests).
+// With them, bodies that are there at once make no ReadableStream unless one is asked for
+// (lib/known-body.js): the package's Response, and a request body that came with its head.
 
 const { isDisturbed } = require('node:stream');
+const { KnownBody, InHandBody, makeResponseClass, makeRequestClass } = require('./known-body');
 
 let undici = null;
 
@@ -37,6 +40,12 @@ function loadUndici() {
     if ([Request, Response, Headers, FormData].every((c) => typeof c === 'function')) {
       const fast = internals(headers, response, request);
       undici = { Request, Response, Headers, FormData, fast, internals: fast };
+      if (fast !== null) {
+        // The package's Response keeps a string or bytes body as it is (lib/known-body.js);
+        // the Requests serve() makes read a body in hand directly.
+        undici.Response = makeResponseClass(undici, () => undici.fast !== null);
+        fast.Request = makeRequestClass(undici);
+      }
       return undici;
     }
   } catch {
@@ -51,18 +60,37 @@ function loadUndici() {
 function internals(headers, response, request) {
   const { HeadersList } = headers;
   const { getResponseState } = response;
-  const { makeRequest, fromInnerRequest } = request;
-  let settings = null;
+  const { makeRequest, fromInnerRequest, getRequestState } = request;
+  let settings;
+  let extractBody;
+  let webidl;
+  let nullBodyStatus;
+  let serializeJSON;
+  let utf8DecodeBytes;
   try {
     settings = require('undici/lib/web/fetch/util.js').environmentSettingsObject.settingsObject;
+    ({ extractBody } = require('undici/lib/web/fetch/body.js'));
+    ({ webidl } = require('undici/lib/web/webidl/index.js'));
+    ({ nullBodyStatus } = require('undici/lib/web/fetch/constants.js'));
+    ({ serializeJavascriptValueToJSONString: serializeJSON } = require('undici/lib/web/infra/index.js'));
+    ({ utf8DecodeBytes } = require('undici/lib/encoding/index.js'));
   } catch {
     return null;
   }
-  if (![HeadersList, getResponseState, makeRequest, fromInnerRequest].every((f) => typeof f === 'function') ||
-      !settings || typeof HeadersList.prototype.append !== 'function') {
+  if (![HeadersList, getResponseState, makeRequest, fromInnerRequest, getRequestState, extractBody, serializeJSON,
+    utf8DecodeBytes].every((f) => typeof f === 'function') ||
+      !settings || typeof HeadersList.prototype.append !== 'function' || !Array.isArray(nullBodyStatus) ||
+      !webidl || !webidl.is || typeof webidl.is.BufferSource !== 'function' || !webidl.util ||
+      typeof webidl.util.getCopyOfBytesHeldByBufferSource !== 'function' || !webidl.errors ||
+      typeof webidl.errors.exception !== 'function') {
     return null;
   }
-  return { HeadersList, getResponseState, makeRequest, fromInnerRequest, settings };
+  return {
+    HeadersList, getResponseState, makeRequest, fromInnerRequest, getRequestState, settings, extractBody, webidl,
+    nullBodyStatus, serializeJSON, utf8DecodeBytes,
+    UndiciResponse: response.Response,
+    Request: null, // the class of the Requests serve() makes (lib/known-body.js)
+  };
 }
 
 /**
@@ -82,6 +110,20 @@ function useInternals(enabled) {
  * @returns {URL}
  */
 function requestURL(target, host) {
+  // The URL of the last request again, for the same target on the same Host: a URL in a
+  // Request is never changed (undici copies one before it changes anything), so requests
+  // can share it, and parsing it again costs as much as the rest of the Request.
+  if (target === last.target && host === last.host) return last.url;
+  const url = parseRequestURL(target, host);
+  last.target = target;
+  last.host = host;
+  last.url = url;
+  return url;
+}
+
+const last = { target: null, host: null, url: null };
+
+function parseRequestURL(target, host) {
   if (target[0] !== '/') {
     // absolute-form (RFC 9112 §3.2.2), or the asterisk-form of OPTIONS
     try {
@@ -100,28 +142,14 @@ function requestURL(target, host) {
   return new URL(`http://afterburn.invalid${target}`);
 }
 
-// The Request's signal, made when first asked for. It never aborts, as the signal of a
-// `new Request(url)` does not; but an AbortSignal costs about as much to make as the rest
-// of the Request on Node 20, and few handlers look at it. (Its private field stays empty:
-// undici reads that only to make a Request from this one follow it, which one that never
-// aborts needs no listener for.)
-const LAZY_SIGNAL = Object.freeze({
-  configurable: true,
-  enumerable: false,
-  get() {
-    const signal = new AbortController().signal;
-    Object.defineProperty(this, 'signal', { value: signal, configurable: true, enumerable: false, writable: false });
-    return signal;
-  },
-});
-
 /**
  * Makes the undici Request a handler gets.
  * @param {string} method as llhttp parsed it (one of its known methods, upper case)
  * @param {URL} url
  * @param {string[]} raw the fields as [name, value, name, value...], AfterBurn-Request-Id
  *   and AfterBurn-Timeout-Ms already left out (§5.3)
- * @param {ReadableStream | null} body the request body, or null for none
+ * @param {ReadableStream | InHandBody | null} body the request body: a stream, the whole
+ *   body in hand (lib/known-body.js), or null for none
  */
 function makeRequest(method, url, raw, body) {
   const u = loadUndici();
@@ -133,16 +161,17 @@ function makeRequest(method, url, raw, body) {
     const inner = fast.makeRequest({ method, urlList: [url], mode: 'cors', client: fast.settings });
     const list = inner.headersList;
     for (let i = 0; i < raw.length; i += 2) list.append(raw[i], raw[i + 1], false);
-    if (body !== null) inner.body = { stream: body, source: null, length: null };
+    if (body !== null) inner.body = body instanceof InHandBody ? body : { stream: body, source: null, length: null };
     const request = fast.fromInnerRequest(inner, undefined, undefined, 'request');
-    Object.defineProperty(request, 'signal', LAZY_SIGNAL);
+    // undici's Request, with a signal made on first use and a body in hand read directly.
+    Object.setPrototypeOf(request, fast.Request.prototype);
     return request;
   }
   const headers = [];
   for (let i = 0; i < raw.length; i += 2) headers.push([raw[i], raw[i + 1]]);
   const init = { method, headers };
   if (body !== null) {
-    init.body = body;
+    init.body = body instanceof InHandBody ? body.stream : body;
     init.duplex = 'half';
   }
   return new u.Request(url.href, init);
@@ -176,7 +205,7 @@ const LENGTH = /^[0-9]{1,15}$/;
  */
 function readResponse(response) {
   const fast = undici.fast;
-  if (fast !== null && response instanceof undici.Response) {
+  if (fast !== null && response instanceof fast.UndiciResponse) {
     const state = fast.getResponseState(response);
     const list = state.headersList;
     if (list && list.headersMap instanceof Map) {
@@ -194,7 +223,9 @@ function readResponse(response) {
       }
       out.lines = lines;
       const body = state.body;
-      if (body) {
+      if (body instanceof KnownBody && body.untouched) {
+        out.bytes = body.source; // no stream was ever made: nothing can have read it
+      } else if (body) {
         const { source, stream } = body;
         if ((typeof source === 'string' || source instanceof Uint8Array) && !stream.locked && !isDisturbed(stream)) {
           out.bytes = source;
@@ -230,4 +261,4 @@ function contentLength(seen, value) {
   return Number(value);
 }
 
-module.exports = { loadUndici, useInternals, requestURL, makeRequest, readResponse };
+module.exports = { loadUndici, useInternals, requestURL, makeRequest, readResponse, InHandBody };
