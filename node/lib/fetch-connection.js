@@ -18,9 +18,8 @@
 // Request and the handler is called at once; body bytes go into the request's
 // ReadableStream (made only for a request that has a body), whose back-pressure pauses the
 // input; a body the handler leaves is dropped as it arrives (§6.3). A Content-Length body
-// that came whole with its head
-// (the watchdog writes a small one so, §6.1) goes to the Request as bytes, with no stream
-// unless the handler asks for one (known-body.js).
+// that came whole with its head (the watchdog writes a small one so, §6.1) goes to the
+// Request as bytes, with no stream unless the handler asks for one (known-body.js).
 //
 // Responses are written by this file, each head in one string: a body known at once (a
 // string or bytes) is written with its head in one write and Content-Length; any other body
