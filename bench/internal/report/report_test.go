@@ -44,6 +44,24 @@ func TestMarkdownHasTheSeedsTable(t *testing.T) {
 	}
 }
 
+func TestMarkdownAppliesTheP99RuleToTheBaselines(t *testing.T) {
+	r := sample()
+	l := r.Languages["java"]
+	l.Limit[harness.Hello]["c1"] = &harness.Figures{RPS: harness.Spread{Median: 7000, N: 1},
+		P50us: harness.Spread{Median: 130, N: 1}, P99us: harness.Spread{Median: 3290, N: 1}}
+	var b bytes.Buffer
+	Markdown(&b, r)
+	out := b.String()
+	for _, want := range []string{
+		"bare server hello 100 / 300 µs (rule 500): within",
+		"pipe limit hello 130 / 3290 µs (rule 560): **over**",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestChartIsAPNG(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "chart.png")
 	if err := Chart(path, sample()); err != nil {
