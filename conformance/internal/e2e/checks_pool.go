@@ -9,6 +9,37 @@ import (
 	"time"
 )
 
+// ---- default group: -workers 2
+
+// idleMostRecentFirst: one request at a time goes to the worker that became
+// idle last (§10.3), so a single worker serves a sequence of requests, and a
+// worker released after another serves before it.
+func idleMostRecentFirst(t *T) {
+	t.WaitIdle(2)
+	rc := t.Dial()
+	whoami := func() int {
+		rc.Send("GET /whoami HTTP/1.1\r\nHost: fn\r\n\r\n")
+		return t.whoami(rc.Read("GET")).Pid
+	}
+	last := whoami()
+	for i := 2; i <= 10; i++ {
+		if pid := whoami(); pid != last {
+			t.Fatalf("request %d of a sequence was served by pid %d after pid %d; want the most recently idle worker, the same", i, pid, last)
+		}
+	}
+	held := t.background("/sleep?ms=300", rid("held"))
+	t.WaitBusy(1)
+	other := whoami()
+	if other == last {
+		t.Fatalf("pid %d served /whoami while it was busy with /sleep", last)
+	}
+	t.await(held, "GET /sleep?ms=300")
+	t.WaitIdle(2) // the sleeper is back in the pool, after pid other
+	if pid := whoami(); pid != last {
+		t.Fatalf("after pid %d served and pid %d then finished /sleep, pid %d served; want %d, the most recently idle", other, last, pid, last)
+	}
+}
+
 // ---- limits group: -max_request_body 1024
 
 func bodyTooLargeCL(t *T) {

@@ -18,6 +18,7 @@ func Groups() []Group {
 				{Name: "ready-json", Section: "9.2", Description: "/_/ready answers 200 with the counts of workers by state and crash_looping", Run: readyJSON},
 				{Name: "health-json", Section: "9.2", Description: "/_/health answers 200 with the counts of workers by state and crash_looping", Run: healthJSON},
 				{Name: "worker-environment", Section: "2.3", Description: "workers see AFTERBURN_PROTOCOL=1 and a worker id from 1 to workers", Run: workerEnvironment},
+				{Name: "idle-most-recent-first", Section: "10.3", Level: "SHOULD", Description: "one request at a time is served by the worker that became idle last: a sequence by one worker, and a worker released later before one released earlier", Run: idleMostRecentFirst},
 				{Name: "worker-process-group", Section: "2.1", Description: "every worker runs in a process group of its own", Run: workerProcessGroup},
 				{Name: "echo", Section: "4.2", Description: "a request reaches the handler with its method, raw target, fields and body", Run: echo},
 				{Name: "request-id-header", Section: "5.1", Description: "the response's AfterBurn-Request-Id is a fresh 32-hex id equal to the one the handler saw", Run: requestIDHeader},

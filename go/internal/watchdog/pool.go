@@ -51,7 +51,8 @@ type waiter struct {
 }
 
 // pool keeps cfg.Workers workers running (PROTOCOL.md §2.1), one supervisor
-// goroutine per slot, and hands idle workers to requests in FIFO order.
+// goroutine per slot. Requests wait in FIFO order; idle workers are handed
+// out most recently idle first (PROTOCOL.md §10.3).
 type pool struct {
 	cfg *Config
 	log *logger
@@ -59,7 +60,7 @@ type pool struct {
 
 	mu      sync.Mutex
 	slots   []*slot
-	idle    []*worker // FIFO
+	idle    []*worker // a stack: the last one pushed is handed out first
 	waiters []*waiter // FIFO
 	held    int       // busy plus queued requests, for max_inflight
 	looping int       // slots crash-looping
@@ -200,10 +201,15 @@ func (p *pool) leave() {
 func (p *pool) acquire(ctx context.Context, deadline time.Time) (*worker, errorType) {
 	for {
 		p.mu.Lock()
-		if len(p.idle) > 0 {
-			w := p.idle[0]
-			p.idle[0] = nil
-			p.idle = p.idle[1:]
+		if n := len(p.idle); n > 0 {
+			// PROTOCOL.md §10.3: the worker that went idle last. Below full
+			// load the same few workers serve, their caches and JIT warm and
+			// their threads awake, while the rest sleep; taking the oldest
+			// would wake each in turn (at one request at a time over two
+			// workers on one CPU, that made the p99 several times worse).
+			w := p.idle[n-1]
+			p.idle[n-1] = nil
+			p.idle = p.idle[:n-1]
 			p.busyLocked(w)
 			p.mu.Unlock()
 			if !p.usable(w) {
