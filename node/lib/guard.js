@@ -63,6 +63,25 @@ function nameIs(buf, start, lower) {
   return true;
 }
 
+// Byte searches are plain loops, not Buffer#indexOf: the lines of a head are short, and a
+// call into C++ per line and per check costs more than the scan itself, most of all in a
+// worker that wakes for each request with its caches cold (a head passed here some 20 such
+// calls before).
+
+/**
+ * buf[from, to) as a latin1 string. The guard takes any Uint8Array (child.js passes plain
+ * views of its read buffer), so Buffer's own toString may not be there.
+ */
+function latin1(buf, from, to) {
+  return Buffer.from(buf.buffer, buf.byteOffset + from, to - from).toString('latin1');
+}
+
+/** The offset of the first `byte` in buf[from, to), or -1. */
+function indexOfByte(buf, byte, from, to) {
+  for (let i = from; i < to; i++) if (buf[i] === byte) return i;
+  return -1;
+}
+
 function allDigits(buf, from, to) {
   for (let i = from; i < to; i++) if (buf[i] < 0x30 || buf[i] > 0x39) return false;
   return true;
@@ -132,7 +151,7 @@ class FrameGuard {
   }
 
   /**
-   * Follows `chunk` through the message structure.
+   * Follows `chunk` (any Uint8Array) through the message structure.
    * @param {number[]} [marks] if given, the passed bytes are described here as pairs
    *   (offset, kind): the bytes from the previous offset (or 0) up to this one are kind
    *   MARK_BODY (a Content-Length body) or not (message heads, chunked bodies, trailers),
@@ -176,7 +195,7 @@ class FrameGuard {
         continue;
       }
       // A line-oriented state.
-      const lf = chunk.indexOf(LF, i);
+      const lf = indexOfByte(chunk, LF, i, n);
       if (lf < 0) {
         this.partial.push(chunk.subarray(i));
         this.partialLength += n - i;
@@ -260,7 +279,7 @@ class FrameGuard {
   _line(buf, start, end) {
     const len = end - start;
     if (len < 2 || buf[end - 2] !== CR) return badRequest('a line ends in a bare LF'); // rule 1
-    if (buf.indexOf(CR, start) !== end - 2) return badRequest('a bare CR inside a line'); // rules 1, 5
+    if (indexOfByte(buf, CR, start, end - 2) >= 0) return badRequest('a bare CR inside a line'); // rules 1, 5
     switch (this.state) {
       case State.REQUEST_LINE:
         this.headBytes = len;
@@ -273,7 +292,7 @@ class FrameGuard {
         if (this.headBytes > this.maxHead) return headersTooLarge(this.maxHead); // rule 11
         return this._field(buf, start, end - 2);
       case State.CHUNK_SIZE:
-        return this._chunkSize(buf.toString('latin1', start, end - 2));
+        return this._chunkSize(latin1(buf, start, end - 2));
       case State.TRAILER_LINE:
         if (len === 2) {
           this._endMessage();
@@ -291,8 +310,8 @@ class FrameGuard {
   // Token and value characters (rules 3 to 5) are llhttp's to check. Only the four names
   // that matter are looked at, from the bytes; a string is made only for an error.
   _field(buf, start, end) {
-    const colon = buf.indexOf(0x3a, start);
-    if (colon <= start || colon > end) return badRequest('a field line without a name or colon'); // rule 3
+    const colon = indexOfByte(buf, 0x3a, start, end);
+    if (colon <= start) return badRequest('a field line without a name or colon'); // rule 3
     // The value, optional whitespace trimmed: buf[from, to).
     let from = colon + 1;
     let to = end;
@@ -309,7 +328,7 @@ class FrameGuard {
         if (this.chunked) return badRequest('both Content-Length and Transfer-Encoding'); // rule 7
         let n = digitsValue(buf, from, to);
         if (n < 0) {
-          const v = buf.toString('latin1', from, to);
+          const v = latin1(buf, from, to);
           n = parseContentLength(v);
           if (n < 0) return badRequest(`Content-Length ${JSON.stringify(v)}`); // rule 6
         }
@@ -320,7 +339,7 @@ class FrameGuard {
         if (!nameIs(buf, start, 'transfer-encoding')) return null;
         if (this.contentLength >= 0) return badRequest('both Content-Length and Transfer-Encoding'); // rule 7
         // Rule 8: exactly "chunked"; a second line makes the list "chunked, ...".
-        const v = buf.toString('latin1', from, to);
+        const v = latin1(buf, from, to);
         if (this.chunked) return notImplemented(`chunked, ${v}`);
         if (v.toLowerCase() !== 'chunked') return notImplemented(v);
         this.chunked = true;
@@ -329,7 +348,7 @@ class FrameGuard {
       case 20: {
         if (!nameIs(buf, start, 'afterburn-timeout-ms')) return null;
         if (from === to || !allDigits(buf, from, to)) {
-          return badRequest(`AfterBurn-Timeout-Ms ${JSON.stringify(buf.toString('latin1', from, to))}`); // rule 13
+          return badRequest(`AfterBurn-Timeout-Ms ${JSON.stringify(latin1(buf, from, to))}`); // rule 13
         }
         return null;
       }
@@ -383,29 +402,28 @@ class FrameGuard {
 // origin-form (the asterisk-form only for OPTIONS; the absolute-form as RFC 9112 §3.2.2
 // asks every server to accept it). Read from the bytes: no string is made for the
 // common origin-form line.
-const HTTP_1_ = Buffer.from('HTTP/1.', 'latin1');
+const HTTP_1_ = [0x48, 0x54, 0x54, 0x50, 0x2f, 0x31, 0x2e]; // "HTTP/1."
 
 function checkRequestLine(line, start, end) {
-  const sp1 = line.indexOf(0x20, start);
-  const sp2 = sp1 < 0 ? -1 : line.indexOf(0x20, sp1 + 1);
-  const sp3 = sp2 < 0 ? -1 : line.indexOf(0x20, sp2 + 1);
-  if (sp2 < 0 || sp2 >= end || (sp3 >= 0 && sp3 < end)) {
+  const sp1 = indexOfByte(line, 0x20, start, end);
+  const sp2 = sp1 < 0 ? -1 : indexOfByte(line, 0x20, sp1 + 1, end);
+  if (sp2 < 0 || indexOfByte(line, 0x20, sp2 + 1, end) >= 0) {
     return badRequest('a request line that is not three single-space-separated parts');
   }
   if (sp1 === start) return badRequest('a method that is not a token');
   for (let i = start; i < sp1; i++) if (!TCHAR[line[i]]) return badRequest('a method that is not a token');
-  if (end - sp2 - 1 !== 8 || line.compare(HTTP_1_, 0, 7, sp2 + 1, sp2 + 8) !== 0 ||
-      (line[sp2 + 8] !== 0x31 && line[sp2 + 8] !== 0x30)) {
+  if (end - sp2 - 1 !== 8 || (line[sp2 + 8] !== 0x31 && line[sp2 + 8] !== 0x30)) {
     return badRequest('a version other than HTTP/1.1');
   }
+  for (let i = 0; i < 7; i++) if (line[sp2 + 1 + i] !== HTTP_1_[i]) return badRequest('a version other than HTTP/1.1');
   if (sp2 === sp1 + 1) return badRequest('an empty request-target');
   for (let i = sp1 + 1; i < sp2; i++) {
     const c = line[i];
     if (c < 0x21 || c === 0x7f) return badRequest('a control character in the request-target');
   }
   if (line[sp1 + 1] === 0x2f) return null; // '/': origin-form
-  const target = line.toString('latin1', sp1 + 1, sp2);
-  if (target === '*') return line.toString('latin1', start, sp1) === 'OPTIONS' ? null : badRequest('an asterisk-form target outside OPTIONS');
+  const target = latin1(line, sp1 + 1, sp2);
+  if (target === '*') return latin1(line, start, sp1) === 'OPTIONS' ? null : badRequest('an asterisk-form target outside OPTIONS');
   if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(target)) return null;
   return badRequest('a request-target that is not in origin-form');
 }

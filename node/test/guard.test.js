@@ -3,6 +3,7 @@
 // The FrameGuard alone: the §4.3 checks llhttp does not make, as bytes arrive.
 
 const { FrameGuard, MARK_BODY, MARK_END } = require('../lib/guard');
+const { plainView } = require('./support/core');
 
 const b = (s) => Buffer.from(s, 'latin1');
 const guard = (maxHead = 1024, maxBody = 0) => new FrameGuard({ maxHead, maxBody });
@@ -93,6 +94,60 @@ describe('FrameGuard', () => {
     const g = guard();
     g.write(b('GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n'));
     expect(g.write(b('GET / HTTP/1.1\r\n'))).toMatchObject({ pass: 0, error: { status: 400 } });
+  });
+
+  test('reads plain Uint8Arrays (lib/child.js passes views of its read buffer) as it reads Buffers', () => {
+    const view = (text) => plainView(b(text));
+    const streams = [
+      'POST / HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\nA\r\n0123456789\r\n0\r\nX-T: 1\r\n\r\n' +
+        'OPTIONS * HTTP/1.1\r\nHost: fn\r\n\r\nGET http://fn/x HTTP/1.1\r\nHost: fn\r\nContent-Length: 2\r\n\r\nab',
+      'POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: 1x\r\n\r\n',
+      'POST / HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: gzip\r\n\r\n',
+      'GET / HTTP/1.1\r\nHost: fn\r\nAfterBurn-Timeout-Ms: 12a\r\n\r\n',
+      'POST / HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+      'GET * HTTP/1.1\r\nHost: fn\r\n\r\n',
+    ];
+    for (const text of streams) {
+      const marksOfBuffer = [];
+      const marksOfView = [];
+      const fromBuffer = guard().write(b(text), marksOfBuffer);
+      const fromView = guard().write(view(text), marksOfView);
+      expect(fromView).toEqual(fromBuffer);
+      expect(fromView.error && fromView.error.message).toEqual(fromBuffer.error && fromBuffer.error.message);
+      expect(marksOfView).toEqual(marksOfBuffer);
+    }
+    expect(guard().write(view(streams[0])).error).toBeNull();
+    expect(guard().write(view(streams[1])).error.message).toContain('"1x"');
+    expect(guard().write(view(streams[4])).error.message).toContain('"zz"');
+  });
+
+  test('rule 2: each part of the request line is looked for within the line, not past its end', () => {
+    const cases = [
+      ['GET\r\nHost: a b c\r\n\r\n', 'three single-space-separated parts'],
+      ['GET /x\r\nHost: a b\r\n\r\n', 'three single-space-separated parts'],
+      ['GET / HTTP/1.1 \r\nHost: fn\r\n\r\n', 'three single-space-separated parts'],
+      ['GET / HTTX/1.1\r\nHost: fn\r\n\r\n', 'a version other than HTTP/1.1'],
+      ['GET / HTTP/1.2\r\nHost: fn\r\n\r\n', 'a version other than HTTP/1.1'],
+      ['GET / HTTP/1.10\r\nHost: fn\r\n\r\n', 'a version other than HTTP/1.1'],
+      ['GET / http/1.1\r\nHost: fn\r\n\r\n', 'a version other than HTTP/1.1'],
+      ['GET / HTTP/1x1\r\nHost: fn\r\n\r\n', 'a version other than HTTP/1.1'],
+      ['GET / XTTP/1.1\r\nHost: fn\r\n\r\n', 'a version other than HTTP/1.1'],
+      ['GET / HTTP/1.0\r\nHost: fn\r\n\r\n', null],
+      ['GET /a:b HTTP/1.1\r\nHost: fn\r\n\r\n', null],
+    ];
+    for (const [text, problem] of cases) {
+      const { error } = guard().write(b(text));
+      if (problem === null) expect(error).toBeNull();
+      else expect(error && error.message).toContain(problem);
+    }
+  });
+
+  test('rules 1 and 3: a CR or colon is looked for within its own line', () => {
+    expect(guard().write(b('GET / HTTP/1.1\r\nHost: fn\r\nX-Nocolon\r\nY: 1\r\n\r\n')).error.message).toContain('without a name or colon');
+    expect(guard().write(b('GET / HTTP/1.1\r\nHost: f\rn\r\n\r\n')).error.message).toContain('bare CR');
+    expect(guard().write(b('GET / HTTP/1.1\r\n\rHost: fn\r\n\r\n')).error.message).toContain('bare CR');
+    expect(guard().write(b('\rGET / HTTP/1.1\r\nHost: fn\r\n\r\n')).error.message).toContain('bare CR');
+    expect(guard().write(b('GET / HTTP/1.1\r\nHost: fn\r\nX: 1\r\n\r\n')).error).toBeNull();
   });
 
   test('§9.4: EOF between requests is clean, inside one it is an error', () => {

@@ -11,6 +11,16 @@ const { readResponses } = require('../../lib/response-reader');
 const nextMacrotask = () => new Promise((resolve) => setImmediate(resolve));
 
 /**
+ * A copy of bytes as a plain Uint8Array (not a Buffer) inside a larger ArrayBuffer, at an
+ * offset, as lib/child.js hands its reads to the core.
+ */
+function plainView(bytes) {
+  const view = new Uint8Array(new ArrayBuffer(bytes.length + 16), 7, bytes.length);
+  view.set(bytes);
+  return view;
+}
+
+/**
  * @param {object} o
  * @param {Buffer[]} o.segments written in order
  * @param {boolean} [o.perSegment] one push per segment, each on its own turn of the event
@@ -22,11 +32,25 @@ const nextMacrotask = () => new Promise((resolve) => setImmediate(resolve));
  * @param {(chunk: Buffer) => void} [o.write] replaces the in-memory sink's write
  * @param {{paused: number, resumed: number, pushed?: number}} [o.flow] counts pauseInput and
  *   resumeInput calls, and the segments pushed so far
+ * @param {boolean} [o.views] push each chunk as a plain Uint8Array (not a Buffer) over a larger
+ *   ArrayBuffer, at an offset, as lib/child.js does with its read buffer
+ * @param {boolean} [o.latin1Sink] give the sink a writeLatin1 too, as lib/child.js does
  *
  * With perSegment, a paused core gets no more segments until it resumes, as from a pipe.
  */
-function runConnection({ segments, perSegment = false, eof = true, env = {}, handle, fetch = false, write, flow }) {
+function runConnection({ segments, perSegment = false, eof = true, env = {}, handle, fetch = false, write, flow, views = false, latin1Sink = false }) {
   const out = [];
+  const sink = {
+    write: write || ((chunk) => out.push(Buffer.from(chunk))),
+    end: null,
+  };
+  if (latin1Sink) {
+    sink.writeLatin1 = (text) => {
+      if (typeof text !== 'string' || /[^\x00-\xff]/.test(text)) throw new TypeError(`not latin1 text: ${text}`);
+      out.push(Buffer.from(text, 'latin1'));
+    };
+  }
+  const asView = views ? plainView : (chunk) => chunk;
   const logs = [];
   let conn;
   let paused = false;
@@ -46,10 +70,7 @@ function runConnection({ segments, perSegment = false, eof = true, env = {}, han
         if (flow) flow.resumed++;
         if (wake) wake();
       },
-      sink: {
-        write: write || ((chunk) => out.push(Buffer.from(chunk))),
-        end: (code) => resolve(code),
-      },
+      sink: Object.assign(sink, { end: (code) => resolve(code) }),
     });
   });
   const feed = async () => {
@@ -57,12 +78,12 @@ function runConnection({ segments, perSegment = false, eof = true, env = {}, han
       for (const s of segments) {
         while (paused) await new Promise((resolve) => { wake = resolve; }); // eslint-disable-line no-await-in-loop
         wake = null;
-        conn.push(s);
+        conn.push(asView(s));
         if (flow) flow.pushed = (flow.pushed || 0) + 1;
         await nextMacrotask();
       }
     } else {
-      conn.push(Buffer.concat(segments));
+      conn.push(asView(Buffer.concat(segments)));
     }
     if (eof) conn.end();
   };
@@ -73,4 +94,4 @@ function runConnection({ segments, perSegment = false, eof = true, env = {}, han
   });
 }
 
-module.exports = { runConnection, nextMacrotask };
+module.exports = { runConnection, nextMacrotask, plainView };
