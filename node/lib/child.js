@@ -64,13 +64,23 @@ function run(handle, { fetch = false, env = process.env } = {}) {
   // them later), so it gets fresh ones from the stream.
   let conn = null;
   let readBuffer = null;
+  let readMemory = null; // readBuffer's ArrayBuffer and offset, read once per buffer
+  let readOffset = 0;
   const onread = fetch ? {
     buffer: () => {
-      if (readBuffer === null || (conn !== null && conn.retainsInput)) readBuffer = Buffer.allocUnsafe(READ_SIZE);
+      if (readBuffer === null || (conn !== null && conn.retainsInput)) {
+        readBuffer = Buffer.allocUnsafe(READ_SIZE);
+        readMemory = readBuffer.buffer;
+        readOffset = readBuffer.byteOffset;
+      }
       return readBuffer;
     },
-    callback: (n, buffer) => {
-      conn.push(buffer.subarray(0, n));
+    // Each read goes to the core as a plain Uint8Array over the bytes read (net.Socket
+    // reads into the buffer last returned above): a Buffer's subarray finds its
+    // constructor through Symbol.species and goes through Buffer's deprecated constructor
+    // and Buffer.from, the dearest step of a small request's read.
+    callback: (n) => {
+      conn.push(new Uint8Array(readMemory, readOffset, n));
     },
   } : null;
 
@@ -93,6 +103,7 @@ function run(handle, { fetch = false, env = process.env } = {}) {
     log: logToStderr,
     sink: {
       write: (chunk) => writer.write(chunk),
+      writeLatin1: (text) => writer.writeLatin1(text),
       end: (code) => {
         writer.close();
         process.exit(code);

@@ -118,18 +118,33 @@ function openInput(fd, onread = null) {
  */
 function openOutput(fd) {
   const pause = new Int32Array(new SharedArrayBuffer(4));
-  return {
-    write(chunk) {
-      let off = 0;
-      while (off < chunk.length) {
-        try {
-          off += fs.writeSync(fd, chunk, off, chunk.length - off);
-        } catch (err) {
-          if (err.code !== 'EAGAIN') throw err;
-          // A pipe left non-blocking by someone else: wait for the reader.
-          Atomics.wait(pause, 0, 0, 1);
-        }
+  function write(chunk) {
+    let off = 0;
+    while (off < chunk.length) {
+      try {
+        off += fs.writeSync(fd, chunk, off, chunk.length - off);
+      } catch (err) {
+        if (err.code !== 'EAGAIN') throw err;
+        // A pipe left non-blocking by someone else: wait for the reader.
+        Atomics.wait(pause, 0, 0, 1);
       }
+    }
+  }
+  return {
+    write,
+    /** Writes a string of one byte per character (latin1), as write does bytes. */
+    writeLatin1(text) {
+      let n = 0;
+      try {
+        // An encoding name is parsed in C++ on every write; without one the text goes as
+        // UTF-8, which for ASCII (no character taking two bytes) is the same bytes.
+        n = Buffer.byteLength(text, 'utf8') === text.length ? fs.writeSync(fd, text) : fs.writeSync(fd, text, null, 'latin1');
+      } catch (err) {
+        if (err.code !== 'EAGAIN') throw err;
+      }
+      // A short write (a non-blocking pipe that filled up): the rest as bytes, whose
+      // offsets are the string's, one byte per character.
+      if (n < text.length) write(Buffer.from(n === 0 ? text : text.slice(n), 'latin1'));
     },
     close() {
       try {

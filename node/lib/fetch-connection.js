@@ -8,7 +8,7 @@
 // Request and returns an undici Response never sees:
 //
 //   bytes in → FrameGuard (guard.js) → llhttp (Node's own parser, driven directly) → Request
-//   Response → head and body serialized here → sink.write (bytes out)
+//   Response → head and body serialized here → sink.write, sink.writeLatin1 (bytes out)
 //
 // The FrameGuard sees every byte first, applies the rules of §4.3 that llhttp lacks, and
 // marks where each message ends. Bytes it passes wait in `backlog` and go to llhttp one
@@ -20,6 +20,9 @@
 // input; a body the handler leaves is dropped as it arrives (§6.3). A Content-Length body
 // that came whole with its head (the watchdog writes a small one so, §6.1) goes to the
 // Request as bytes, with no stream unless the handler asks for one (known-body.js).
+// llhttp is done with a message at the end of its head when it reads no body of it (none,
+// or a Content-Length one it is told to skip, whose end the guard marks); it says itself
+// where a chunked body ends.
 //
 // Responses are written by this file, each head in one string: a body known at once (a
 // string or bytes) is written with its head in one write and Content-Length; any other body
@@ -40,8 +43,10 @@ const { RequestContext, newRequestId } = require('./context');
 const { answerHandshake, handlerFailureRecord } = require('./protocol');
 const { loadUndici, requestURL, makeRequest, readResponse, InHandBody } = require('./fetch');
 const { STATUS_CODES } = require('node:http');
+// The global `performance` is a lazy getter on Node 20: read it once here, not per request.
+const { performance } = require('node:perf_hooks');
 
-const { kOnHeaders, kOnHeadersComplete, kOnBody, kOnMessageComplete } = HTTPParser;
+const { kOnMessageBegin, kOnHeaders, kOnHeadersComplete, kOnBody, kOnMessageComplete } = HTTPParser;
 
 // Request body bytes queued for the handler before the input pauses.
 const BODY_HIGH_WATER_MARK = 128 * 1024;
@@ -57,6 +62,9 @@ class FetchConnection {
    * @param {object} options the same as Connection's (connection.js), except:
    * @param {(request: Request, ctx: RequestContext) => unknown} options.handle the
    *   fetch-style handler
+   * @param {{write(chunk: Buffer): void, writeLatin1?(text: string): void,
+   *   end(code: number): void}} options.sink as Connection's, and writeLatin1, if there,
+   *   writes a string of one byte per character as those bytes, synchronously as write
    */
   constructor({ limits, handle, sink, log, pauseInput = () => {}, resumeInput = () => {} }) {
     if (typeof handle !== 'function') throw new TypeError('afterburn: serve(handler) needs a function');
@@ -85,6 +93,11 @@ class FetchConnection {
     const parser = new HTTPParser();
     // maxHeaderSize is a backstop: the guard counts first, in the spec's bytes (rule 11).
     parser.initialize(HTTPParser.REQUEST, {}, limits.maxHead, HTTPParser.kLenientNone);
+    // Node's parser looks this callback up at the start of every message and calls it only
+    // if it is a function. Not one, but the parser's own: the lookup of a slot it lacks
+    // walks its prototype chain in C++, which costs a worker woken per request more than
+    // anything it would do.
+    parser[kOnMessageBegin] = null;
     parser[kOnHeaders] = (headers, url) => {
       for (let i = 0; i < headers.length; i++) this.partHeaders.push(headers[i]);
       this.partUrl += url;
@@ -108,18 +121,23 @@ class FetchConnection {
         this._internalError(err);
       }
     };
-    parser[kOnMessageComplete] = () => {
+    // Set as the parser's kOnMessageComplete only while llhttp reads a body itself (chunked,
+    // see _onHead); Node's parser calls into JavaScript for it only when it is a function.
+    this.llhttpMessageComplete = () => {
+      parser[kOnMessageComplete] = null;
       try {
         this._onMessageComplete();
       } catch (err) {
         this._internalError(err);
       }
     };
+    parser[kOnMessageComplete] = null;
     this.parser = parser;
   }
 
   /**
-   * Takes bytes read from the request pipe. Returns false when the caller should pause
+   * Takes bytes read from the request pipe: a Buffer or any other Uint8Array (child.js
+   * passes a plain view of its read buffer). Returns false when the caller should pause
    * reading until resumeInput is called.
    */
   push(chunk) {
@@ -233,13 +251,17 @@ class FetchConnection {
 
     // §5.3: AfterBurn-Request-Id and AfterBurn-Timeout-Ms are exposed through the
     // context, not as fields; AfterBurn-Handshake marks the handshake (§3.1). One pass
-    // over the fields picks them out and keeps the rest for the Request.
+    // over the fields picks them out; the Request gets the rest. The watchdog sends each
+    // once, so the fields are passed as they are with the (at most two) indexes to leave
+    // out; a copy without them is made only for a head that repeats one.
     let requestId = null;
     let timeoutMs = -1;
     let handshake = null;
     let host = null;
     let framed = false; // a body follows: chunked, or a Content-Length other than 0
     let direct = false; // it is a Content-Length body
+    let omitA = -1;
+    let omitB = -1;
     let kept = null;
     for (let i = 0; i < headers.length; i += 2) {
       const name = headers[i];
@@ -249,7 +271,7 @@ class FetchConnection {
       } else if (n === 14 || n === 17) {
         // The guard has checked both (rules 6 to 8): one of them at most, digits or "chunked".
         const lower = name === 'Content-Length' ? 'content-length' : name.toLowerCase();
-        if (lower === 'content-length') framed = direct = /[1-9]/.test(headers[i + 1]);
+        if (lower === 'content-length') framed = direct = !allZeros(headers[i + 1]);
         else if (lower === 'transfer-encoding') framed = true;
       } else if ((n === 20 || n === 19) && (name.charCodeAt(0) | 0x20) === 0x61) {
         // (The watchdog's own spelling first: no lower-case copy.)
@@ -259,9 +281,12 @@ class FetchConnection {
           if (lower === 'afterburn-request-id') {
             if (requestId === null) requestId = headers[i + 1];
           } else if (timeoutMs < 0) {
-            timeoutMs = Number(headers[i + 1]); // digits, checked by the guard (rule 13)
+            timeoutMs = digitsValue(headers[i + 1]); // digits, checked by the guard (rule 13)
           }
-          kept ??= headers.slice(0, i);
+          if (kept !== null) continue;
+          if (omitA < 0) omitA = i;
+          else if (omitB < 0) omitB = i;
+          else kept = withoutFields(headers, i, omitA, omitB); // a third: copy from here on
           continue;
         }
         if (lower === 'afterburn-handshake' && handshake === null) handshake = headers[i + 1];
@@ -284,12 +309,23 @@ class FetchConnection {
       directDone: false,
     };
     this.current = ex;
-    this._start(ex, handshake, kept ?? headers, host, framed);
+    if (kept !== null) this._start(ex, handshake, kept, -1, -1, host, framed);
+    else this._start(ex, handshake, headers, omitA, omitB, host, framed);
+    if (framed && !direct) {
+      // A chunked body: llhttp reads it and says when the message ends.
+      this.parser[kOnMessageComplete] = this.llhttpMessageComplete;
+    } else {
+      // No body, or a Content-Length body llhttp is told to skip: llhttp ends the message
+      // as soon as this returns, which needs no call back from it (a call from C++ into
+      // JavaScript costs a worker woken per request a few microseconds).
+      this._onMessageComplete();
+    }
     return direct;
   }
 
-  // Answers the handshake, or makes the Request and calls the handler.
-  _start(ex, handshake, fields, host, framed) {
+  // Answers the handshake, or makes the Request and calls the handler. The fields at
+  // omitA and omitB (when not -1) are not the Request's (§5.3).
+  _start(ex, handshake, fields, omitA, omitB, host, framed) {
     const { method, url } = ex;
     if (handshake !== null) {
       const answer = answerHandshake(handshake);
@@ -312,7 +348,7 @@ class FetchConnection {
 
     let request;
     try {
-      request = makeRequest(method, requestURL(url, host), fields, body);
+      request = makeRequest(method, requestURL(url, host), fields, body, omitA, omitB);
     } catch (err) {
       this._handlerFailed(ex, err);
       return;
@@ -369,7 +405,7 @@ class FetchConnection {
   _onBody(bytes) {
     const ex = this.current;
     if (ex === null || ex.abandoned || ex.body === null) return false;
-    ex.body.enqueue(bytes);
+    ex.body.enqueue(asBuffer(bytes)); // a streamed request body yields Buffers
     if (ex.body.desiredSize <= 0) ex.bodyFull = true;
     return true;
   }
@@ -385,7 +421,7 @@ class FetchConnection {
 
   _onMessageComplete() {
     // Trailers (and the URL llhttp reports with them) are not part of a fetch Request.
-    this.partHeaders = [];
+    if (this.partHeaders.length > 0) this.partHeaders = [];
     this.partUrl = '';
     const ex = this.current;
     if (ex === null) return;
@@ -522,7 +558,7 @@ class FetchConnection {
   _writeHead(ex, head, body) {
     ex.headSent = true;
     if (body === null || body.byteLength === 0) {
-      this._output(Buffer.from(head, 'latin1'));
+      this._outputLatin1(head);
       return;
     }
     if (body.byteLength > COALESCE_MAX) {
@@ -536,11 +572,17 @@ class FetchConnection {
     this._output(out);
   }
 
-  // A head with Content-Length and a short text body in one buffer, one write.
+  // A head with Content-Length and a short text body in one write.
   _writeHeadAndText(ex, head, text) {
     ex.headSent = true;
     const size = Buffer.byteLength(text, 'utf8');
     const full = `${head}content-length: ${size}\r\n\r\n`;
+    if (size === text.length) {
+      // Only ASCII (a UTF-16 unit of U+0080 or above takes 2 or more bytes in UTF-8): the
+      // text's UTF-8 bytes are its latin1 ones, so head and body go as one string.
+      this._outputLatin1(full + text);
+      return;
+    }
     const out = Buffer.allocUnsafe(full.length + size);
     out.latin1Write(full, 0);
     out.utf8Write(text, full.length);
@@ -569,6 +611,20 @@ class FetchConnection {
     if (this.stopped) return; // a response abandoned by §8.3 or §8.8
     try {
       this.sink.write(chunk);
+    } catch (err) {
+      this._stop(1, `writing the response pipe: ${err.message}`);
+    }
+  }
+
+  // Text of one byte per character (a head, or a head and an ASCII body). A sink that
+  // takes it as it is (child.js: fs.writeSync encodes it in C++) spares a Buffer and the
+  // calls that fill it, which cost more than the write itself in a worker that wakes per
+  // request.
+  _outputLatin1(text) {
+    if (this.stopped) return;
+    try {
+      if (this.sink.writeLatin1 !== undefined) this.sink.writeLatin1(text);
+      else this.sink.write(Buffer.from(text, 'latin1'));
     } catch (err) {
       this._stop(1, `writing the response pipe: ${err.message}`);
     }
@@ -663,6 +719,33 @@ class FetchConnection {
 
 const EMPTY = new Uint8Array(0);
 
+// Whether a Content-Length value (digits, checked by the guard, rule 6) is zero.
+function allZeros(value) {
+  for (let i = 0; i < value.length; i++) if (value.charCodeAt(i) !== 0x30) return false;
+  return true;
+}
+
+// The value of a string of ASCII digits (checked by the guard, rule 13), read here rather
+// than by Number(), whose conversion of a string made in C++ goes through the runtime.
+// Exact below 2^53; a larger value is far past the most RequestContext keeps
+// (MAX_TIMEOUT_MS, context.js), to which it cuts this as it would Number()'s.
+function digitsValue(value) {
+  let n = 0;
+  for (let i = 0; i < value.length; i++) n = n * 10 + (value.charCodeAt(i) - 0x30);
+  return n;
+}
+
+// The fields [name, value, ...] before `upTo` without the two at omitA and omitB (each -1 or
+// an index below upTo): the start of the copy _onHead makes for a head that repeats a field
+// of §5.3.
+function withoutFields(headers, upTo, omitA, omitB) {
+  const kept = [];
+  for (let i = 0; i < upTo; i += 2) {
+    if (i !== omitA && i !== omitB) kept.push(headers[i], headers[i + 1]);
+  }
+  return kept;
+}
+
 // undici hands out Uint8Arrays; a handler's own stream may yield strings too.
 function asBytes(value) {
   if (value instanceof Uint8Array) return value;
@@ -670,6 +753,11 @@ function asBytes(value) {
   if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
   if (value instanceof ArrayBuffer) return new Uint8Array(value);
   throw new TypeError(`afterburn: the response body stream yielded ${value === null ? 'null' : typeof value}, not bytes`);
+}
+
+// The bytes as a Buffer, over the same memory.
+function asBuffer(bytes) {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 // Resolves (with undefined) after the promise jobs queued now and the ones they queue in

@@ -146,12 +146,14 @@ function parseRequestURL(target, host) {
  * Makes the undici Request a handler gets.
  * @param {string} method as llhttp parsed it (one of its known methods, upper case)
  * @param {URL} url
- * @param {string[]} raw the fields as [name, value, name, value...], AfterBurn-Request-Id
- *   and AfterBurn-Timeout-Ms already left out (§5.3)
+ * @param {string[]} raw the fields as [name, value, name, value...]
  * @param {ReadableStream | InHandBody | null} body the request body: a stream, the whole
  *   body in hand (lib/known-body.js), or null for none
+ * @param {number} [omitA] the index in raw of a field to leave out (AfterBurn-Request-Id
+ *   or AfterBurn-Timeout-Ms, §5.3), or -1
+ * @param {number} [omitB] another, or -1
  */
-function makeRequest(method, url, raw, body) {
+function makeRequest(method, url, raw, body, omitA = -1, omitB = -1) {
   const u = loadUndici();
   const fast = u.fast;
   if (fast !== null) {
@@ -160,7 +162,9 @@ function makeRequest(method, url, raw, body) {
     // names and values without CR, LF or NUL, trimmed (rules 3 to 5).
     const inner = fast.makeRequest({ method, urlList: [url], mode: 'cors', client: fast.settings });
     const list = inner.headersList;
-    for (let i = 0; i < raw.length; i += 2) list.append(raw[i], raw[i + 1], false);
+    for (let i = 0; i < raw.length; i += 2) {
+      if (i !== omitA && i !== omitB) list.append(raw[i], raw[i + 1], false);
+    }
     if (body !== null) inner.body = body instanceof InHandBody ? body : { stream: body, source: null, length: null };
     const request = fast.fromInnerRequest(inner, undefined, undefined, 'request');
     // undici's Request, with a signal made on first use and a body in hand read directly.
@@ -168,7 +172,9 @@ function makeRequest(method, url, raw, body) {
     return request;
   }
   const headers = [];
-  for (let i = 0; i < raw.length; i += 2) headers.push([raw[i], raw[i + 1]]);
+  for (let i = 0; i < raw.length; i += 2) {
+    if (i !== omitA && i !== omitB) headers.push([raw[i], raw[i + 1]]);
+  }
   const init = { method, headers };
   if (body !== null) {
     init.body = body instanceof InHandBody ? body.stream : body;

@@ -8,7 +8,7 @@
 // matters, with its public constructors only (lib/fetch.js, useInternals).
 
 const { loadVectors, compareFields, checkParseVector } = require('./support/vectors');
-const { runConnection, nextMacrotask } = require('./support/core');
+const { runConnection, nextMacrotask, plainView } = require('./support/core');
 const { loadUndici, useInternals } = require('../lib/fetch');
 
 const { Request, Response, Headers } = loadUndici();
@@ -66,14 +66,18 @@ function checkFetchEcho(expectation, got) {
 
 const vectors = loadVectors('parse');
 
+// The last two modes are lib/child.js's: reads pushed as plain Uint8Arrays over a larger
+// buffer (not Buffers), and heads with a text body written as latin1 strings.
 describe.each([
-  ['all segments in one write', false, true],
-  ['one segment per write', true, true],
-  ['all segments in one write, public undici only', false, false],
-])('parse vectors through the fetch core, %s', (_mode, perSegment, internals) => {
+  ['all segments in one write', false, true, {}],
+  ['one segment per write', true, true, {}],
+  ['all segments in one write, public undici only', false, false, {}],
+  ['one segment per write, as plain Uint8Array views', true, true, { views: true }],
+  ['all segments in one write, as a view, to a sink that takes latin1 text', false, true, { views: true, latin1Sink: true }],
+])('parse vectors through the fetch core, %s', (_mode, perSegment, internals, io) => {
   test.each(vectors.map((v) => [v.id, v]))('%s', async (_id, vector) => {
     useInternals(internals);
-    const result = await run({ segments: vector.segments, perSegment, env: vector.env, handle: echo });
+    const result = await run({ segments: vector.segments, perSegment, env: vector.env, handle: echo, ...io });
     expect(checkParseVector(vector, result, checkFetchEcho)).toEqual([]);
   });
 });
@@ -670,5 +674,196 @@ describe('metadata (§5)', () => {
     });
     expect(reason.name).toBe('TimeoutError');
     expect(ended.aborted).toBe(true);
+  });
+});
+
+// What lib/child.js does to spare a worker woken per request work it does not need: reads
+// pushed as plain Uint8Arrays, heads written as latin1 text, the fields of §5.3 left out by
+// index, llhttp's message-complete callback only for bodies llhttp reads itself.
+describe('the shapes of the worker I/O and the fast paths of the core', () => {
+  const { FetchConnection } = require('../lib/fetch-connection');
+  const { readResponses } = require('../lib/response-reader');
+  const { HTTPParser } = require('_http_common');
+  const view = (text) => plainView(b(text));
+
+  test('a body streamed from plain Uint8Array reads comes in Buffers', async () => {
+    const kinds = [];
+    const { responses } = await run({
+      segments: [b('POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: 6\r\n\r\nabc'), b('def'),
+        b('POST / HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nghi\r\n'), b('0\r\n\r\n')],
+      perSegment: true,
+      views: true,
+      handle: async (request) => {
+        const parts = [];
+        for await (const part of request.body) {
+          kinds.push(Buffer.isBuffer(part));
+          parts.push(part);
+        }
+        return new Response(Buffer.concat(parts));
+      },
+    });
+    expect(responses.map((r) => r.body.toString())).toEqual(['abcdef', 'ghi']);
+    expect(kinds.length).toBeGreaterThanOrEqual(3);
+    expect(kinds.every(Boolean)).toBe(true);
+  });
+
+  test('a whole Content-Length body pushed as a view is the handler\'s own copy', async () => {
+    const conn = new FetchConnection({
+      limits: { maxHead: 65536, maxBody: 0 },
+      log: () => {},
+      sink: { write() {}, end() {} },
+      handle: async (request) => {
+        const got = await request.text();
+        seen.push(got);
+        return new Response(got);
+      },
+    });
+    const seen = [];
+    const bytes = view(post('/', 'payload'));
+    conn.push(bytes);
+    expect(conn.retainsInput).toBe(false); // copied out: the read buffer is free again
+    bytes.fill(0x21); // the next read overwrites it
+    await later(1);
+    expect(seen).toEqual(['payload']);
+  });
+
+  test('a sink that takes latin1 text gets the very bytes a Buffer-only sink gets', async () => {
+    const handle = (request) => {
+      const path = new URL(request.url).pathname;
+      if (path === '/ascii') return new Response('Hello, world!\n', { headers: { 'x-l': 'caf\u00e9' } });
+      if (path === '/utf8') return new Response('h\u00e9llo \u2713 \u{1F600}', { statusText: 'Fine \u00e9' });
+      if (path === '/bytes') return new Response(new Uint8Array([0, 0xe9, 0xff]));
+      if (path === '/none') return new Response(null, { status: 204, headers: { 'x-l': '\u00ff' } });
+      return new Response('for HEAD');
+    };
+    const segments = [b(get('/ascii') + get('/utf8') + get('/bytes') + get('/none') + 'HEAD /head HTTP/1.1\r\nHost: fn\r\n\r\n' +
+      'OPTIONS * HTTP/1.1\r\nHost: afterburn\r\nAfterBurn-Handshake: 1\r\nContent-Length: 0\r\n\r\n')];
+    const withText = await run({ segments, handle, latin1Sink: true });
+    const plain = await run({ segments, handle });
+    expect(withText.code).toBe(0);
+    expect(withText.output.equals(plain.output)).toBe(true);
+    const { responses } = readResponses(withText.output, { bodyless: (i) => i === 4 });
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 204, 200, 200]);
+    const ascii = responses[0];
+    expect([field(ascii, 'x-l'), ascii.body.toString()]).toEqual(['caf\u00e9', 'Hello, world!\n']);
+    expect(withText.output.includes(Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0d]))).toBe(true); // é as one byte, 0xe9
+    expect(responses[1].body.toString('utf8')).toBe('h\u00e9llo \u2713 \u{1F600}');
+    expect(responses[1].statusText).toBe('Fine \u00e9');
+    expect([...responses[2].body]).toEqual([0, 0xe9, 0xff]);
+    expect(field(responses[3], 'x-l')).toBe('\u00ff');
+    expect(field(responses[4], 'content-length')).toBe('8');
+    // Which writes go as text: a head with an ASCII body, and heads without a body.
+    const calls = [];
+    const conn = new FetchConnection({
+      limits: { maxHead: 65536, maxBody: 0 },
+      handle,
+      log: () => {},
+      sink: { write: () => calls.push('bytes'), writeLatin1: (text) => calls.push(text.slice(text.indexOf('\r\n\r\n') + 4) || 'head'), end() {} },
+    });
+    conn.push(segments[0]);
+    await later(5);
+    expect(calls).toEqual(['Hello, world!\n', 'bytes', 'bytes', 'head', 'head', 'bytes']);
+  });
+
+  test.each([['undici internals', true], ['public undici', false]])('with %s: the fields of §5.3 are left out however often they come', async (_n, internals) => {
+    useInternals(internals);
+    const seen = [];
+    await run({
+      segments: [b('GET / HTTP/1.1\r\nX-A: 1\r\nAfterBurn-Request-Id: first\r\nHost: fn\r\nafterburn-timeout-ms: 60000\r\n' +
+        'X-B: 2\r\nAFTERBURN-REQUEST-ID: second\r\nX-C: 3\r\nAfterBurn-Timeout-Ms: 1\r\nX-D: 4\r\n\r\n' +
+        'GET / HTTP/1.1\r\nAfterBurn-Request-Id: only\r\nHost: fn\r\nAfterBurn-Timeout-Ms: 60000\r\nX-E: 5\r\n\r\n')],
+      handle: (request, ctx) => {
+        seen.push({ headers: [...request.headers], id: ctx.requestId, far: ctx.timeRemaining() > 50000 });
+        return new Response('');
+      },
+    });
+    expect(seen).toEqual([
+      { headers: [['host', 'fn'], ['x-a', '1'], ['x-b', '2'], ['x-c', '3'], ['x-d', '4']], id: 'first', far: true },
+      { headers: [['host', 'fn'], ['x-e', '5']], id: 'only', far: true },
+    ]);
+  });
+
+  test('a Content-Length of zeros is no body; leading zeros are still a body', async () => {
+    const seen = [];
+    const { responses } = await run({
+      segments: [b('POST /z HTTP/1.1\r\nHost: fn\r\nContent-Length: 000\r\n\r\n' +
+        'POST /p HTTP/1.1\r\nHost: fn\r\nContent-Length: 003\r\n\r\nabc')],
+      handle: async (request) => {
+        seen.push(request.body === null);
+        return new Response(await request.text());
+      },
+    });
+    expect(seen).toEqual([true, false]);
+    expect(responses.map((r) => r.body.toString())).toEqual(['', 'abc']);
+  });
+
+  test('AfterBurn-Timeout-Ms is read digit by digit: leading zeros, and values past the cap', async () => {
+    const seen = [];
+    await run({
+      segments: [b('GET / HTTP/1.1\r\nHost: fn\r\nAfterBurn-Timeout-Ms: 00000000000000000000060000\r\n\r\n' +
+        'GET / HTTP/1.1\r\nHost: fn\r\nAfterBurn-Timeout-Ms: 12345678901234567890\r\n\r\n' +
+        'GET / HTTP/1.1\r\nHost: fn\r\nAfterBurn-Timeout-Ms: 9007199254740993\r\n\r\n')],
+      handle: (_request, ctx) => {
+        seen.push(ctx.timeRemaining());
+        return new Response('');
+      },
+    });
+    expect(seen[0]).toBeGreaterThan(59000);
+    expect(seen[0]).toBeLessThanOrEqual(60000);
+    for (const left of seen.slice(1)) {
+      expect(left).toBeGreaterThan(9223372036854 - 60000); // capped at MAX_TIMEOUT_MS (context.js)
+      expect(left).toBeLessThanOrEqual(9223372036854);
+    }
+  });
+
+  test("llhttp's message-complete callback is there only while llhttp reads a chunked body", async () => {
+    const bodies = [];
+    const conn = new FetchConnection({
+      limits: { maxHead: 65536, maxBody: 0 },
+      log: () => {},
+      sink: { write() {}, end() {} },
+      handle: async (request) => {
+        bodies.push(await request.text());
+        return new Response('');
+      },
+    });
+    const { parser } = conn;
+    let calls = 0; // from llhttp
+    const fromLlhttp = conn.llhttpMessageComplete;
+    conn.llhttpMessageComplete = () => {
+      calls++;
+      fromLlhttp();
+    };
+    // Node's parser looks both up on every message: the parser's own, not its prototype's.
+    expect(Object.prototype.hasOwnProperty.call(parser, HTTPParser.kOnMessageBegin)).toBe(true);
+    expect(parser[HTTPParser.kOnMessageBegin]).toBeNull();
+    expect(parser[HTTPParser.kOnMessageComplete]).toBeNull();
+    conn.push(b('POST /c HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n'));
+    expect(typeof parser[HTTPParser.kOnMessageComplete]).toBe('function');
+    expect(conn.current.complete).toBe(false);
+    conn.push(b('0\r\n\r\n'));
+    expect(conn.current.complete).toBe(true);
+    expect(parser[HTTPParser.kOnMessageComplete]).toBeNull();
+    expect(calls).toBe(1);
+    await later(1);
+    conn.push(b(get('/g') + post('/p', 'xyz')));
+    expect(parser[HTTPParser.kOnMessageComplete]).toBeNull();
+    await later(1);
+    expect(conn.current.complete && conn.current.finished).toBe(true);
+    expect(bodies).toEqual(['ab', '', 'xyz']);
+    expect(calls).toBe(1); // none for the messages whose end llhttp does not read
+  });
+
+  test('a chunked request between bodiless and Content-Length ones, all in one write, all complete in order', async () => {
+    const { code, output } = await run({
+      segments: [b(get('/a') + 'POST /c HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-T: 1\r\n\r\n' +
+        post('/p', 'xyz') + 'HEAD /h HTTP/1.1\r\nHost: fn\r\n\r\n' + 'GET /b HTTP/1.1\r\nHost: fn\r\nContent-Length: 2\r\n\r\nzz' + get('/d'))],
+      views: true,
+      latin1Sink: true,
+      handle: async (request) => new Response(`${new URL(request.url).pathname}:${request.body === null ? '-' : await request.text()}`),
+    });
+    expect(code).toBe(0);
+    const { responses } = readResponses(output, { bodyless: (i) => i === 3 });
+    expect(responses.map((r) => `${r.status} ${r.body.toString()}`)).toEqual(['200 /a:-', '200 /c:abc', '200 /p:xyz', '200 ', '200 /b:-', '200 /d:-']);
   });
 });
