@@ -92,6 +92,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	defer func() {
 		for _, c := range configs {
 			if c.srv != nil {
+				c.srv.thaw() // a stopped process would not act on SIGTERM
 				c.srv.stop()
 			}
 		}
@@ -120,12 +121,21 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 				return nil, fmt.Errorf("%s warm-up: %v", c.key, err)
 			}
 		}
+		if err := c.srv.freeze(); err != nil { // freeze.go: only the measured configuration runs
+			return nil, err
+		}
 	}
 	for rep := 1; rep <= o.Reps; rep++ {
 		for _, w := range o.Workloads {
 			for _, n := range o.Conns {
 				for _, c := range configs {
+					if err := c.srv.thaw(); err != nil {
+						return nil, err
+					}
 					r, err := load.Run(c.srv.url(), w, n, o.Duration)
+					if err == nil {
+						err = c.srv.freeze()
+					}
 					if err != nil {
 						return nil, fmt.Errorf("%s: %v", c.key, err)
 					}
@@ -138,6 +148,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	}
 	byKey := map[string]ByWorkload{}
 	for _, c := range configs {
+		c.srv.thaw()
 		c.srv.stop()
 		c.srv = nil
 		byKey[c.key] = c.figs
@@ -205,7 +216,8 @@ func verify(s *server) error {
 
 func placement(o Options) string {
 	return fmt.Sprintf("wrk (1 thread) pinned to CPU %s; every server, watchdog, worker, proxy and forked "+
-		"function pinned to CPU %s (taskset); %d watchdog workers; cold starts unpinned",
+		"function pinned to CPU %s (taskset); %d watchdog workers; every configuration but the one "+
+		"measured frozen (SIGSTOP, whole process tree); cold starts unpinned",
 		orNone(o.LoadCPU), orNone(o.ServerCPU), o.Workers)
 }
 
