@@ -33,7 +33,8 @@ func TestHandshakeAndReady(t *testing.T) {
 	ids := map[string]bool{}
 	for i := range 2 {
 		if i == 1 {
-			defer h.holdWorker()()
+			_, release := holdWorker(t, h)
+			defer release()
 		}
 		resp, body := h.get("/env")
 		var env map[string]string

@@ -1,39 +1,6 @@
 package watchdog
 
-import (
-	"io"
-	"net/http"
-	"testing"
-)
-
-// holdWorker keeps one more worker busy: it sends POST /digest, whose
-// handler reads the whole body before answering, with a body that stays
-// open until release is called. release ends the body and waits for the
-// response.
-func (h *harness) holdWorker() (release func()) {
-	h.t.Helper()
-	st, _ := h.wd.pool.snapshot()
-	busy := st.Busy
-	pr, pw := io.Pipe()
-	req, _ := http.NewRequest("POST", h.url+"/digest", pr)
-	answered := make(chan error, 1)
-	go func() {
-		resp, err := h.client.Do(req)
-		if err == nil {
-			_, err = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-		answered <- err
-	}()
-	h.waitState("one more busy worker", func(st status, ready bool) bool { return st.Busy == busy+1 })
-	return func() {
-		h.t.Helper()
-		pw.Close()
-		if err := <-answered; err != nil {
-			h.t.Fatalf("the held POST /digest: %v", err)
-		}
-	}
-}
+import "testing"
 
 func (h *harness) pid() string {
 	h.t.Helper()
@@ -60,7 +27,7 @@ func TestIdleWorkersMostRecentFirst(t *testing.T) {
 	}
 
 	// With a busy, the next most recently idle one serves, and keeps serving.
-	release := h.holdWorker()
+	_, release := holdWorker(t, h) // failure_test.go
 	b := h.pid()
 	if b == a {
 		t.Fatalf("pid %s served while it was held busy", a)
