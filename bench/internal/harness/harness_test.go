@@ -138,3 +138,46 @@ func TestListeningLineIsThePrograms(t *testing.T) {
 		t.Errorf("matched another program's line: %v", m)
 	}
 }
+
+// TestFloorIsMeasuredAgainstTheSameGoals: the floor gets AfterBurn's ratio to it, and the
+// throughput and tail goals applied in AfterBurn's place, from its own repetitions.
+func TestFloorIsMeasuredAgainstTheSameGoals(t *testing.T) {
+	l := &LanguageResults{
+		AfterBurn: ByWorkload{Hello: {"c1": figs(100, 900, 600, 700, 500)}},
+		Floor:     ByWorkload{Hello: {"c1": figs(100, 300, 800, 700, 1000)}},
+		Limit:     ByWorkload{Hello: {"c1": figs(90, 150, 1000, 1000, 1000)}},
+		Proxy:     ByWorkload{Hello: {"c1": figs(200, 300, 600, 500, 800)}},
+		Fork:      ByWorkload{}, Ceiling: ByWorkload{},
+		ColdStart: &ColdStart{LibraryCostMs: 20},
+	}
+	l.Ratios = ratios(l)
+	s, ok := findRatio(l, Floor, Hello, "c1")
+	if want := (Spread{Median: 0.75, Min: 0.5, Max: 1, N: 3}); !ok || s != want {
+		t.Errorf("AfterBurn ÷ floor = %+v, %v; want %+v", s, ok, want)
+	}
+	got := map[string]Target{}
+	for _, tg := range floorTargets("node", l) {
+		got[tg.Name] = tg
+	}
+	for name, want := range map[string]struct {
+		value float64
+		met   bool
+	}{
+		"hello c=1 throughput vs pipe limit":     {0.8, true},   // floor ÷ limit 0.8, 0.7, 1.0: median 0.8 >= 0.7
+		"hello c1 throughput vs HTTP proxy mode": {1.333, true}, // 1.333, 1.4, 1.25: median 1.333 >= 1.3
+		"hello c=1 p99 µs (goal 2×p50 + 300 µs)": {300, true},   // the floor's own tail, 300 <= 500
+	} {
+		if tg, ok := got[name]; !ok {
+			t.Errorf("no floor target %q in %v", name, got)
+		} else if math.Abs(tg.Value-want.value) > 0.001 || tg.Met != want.met {
+			t.Errorf("floor target %q = %+v; want value %v, met %v", name, tg, want.value, want.met)
+		}
+	}
+	if _, ok := got["cold start cost of the library, ms"]; ok {
+		t.Errorf("floor targets include the cold start, which is the library's: %v", got)
+	}
+	l.Floor = nil
+	if ft := floorTargets("node", l); ft != nil {
+		t.Errorf("floorTargets without a floor = %v; want nil", ft)
+	}
+}

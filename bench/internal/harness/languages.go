@@ -24,6 +24,10 @@ type Language struct {
 	Server []string
 	// NoLib answers the handshake without the library: the cold-start baseline.
 	NoLib []string
+	// Floor, if set, is the thinnest worker on what the library is built on, with none of
+	// its own work: how near the library comes to what its dependencies allow. Set for
+	// Node, whose issue prescribes them (llhttp, undici's Request and Response).
+	Floor []string
 	// Built lists files that exist once `make bench-build` has built the language.
 	Built []string
 	// Warmup is the least unmeasured load its long-lived configurations get before the
@@ -65,6 +69,7 @@ func Languages(root string) []Language {
 			Classic:   []string{"node", "bench/functions/node/classic.js"},
 			Server:    []string{"node", "bench/functions/node/server.js"},
 			NoLib:     []string{"node", "bench/functions/node/nolib.js"},
+			Floor:     []string{"node", "bench/functions/node/floor.js"},
 			Built:     []string{"node/node_modules"},
 		},
 		{

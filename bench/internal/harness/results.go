@@ -17,6 +17,7 @@ const (
 	Proxy     Mode = "proxy"     // a reverse proxy to the language's own HTTP server
 	Limit     Mode = "limit"     // the watchdog and a child answering canned bytes
 	Ceiling   Mode = "ceiling"   // a bare Go net/http server, no child at all
+	Floor     Mode = "floor"     // the watchdog and the thinnest worker on the library's dependencies
 )
 
 // Modes in report order.
@@ -55,10 +56,14 @@ type LanguageResults struct {
 	Proxy     ByWorkload `json:"proxy"`
 	Limit     ByWorkload `json:"limit"`
 	Ceiling   ByWorkload `json:"ceiling"`
-	ColdStart *ColdStart `json:"cold_start,omitempty"`
-	LargeBody *LargeBody `json:"large_body,omitempty"`
-	Ratios    []Ratio    `json:"ratios"`
-	Targets   []Target   `json:"targets"`
+	// Floor is measured for a language whose Language.Floor is set; FloorTargets are the
+	// throughput and tail goals applied to the floor in AfterBurn's place.
+	Floor        ByWorkload `json:"floor,omitempty"`
+	FloorTargets []Target   `json:"floor_targets,omitempty"`
+	ColdStart    *ColdStart `json:"cold_start,omitempty"`
+	LargeBody    *LargeBody `json:"large_body,omitempty"`
+	Ratios       []Ratio    `json:"ratios"`
+	Targets      []Target   `json:"targets"`
 }
 
 func (l *LanguageResults) mode(m Mode) ByWorkload {
@@ -71,6 +76,8 @@ func (l *LanguageResults) mode(m Mode) ByWorkload {
 		return l.Proxy
 	case Limit:
 		return l.Limit
+	case Floor:
+		return l.Floor
 	default:
 		return l.Ceiling
 	}

@@ -88,6 +88,9 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 			&config{key: l.Name + "/proxy", program: "http-proxy", argv: append([]string{"bench/bin/http-proxy", "-addr", "127.0.0.1:0", "--"}, l.Server...), warmup: l.Warmup},
 			&config{key: l.Name + "/fork", program: "fork-server", argv: append([]string{"bench/bin/fork-server", "-addr", "127.0.0.1:0", "--"}, l.Classic...)},
 		)
+		if l.Floor != nil {
+			configs = append(configs, &config{key: l.Name + "/floor", program: "afterburn-watchdog", argv: watchdog(l.Floor), pool: true, warmup: l.Warmup})
+		}
 	}
 	defer func() {
 		for _, c := range configs {
@@ -168,7 +171,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	for _, l := range langs {
 		lr := &LanguageResults{
 			AfterBurn: byKey[l.Name+"/afterburn"], Fork: byKey[l.Name+"/fork"], Proxy: byKey[l.Name+"/proxy"],
-			Limit: byKey["limit"], Ceiling: byKey["ceiling"],
+			Limit: byKey["limit"], Ceiling: byKey["ceiling"], Floor: byKey[l.Name+"/floor"],
 		}
 		fmt.Fprintf(o.Log, "cold start %s (%d × with and without the library)\n", l.Name, o.ColdReps)
 		if lr.ColdStart, err = measureColdStart(o.Root, l, o.ColdReps); err != nil {
@@ -182,6 +185,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		}
 		lr.Ratios = ratios(lr)
 		lr.Targets = targets(l.Name, lr)
+		lr.FloorTargets = floorTargets(l.Name, lr)
 		res.Languages[l.Name] = lr
 	}
 	return res, nil

@@ -5,7 +5,7 @@ import "fmt"
 // ratios computes AfterBurn's throughput over every baseline, per repetition.
 func ratios(l *LanguageResults) []Ratio {
 	var out []Ratio
-	for _, base := range []Mode{Fork, Proxy, Limit, Ceiling} {
+	for _, base := range []Mode{Fork, Proxy, Limit, Ceiling, Floor} {
 		for _, w := range []Workload{Hello, Echo1K} {
 			for _, c := range []string{"c1", "c8"} {
 				ab, bl := l.AfterBurn[w][c], l.mode(base)[w][c]
@@ -93,4 +93,16 @@ func targets(lang string, l *LanguageResults) []Target {
 		}
 	}
 	return out
+}
+
+// floorTargets applies the throughput and tail goals to the floor in AfterBurn's place: a goal
+// the floor misses too is out of reach of any library built on the same dependencies, on this
+// machine and in this run. Nil without a floor.
+func floorTargets(lang string, l *LanguageResults) []Target {
+	if l.Floor == nil {
+		return nil
+	}
+	asLibrary := &LanguageResults{AfterBurn: l.Floor, Fork: l.Fork, Proxy: l.Proxy, Limit: l.Limit, Ceiling: l.Ceiling}
+	asLibrary.Ratios = ratios(asLibrary)
+	return targets(lang, asLibrary)
 }

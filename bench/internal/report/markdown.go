@@ -26,7 +26,8 @@ func WriteJSON(path string, r *harness.Results) error {
 }
 
 // Markdown writes the seed's table per language (fork against AfterBurn, with the proxy,
-// pipe-limit and ceiling columns and AfterBurn's ratio to each), then the targets.
+// pipe-limit and ceiling columns and AfterBurn's ratio to each), then the targets, then the
+// floor where one was measured.
 func Markdown(w io.Writer, r *harness.Results) {
 	fmt.Fprintf(w, "# AfterBurn benchmarks, %s\n\n", r.Date)
 	if r.Quick {
@@ -69,20 +70,36 @@ func Markdown(w io.Writer, r *harness.Results) {
 		}
 		fmt.Fprintln(w, "| target | this run | goal | met |")
 		fmt.Fprintln(w, "|---|---|---|---|")
-		for _, t := range l.Targets {
-			met := "yes"
-			if !t.Met {
-				met = "**no**"
-			}
-			val := num(t.Value)
-			if t.Min != t.Max {
-				val += fmt.Sprintf(" (%s–%s)", num(t.Min), num(t.Max))
-			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", t.Name, val, t.Goal, met)
-		}
+		targetRows(w, l.Targets)
 		fmt.Fprintln(w)
 		p99Baselines(w, l)
+		floor(w, l)
 	}
+}
+
+// floor reports the floor (harness.Language.Floor), measured in the same repetitions: its
+// figures, AfterBurn's ratio to it, and the goals applied to it in AfterBurn's place.
+func floor(w io.Writer, l *harness.LanguageResults) {
+	if l.Floor == nil {
+		return
+	}
+	fmt.Fprintln(w, "The floor: the thinnest worker on the library's own dependencies, with none of the library's work "+
+		"(`functions/<lang>/floor*`), measured in the same repetitions.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| workload | c | floor req/s | AfterBurn ÷ floor | floor p50/p99 µs |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for _, wl := range []harness.Workload{harness.Hello, harness.Echo1K} {
+		for _, c := range []string{"c1", "c8"} {
+			if f := l.Floor[wl][c]; f != nil {
+				fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", wl, strings.TrimPrefix(c, "c"), rps(f), ratio(l, harness.Floor, wl, c), lat(f))
+			}
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| goal applied to the floor | floor | goal | met |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	targetRows(w, l.FloorTargets)
+	fmt.Fprintln(w)
 }
 
 // p99Baselines applies the p99 rule of the targets to the baselines that run no library (the
@@ -111,6 +128,20 @@ func p99Baselines(w io.Writer, l *harness.LanguageResults) {
 	if len(parts) > 0 {
 		fmt.Fprintf(w, "The p99 rule applied to the baselines without a library, p50 / p99 at c=1: %s.\n\n",
 			strings.Join(parts, "; "))
+	}
+}
+
+func targetRows(w io.Writer, ts []harness.Target) {
+	for _, t := range ts {
+		met := "yes"
+		if !t.Met {
+			met = "**no**"
+		}
+		val := num(t.Value)
+		if t.Min != t.Max {
+			val += fmt.Sprintf(" (%s–%s)", num(t.Min), num(t.Max))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", t.Name, val, t.Goal, met)
 	}
 }
 

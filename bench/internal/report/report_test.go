@@ -62,6 +62,32 @@ func TestMarkdownAppliesTheP99RuleToTheBaselines(t *testing.T) {
 	}
 }
 
+func TestMarkdownReportsTheFloor(t *testing.T) {
+	r := sample()
+	var b bytes.Buffer
+	Markdown(&b, r)
+	if strings.Contains(b.String(), "floor") {
+		t.Errorf("markdown mentions a floor the run did not measure:\n%s", b.String())
+	}
+	l := r.Languages["java"]
+	l.Floor = harness.ByWorkload{harness.Hello: {"c8": &harness.Figures{RPS: harness.Spread{Median: 7000, N: 1},
+		P50us: harness.Spread{Median: 900, N: 1}, P99us: harness.Spread{Median: 2000, N: 1}}}}
+	l.Ratios = append(l.Ratios, harness.Ratio{Baseline: harness.Floor, Workload: harness.Hello, Concurrency: "c8",
+		Ratio: harness.Spread{Median: 0.9, Min: 0.9, Max: 0.9, N: 1}})
+	l.FloorTargets = []harness.Target{{Name: "hello c8 throughput vs HTTP proxy mode", Value: 1.17, Min: 1.17, Max: 1.17, Goal: ">= 1.3"}}
+	b.Reset()
+	Markdown(&b, r)
+	out := b.String()
+	for _, want := range []string{
+		"| hello | 8 | 7000 | 0.90× | 900 / 2000 |",
+		"| hello c8 throughput vs HTTP proxy mode | 1.17 | >= 1.3 | **no** |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestChartIsAPNG(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "chart.png")
 	if err := Chart(path, sample()); err != nil {
