@@ -7,7 +7,7 @@ const { serve, Response } = require('../../../node');
 const greeting = 'Hello, world!\n';
 const wholeBodyMax = 1 << 20;
 
-serve(async (request) => {
+async function handle(request) {
   const length = Number(request.headers.get('content-length') || 0);
   if (length === 0) return new Response(greeting, { headers: { 'content-type': 'text/plain' } });
   if (length <= wholeBodyMax) {
@@ -16,4 +16,8 @@ serve(async (request) => {
   return new Response(request.body, {
     headers: { 'content-type': 'text/plain', 'content-length': String(length) },
   });
-});
+}
+
+// The floor (floor.js) runs this same handler.
+if (require.main === module) serve(handle);
+module.exports = { handle };

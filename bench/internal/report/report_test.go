@@ -33,15 +33,11 @@ func TestMarkdownHasTheSeedsTable(t *testing.T) {
 	var b bytes.Buffer
 	Markdown(&b, sample())
 	out := b.String()
-	for _, want := range []string{
+	mustContain(t, out,
 		"## java",
 		"| hello | 1 | 20 | 6000 | 300× | 4000 | – |", // fork, AfterBurn, ratio to fork, proxy
 		"| hello c=1 throughput vs fork per request | 300 | >= 300 | yes |",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("markdown lacks %q:\n%s", want, out)
-		}
-	}
+	)
 }
 
 func TestMarkdownAppliesTheP99RuleToTheBaselines(t *testing.T) {
@@ -52,14 +48,10 @@ func TestMarkdownAppliesTheP99RuleToTheBaselines(t *testing.T) {
 	var b bytes.Buffer
 	Markdown(&b, r)
 	out := b.String()
-	for _, want := range []string{
+	mustContain(t, out,
 		"bare server hello 100 / 300 µs (rule 500): within",
 		"pipe limit hello 130 / 3290 µs (rule 560): **over**",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("markdown lacks %q:\n%s", want, out)
-		}
-	}
+	)
 }
 
 func TestMarkdownReportsTheFloor(t *testing.T) {
@@ -78,10 +70,16 @@ func TestMarkdownReportsTheFloor(t *testing.T) {
 	b.Reset()
 	Markdown(&b, r)
 	out := b.String()
-	for _, want := range []string{
+	mustContain(t, out,
 		"| hello | 8 | 7000 | 0.90× | 900 / 2000 |",
 		"| hello c8 throughput vs HTTP proxy mode | 1.17 | >= 1.3 | **no** |",
-	} {
+	)
+}
+
+// mustContain fails the test for each of wants that the markdown lacks.
+func mustContain(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
 		if !strings.Contains(out, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
 		}
