@@ -96,8 +96,8 @@ func targets(lang string, l *LanguageResults) []Target {
 }
 
 // floorTargets applies the throughput and tail goals to the floor in AfterBurn's place: a goal
-// the floor misses too is out of reach of any library built on the same dependencies, on this
-// machine and in this run. Nil without a floor.
+// the floor misses is, in this run, beyond what a library doing the floor's work and its own
+// besides can be expected to reach (bench/README.md). Nil without a floor.
 func floorTargets(lang string, l *LanguageResults) []Target {
 	if l.Floor == nil {
 		return nil
