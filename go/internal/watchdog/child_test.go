@@ -88,14 +88,74 @@ func runChild() {
 			if handshakes > 1 && os.Getenv("AFTERBURN_TEST_INIT") == "handshake-once" {
 				select {} // unresponsive to liveness checks (§3.5)
 			}
-			bw.WriteString("HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Library: test/0\r\nContent-Length: 0\r\n\r\n")
+			reply := "HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Library: test/0\r\n"
+			if tokens {
+				reply += "AfterBurn-Capabilities: exchange\r\n"
+				if tok := req.Header.Get("AfterBurn-Exchange"); tok != "" {
+					if os.Getenv("AFTERBURN_TEST_INIT") == "wrong-token-on-repeat" {
+						tok += "x"
+					}
+					reply += "AfterBurn-Exchange: " + tok + "\r\n"
+				}
+			}
+			bw.WriteString(reply + "Content-Length: 0\r\n\r\n")
 			bw.Flush()
 			continue
 		}
-		childHandle(req, bw)
+		if staleOnNext {
+			// PROTOCOL.md §4.6: a late writer's whole response lands while
+			// this request is being served.
+			staleOnNext = false
+			out.WriteString(lateResponse)
+		}
+		w := bw
+		if tok := req.Header.Get("AfterBurn-Exchange"); tokens && tok != "" {
+			w = bufio.NewWriter(&tokenEcho{w: out, line: "AfterBurn-Exchange: " + tok + "\r\n"})
+		}
+		childHandle(req, w, in, out)
 		io.Copy(io.Discard, req.Body) // §6.3
+		w.Flush()
 		bw.Flush()
 	}
+}
+
+// tokens makes the child list the exchange capability and echo each
+// request's token (PROTOCOL.md §4.6), as a library does.
+var tokens = os.Getenv("AFTERBURN_TEST_TOKENS") == "1"
+
+// staleOnNext makes the child write lateResponse on its own as soon as it
+// has read the next request: a late writer (§4.6).
+var staleOnNext bool
+
+const lateResponse = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstale"
+
+// tokenEcho inserts the token line after the first line written through it,
+// the status line of the response.
+type tokenEcho struct {
+	w    io.Writer
+	line string
+	done bool
+}
+
+func (e *tokenEcho) Write(p []byte) (int, error) {
+	if e.done {
+		return e.w.Write(p)
+	}
+	i := strings.Index(string(p), "\r\n")
+	if i < 0 {
+		return e.w.Write(p) // a status line split across writes is not written here
+	}
+	e.done = true
+	if _, err := e.w.Write(p[:i+2]); err != nil {
+		return 0, err
+	}
+	if _, err := io.WriteString(e.w, e.line); err != nil {
+		return 0, err
+	}
+	if _, err := e.w.Write(p[i+2:]); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // bufferedWithHead is how many bytes the child had read past the head of
@@ -127,7 +187,7 @@ type childSeen struct {
 	Length  int64
 }
 
-func childHandle(req *http.Request, bw *bufio.Writer) {
+func childHandle(req *http.Request, bw *bufio.Writer, in, out *os.File) {
 	q := req.URL.Query()
 	switch req.URL.Path {
 	case "/buffered":
@@ -238,6 +298,31 @@ func childHandle(req *http.Request, bw *bufio.Writer) {
 		bw.Flush()
 		time.Sleep(300 * time.Millisecond)
 		os.Exit(0)
+	case "/stale-on-next":
+		staleOnNext = true
+		writeResponse(bw, 200, nil, "armed")
+	case "/stale-then-hang":
+		// Answers, then waits for the next request to sit in its pipe and,
+		// without reading a byte of it, writes a stale response and hangs:
+		// the watchdog can tell that no handler saw that request (§4.6, §9.3).
+		writeResponse(bw, 200, nil, "armed")
+		bw.Flush()
+		for unreadBytes(in) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		out.WriteString(lateResponse)
+		select {}
+	case "/wrong-token":
+		writeResponse(bw, 200, []string{"AfterBurn-Exchange: not-yours"}, "wrong")
+	case "/fds":
+		// Where each open descriptor leads (PROTOCOL.md §2.2).
+		var fds []string
+		entries, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range entries {
+			target, _ := os.Readlink("/proc/self/fd/" + e.Name())
+			fds = append(fds, e.Name()+"="+target)
+		}
+		writeResponse(bw, 200, nil, strings.Join(fds, "\n"))
 	case "/pid":
 		writeResponse(bw, 200, nil, strconv.Itoa(os.Getpid()))
 	case "/hang":

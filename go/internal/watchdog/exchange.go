@@ -77,6 +77,9 @@ var (
 	failCrashed = &failure{"crashed", errWorkerCrashed}
 	failBad     = &failure{"bad_response", errBadResponse}
 	failTimeout = &failure{"timeout", errTimeout}
+	// failExchange is a response head without this exchange's token
+	// (PROTOCOL.md §4.6): stale bytes, never this request's answer.
+	failExchange = &failure{"bad_response", errBadResponse}
 )
 
 // classify maps an error on the response pipe to PROTOCOL.md §8.4–§8.6.
@@ -103,6 +106,7 @@ type exchange struct {
 	target   string
 	deadline time.Time // zero: no exec_timeout
 	entry    *accessEntry
+	token    exchangeToken // PROTOCOL.md §4.6; zero when the worker takes none
 
 	headLen  int  // bytes of the request head written to the worker
 	headSent bool // the response head went to the client
@@ -223,23 +227,36 @@ func (x *exchange) run() (neverRead bool) {
 	// PROTOCOL.md §9.3: every byte of the request still in the pipe means the
 	// worker never saw it (the idle-exit race), so no handler ran for it.
 	// Asked before release, which closes the pipes.
-	neverRead = fail == failCrashed && !x.headSent && caused && !x.replayLost &&
+	if fail == failExchange {
+		// §4.6: the worker is alive and may still read the request. Only
+		// once it is dead is the unread count below final.
+		w.kill()
+		<-w.exited
+	}
+	neverRead = (fail == failCrashed || fail == failExchange) && !x.headSent && caused && !x.replayLost &&
 		(bf == bodyOK || bf == bodyWorker) && x.headLen > 0 &&
 		int64(w.unreadRequestBytes()) == int64(x.headLen)+x.bodyWritten
 
-	switch fail.reason {
-	case "bad_response":
+	switch {
+	case fail == failExchange:
+		x.wd.m.protocolErrors.WithLabelValues("exchange").Inc()
+		if neverRead {
+			x.wd.log.printf("w%d answered with a response that is not request %s's (PROTOCOL.md §4.6) before reading it: sending it to another worker", w.id, x.id)
+		} else {
+			x.wd.log.printf("w%d answered request %s with a response that is not its own (PROTOCOL.md §4.6): replacing the worker", w.id, x.id)
+		}
+	case fail.reason == "bad_response":
 		x.wd.m.protocolErrors.WithLabelValues("bad_response").Inc()
 		x.wd.log.printf("w%d sent a malformed response to request %s", w.id, x.id)
-	case "timeout":
+	case fail.reason == "timeout":
 		x.wd.log.printf("w%d passed the deadline of request %s: killing it", w.id, x.id)
-	case "crashed":
+	case fail.reason == "crashed":
 		if neverRead {
 			x.wd.log.printf("w%d exited before reading request %s: sending it to another worker", w.id, x.id)
 		} else {
 			x.wd.log.printf("w%d exited or closed a pipe during request %s", w.id, x.id)
 		}
-	case "request_aborted":
+	case fail.reason == "request_aborted":
 		x.wd.log.printf("w%d: the body of request %s could not be completed: replacing the worker", w.id, x.id)
 	}
 	x.wd.pool.release(w, fail.reason)
@@ -288,6 +305,12 @@ func (x *exchange) writeHead() error {
 	bw.WriteString("AfterBurn-Request-Id: ")
 	bw.WriteString(x.id)
 	bw.WriteString("\r\n")
+	if x.w.tokens {
+		x.token = nextToken() // PROTOCOL.md §4.6
+		bw.WriteString("AfterBurn-Exchange: ")
+		bw.Write(x.token.bytes())
+		bw.WriteString("\r\n")
+	}
 	if !x.deadline.IsZero() {
 		// PROTOCOL.md §5.2: whole milliseconds left now, rounded down.
 		ms := max(time.Until(x.deadline).Milliseconds(), 0)
@@ -464,6 +487,9 @@ func (x *exchange) forward() *failure {
 	resp, err := http.ReadResponse(w.br, x.r)
 	if err != nil {
 		return classify(err)
+	}
+	if x.token.set() && !x.token.echoedBy(resp.Header) {
+		return failExchange // §4.6: not one byte of it reaches the client
 	}
 	chunked := len(resp.TransferEncoding) > 0
 	hasBody := resp.Body != http.NoBody

@@ -98,7 +98,7 @@ func newMetrics(p poolGauges) *metrics {
 	for _, r := range restartReasons {
 		m.restarts.WithLabelValues(r)
 	}
-	for _, k := range []string{"bad_response", "unsolicited_output", "handshake"} {
+	for _, k := range []string{"bad_response", "unsolicited_output", "handshake", "exchange"} {
 		m.protocolErrors.WithLabelValues(k)
 	}
 	for _, t := range []errorType{errBadRequest, errHeadersTooLarge, errBodyTooLarge, errNotImplemented,

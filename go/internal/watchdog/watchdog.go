@@ -57,7 +57,13 @@ func New(cfg Config) (*Watchdog, error) {
 // Start starts the workers. Requests that arrive before one is ready wait
 // in the queue.
 func (wd *Watchdog) Start() {
-	wd.startOnce.Do(wd.pool.start)
+	wd.startOnce.Do(func() {
+		// PROTOCOL.md §2.2: workers get the protocol's descriptors, no others.
+		if err := markInheritedCloseOnExec(); err != nil {
+			wd.log.printf("could not mark inherited descriptors close-on-exec: %v; workers may inherit them", err)
+		}
+		wd.pool.start()
+	})
 }
 
 // Run listens on port (and metrics_port), starts the workers and serves

@@ -78,6 +78,10 @@ type worker struct {
 	exitErr  error         // cmd.Wait's error, valid after exited is closed
 	logsDone sync.WaitGroup
 
+	// tokens: the handshake reply listed the exchange capability, so every
+	// later request carries a token its response must echo (PROTOCOL.md §4.6).
+	tokens bool
+
 	state   workerState // guarded by pool.mu
 	gone    bool        // guarded by pool.mu: the process was reaped
 	retired chan string // the restart reason, for the slot's supervisor
@@ -280,7 +284,18 @@ func (w *worker) handshake(deadline time.Time, skipBanner bool, log *logger) *in
 	bad := func(format string, args ...any) *initError {
 		return &initError{reason: "init_failed", violation: true, err: fmt.Errorf(format, args...)}
 	}
-	w.bw.WriteString(handshakeRequest)
+	var tok exchangeToken
+	if w.tokens {
+		// PROTOCOL.md §4.6: a repeated handshake carries a token too, so a
+		// stale response cannot pass for its reply.
+		tok = nextToken()
+		w.bw.WriteString(handshakeRequest[:len(handshakeRequest)-len("Content-Length: 0\r\n\r\n")])
+		w.bw.WriteString("AfterBurn-Exchange: ")
+		w.bw.Write(tok.bytes())
+		w.bw.WriteString("\r\nContent-Length: 0\r\n\r\n")
+	} else {
+		w.bw.WriteString(handshakeRequest)
+	}
 	if err := w.bw.Flush(); err != nil {
 		return ioFail("writing the handshake", err)
 	}
@@ -310,8 +325,13 @@ func (w *worker) handshake(deadline time.Time, skipBanner bool, log *logger) *in
 		return bad("handshake reply has Content-Length %d, want 0", resp.ContentLength)
 	case got != protocolVersions:
 		return bad("handshake reply chose AfterBurn-Protocol %q, offered %q", got, protocolVersions)
+	case tok.set() && !tok.echoedBy(resp.Header):
+		return bad("handshake reply carries AfterBurn-Exchange %q, want %q", resp.Header[exchangeField], tok.bytes())
 	case w.br.Buffered() > 0:
 		return bad("%d unsolicited bytes after the handshake reply", w.br.Buffered())
+	}
+	if !w.tokens {
+		w.tokens = listsCapability(resp.Header["Afterburn-Capabilities"], capabilityExchange)
 	}
 	return nil
 }

@@ -1,0 +1,63 @@
+package watchdog
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+)
+
+// PROTOCOL.md §4.6: every exchange with a worker that lists the exchange
+// capability carries a token of its own, which the worker's response head
+// must echo. Nothing else can bind a response to its request: the request id
+// may repeat (§5.1), and §9.6's look at the pipe happens before the request
+// is written, not after.
+
+// capabilityExchange is the capability name of §4.6 (§3.2).
+const capabilityExchange = "exchange"
+
+// exchangeField is the field name of §4.6 in the canonical form net/http
+// keys a parsed head by.
+const exchangeField = "Afterburn-Exchange"
+
+// exchangeSeq numbers tokens for the life of the process: §4.6 forbids using
+// one twice while the watchdog runs.
+var exchangeSeq atomic.Uint64
+
+// exchangeToken is one token: the next number in base 36 (at most 13
+// characters of 0-9 a-z), kept in place so that making one allocates nothing.
+type exchangeToken struct {
+	buf [16]byte
+	n   uint8
+}
+
+func nextToken() (t exchangeToken) {
+	t.n = uint8(len(strconv.AppendUint(t.buf[:0], exchangeSeq.Add(1), 36)))
+	return t
+}
+
+func (t *exchangeToken) bytes() []byte { return t.buf[:t.n] }
+
+// set reports whether the token was made; the zero token means "none".
+func (t *exchangeToken) set() bool { return t.n > 0 }
+
+// echoedBy reports whether a response head carries exactly one
+// AfterBurn-Exchange field equal to the token (§4.6).
+func (t *exchangeToken) echoedBy(h http.Header) bool {
+	v := h[exchangeField]
+	return len(v) == 1 && v[0] == string(t.bytes())
+}
+
+// listsCapability reports whether an AfterBurn-Capabilities field (§3.2:
+// comma-separated, optional whitespace, possibly over several lines) names
+// capability.
+func listsCapability(values []string, capability string) bool {
+	for _, v := range values {
+		for _, name := range strings.Split(v, ",") {
+			if strings.TrimSpace(name) == capability {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,34 @@
+package watchdog
+
+import (
+	"os"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// unreadBytes is how many bytes wait unread in the child's request pipe.
+func unreadBytes(in *os.File) int {
+	n, err := unix.IoctlGetInt(int(in.Fd()), unix.TIOCINQ)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// PROTOCOL.md §4.6, §9.3: a stale response that arrives before the worker
+// read a byte of the request proves no handler saw it: the request goes to
+// another worker, and the client gets its own answer.
+func TestExchangeTokenUnreadRequestResent(t *testing.T) {
+	h := start(t, func(c *Config) { c.Workers = 2 }, "AFTERBURN_TEST_TOKENS=1")
+	h.waitState("two idle workers", func(st status, _ bool) bool { return st.Idle == 2 })
+	resp, body := h.get("/stale-then-hang")
+	wantBody(t, resp, body, 200, "armed")
+	// The worker that answered went idle last: it gets the next request (§10.3).
+	resp, body = h.get("/after")
+	wantBody(t, resp, body, 200, "ok GET /after")
+	h.logs.waitContains(t, "before reading it: sending it to another worker")
+	if got := counter(t, h.wd.m.protocolErrors, "exchange"); got != 1 {
+		t.Errorf("protocol errors {kind=exchange} = %v; want 1", got)
+	}
+}
