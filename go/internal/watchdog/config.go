@@ -35,6 +35,7 @@ type Config struct {
 	MaxRequests         int           // max_requests: recycle a worker after about this many requests, 0 = never (§9.7)
 	MaxAge              time.Duration // max_age: recycle a worker after about this long, 0 = never (§9.7)
 	MaxWorkerRSS        int64         // max_worker_rss: recycle a worker past this resident size, 0 = no limit (§9.7)
+	TrustRequestID      bool          // trust_request_id: a client's valid X-Request-Id becomes the request id (§5.6)
 
 	// Log receives the watchdog's own lines, worker output and the access
 	// log (§9.5). New uses os.Stderr when it is nil.
@@ -72,6 +73,7 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		MaxHeaderBytes:  32768,
 		PrefixLogs:      true,
 		Handshake:       true,
+		TrustRequestID:  true,
 	}
 	fs := flag.NewFlagSet("afterburn-watchdog", flag.ContinueOnError)
 	if usage == nil {
@@ -102,6 +104,7 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	fs.IntVar(&cfg.MaxRequests, "max_requests", 0, "recycle a worker after this many `requests`, plus up to 10% jitter; 0 = never")
 	fs.Var((*seconds)(&cfg.MaxAge), "max_age", "recycle a worker after this `duration`, plus up to 10% jitter; 0 = never")
 	fs.Int64Var(&cfg.MaxWorkerRSS, "max_worker_rss", 0, "recycle a worker whose resident memory passes this many `bytes`; 0 = no limit")
+	fs.BoolVar(&cfg.TrustRequestID, "trust_request_id", cfg.TrustRequestID, "use a client's valid X-Request-Id as the request id; false = always a fresh one")
 
 	// PROTOCOL.md §10.2: the environment first, so that flags parsed after it win.
 	var envErr error

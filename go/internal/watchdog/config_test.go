@@ -38,6 +38,7 @@ func TestParseConfig(t *testing.T) {
 		}},
 		{"zero disables", []string{"--exec_timeout=0", "--", "app"}, nil, func(c *Config) { c.ExecTimeout = 0 }},
 		{"PORT fallback", []string{"app"}, map[string]string{"PORT": "9090"}, func(c *Config) { c.Port = 9090 }},
+		{"trust_request_id off", []string{"--trust_request_id=false", "--", "app"}, nil, func(c *Config) { c.TrustRequestID = false }},
 		{"port wins over PORT", []string{"app"}, map[string]string{"PORT": "9090", "port": "7070"}, func(c *Config) { c.Port = 7070 }},
 		{"port flag wins", []string{"--port=0", "app"}, map[string]string{"PORT": "9090"}, func(c *Config) { c.Port = 0 }},
 		{"fprocess", nil, map[string]string{"fprocess": "python app.py"}, func(c *Config) {
@@ -72,7 +73,7 @@ func TestParseConfig(t *testing.T) {
 				Port: 8080, Workers: runtime.NumCPU(), ExecTimeout: 10 * time.Second,
 				ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, InitTimeout: time.Minute,
 				ShutdownTimeout: 15 * time.Second, MaxRequestBody: 64 << 20, MaxHeaderBytes: 32768,
-				PrefixLogs: true, Handshake: true, Command: []string{"app"},
+				PrefixLogs: true, Handshake: true, TrustRequestID: true, Command: []string{"app"},
 			}
 			tc.want(&want)
 			if !reflect.DeepEqual(got, want) {

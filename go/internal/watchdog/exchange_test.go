@@ -165,6 +165,25 @@ func TestRequestID(t *testing.T) {
 	}
 }
 
+// PROTOCOL.md §5.6: with trust_request_id false a valid client id is
+// forwarded as any field, and the request gets a fresh id of its own.
+func TestRequestIDNotTrusted(t *testing.T) {
+	t.Parallel()
+	h := start(t, func(c *Config) { c.TrustRequestID = false })
+	req, _ := http.NewRequest("GET", h.url+"/headers", nil)
+	req.Header.Set("X-Request-Id", "client-chosen")
+	resp, body := h.do(req)
+	var seen childSeen
+	json.Unmarshal([]byte(body), &seen)
+	got := resp.Header.Get("AfterBurn-Request-Id")
+	if !hex32.MatchString(got) || seen.Header.Get("AfterBurn-Request-Id") != got {
+		t.Errorf("AfterBurn-Request-Id %q to the client, %q to the worker; want the same fresh id", got, seen.Header.Get("AfterBurn-Request-Id"))
+	}
+	if seen.Header.Get("X-Request-Id") != "client-chosen" {
+		t.Errorf("X-Request-Id not forwarded: %q", seen.Header.Get("X-Request-Id"))
+	}
+}
+
 // TestChunkedBodyAndTrailers: §4.2 chunked framing and trailers both ways.
 func TestChunkedBodyAndTrailers(t *testing.T) {
 	t.Parallel()

@@ -332,7 +332,7 @@ func (wd *Watchdog) serveRejected(rw http.ResponseWriter, r *http.Request) bool 
 	if rej == nil || rej.inBody {
 		return false
 	}
-	e := &accessEntry{start: rej.at, requestID: requestID(nil), method: rej.method, path: rej.path}
+	e := &accessEntry{start: rej.at, requestID: requestID(nil, false), method: rej.method, path: rej.path}
 	wd.log.printf("request %s from %s rejected: %s", e.requestID, r.RemoteAddr, rej.text)
 	rw.Header().Set("Connection", "close")
 	wd.fail(rw, rej.typ, e)

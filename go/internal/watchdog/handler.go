@@ -54,7 +54,7 @@ func (wd *Watchdog) serveStatus(rw http.ResponseWriter, readiness bool) {
 func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 	e := &accessEntry{
 		start:     time.Now(),
-		requestID: requestID(r.Header),
+		requestID: requestID(r.Header, wd.cfg.TrustRequestID),
 		method:    r.Method,
 		path:      r.URL.EscapedPath(),
 	}
@@ -149,9 +149,10 @@ func (wd *Watchdog) fail(rw http.ResponseWriter, t errorType, e *accessEntry) {
 }
 
 // requestID returns the request id of PROTOCOL.md §5.1: the client's
-// X-Request-Id when it is 1–128 of [A-Za-z0-9._:-], else 32 random hex digits.
-func requestID(h http.Header) string {
-	if v := h["X-Request-Id"]; len(v) > 0 && validRequestID(v[0]) {
+// X-Request-Id when it is 1–128 of [A-Za-z0-9._:-] and trusted (§5.6), else
+// 32 random hex digits.
+func requestID(h http.Header, trusted bool) string {
+	if v := h["X-Request-Id"]; trusted && len(v) > 0 && validRequestID(v[0]) {
 		return v[0]
 	}
 	var b [16]byte

@@ -103,6 +103,7 @@ func testConfig() Config {
 		MaxHeaderBytes:  32768,
 		PrefixLogs:      true,
 		Handshake:       true,
+		TrustRequestID:  true,
 	}
 }
 
