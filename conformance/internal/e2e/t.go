@@ -84,6 +84,21 @@ func (t *T) StartWatchdog(flags []string, env map[string]string, ready bool) *Wa
 	return w
 }
 
+// StartWatchdogInheriting is StartWatchdog with descriptors the watchdog
+// inherits from fd 3 on (§2.2); it waits for /_/ready.
+func (t *T) StartWatchdogInheriting(flags []string, env map[string]string, files []*os.File) *Watchdog {
+	w, err := startWatchdog(t.ctx, t.cfg.Watchdog, t.cfg.Function, flags, env, files)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	t.WD = w
+	t.Cleanup(w.Stop)
+	if err := w.WaitReady(t.ctx, 0); err != nil {
+		t.Fatalf("%v", err)
+	}
+	return w
+}
+
 // Resp is a response with its body read.
 type Resp struct {
 	*http.Response

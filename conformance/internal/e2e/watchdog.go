@@ -37,7 +37,7 @@ func watchdogEnv(extra map[string]string) []string {
 	for _, s := range []string{"port", "PORT", "listen_host", "fprocess", "workers", "exec_timeout",
 		"read_timeout", "write_timeout", "max_inflight", "init_timeout", "healthcheck_interval",
 		"shutdown_timeout", "max_request_body", "max_header_bytes", "prefix_logs", "stdio",
-		"handshake", "metrics_port", "max_requests", "max_age", "max_worker_rss"} {
+		"handshake", "metrics_port", "max_requests", "max_age", "max_worker_rss", "trust_request_id"} {
 		settings[s] = true
 	}
 	return proc.Environ(func(k string) bool { return settings[k] || proc.IsProtocolVariable(k) }, extra)
@@ -47,6 +47,12 @@ func watchdogEnv(extra map[string]string) []string {
 // "exec FUNCTION" and waits for its "listening on ADDR" line (not for
 // readiness; see WaitReady).
 func StartWatchdog(ctx context.Context, bin, function string, flags []string, env map[string]string) (*Watchdog, error) {
+	return startWatchdog(ctx, bin, function, flags, env, nil)
+}
+
+// startWatchdog is StartWatchdog, with extra descriptors the watchdog
+// inherits from fd 3 on, without close-on-exec, as a shell may leave them.
+func startWatchdog(ctx context.Context, bin, function string, flags []string, env map[string]string, extra []*os.File) (*Watchdog, error) {
 	args := append([]string{"-port", "0", "-listen_host", "127.0.0.1"}, flags...)
 	args = append(args, "--", "/bin/sh", "-c", "exec "+function)
 	w := &Watchdog{Log: proc.NewBuffer(8 << 20), done: make(chan struct{})}
@@ -55,6 +61,7 @@ func StartWatchdog(ctx context.Context, bin, function string, flags []string, en
 	cmd.Stderr = w.Log
 	cmd.Env = watchdogEnv(env)
 	cmd.WaitDelay = 2 * time.Second
+	cmd.ExtraFiles = extra
 	proc.NewGroup(cmd)
 	w.cmd = cmd
 	if err := cmd.Start(); err != nil {
