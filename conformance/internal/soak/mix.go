@@ -18,7 +18,10 @@ type kind struct {
 	name   string
 	weight int
 	fault  bool // fails by design: its expected answer is an error
-	build  func(r *rand.Rand, id, token string) (method, path string, body []byte)
+	// lateWriter: the fault lands on whichever request the worker serves
+	// when the stale response arrives, which may then fail (Collateral).
+	lateWriter bool
+	build      func(r *rand.Rand, id, token string) (method, path string, body []byte)
 	// check judges a response whose request id already matched. It returns
 	// "" when the response is what the request asked for, "misdelivered: ..."
 	// when it carries another request's content, or another description of
@@ -68,8 +71,34 @@ func mix() []kind {
 			check: checkError(502, "bad_response")},
 		{name: "throw", weight: 0, fault: true, build: fixed("GET", "/throw"),
 			check: checkError(500, "handler_error")},
+		// PROTOCOL.md §4.6: a whole response written later by a thread of the
+		// worker, or by a child process, while the worker serves another
+		// request. That request gets its own answer or an error, never it.
+		{name: "late-writer", weight: 0, fault: true, lateWriter: true, build: lateWrite("late"), check: checkLate},
+		{name: "late-child", weight: 0, fault: true, lateWriter: true, build: lateWrite("child"), check: checkLate},
 	}
 }
+
+// lateWrite asks the fixture for a stale response 0-20 ms after its answer.
+func lateWrite(how string) func(*rand.Rand, string, string) (string, string, []byte) {
+	return func(r *rand.Rand, id, token string) (string, string, []byte) {
+		return "GET", fmt.Sprintf("/garbage?when=%s&ms=%d", how, r.IntN(21)), nil
+	}
+}
+
+func checkLate(resp *http.Response, body []byte, id, token string, sent []byte) string {
+	if s := wantStatus(resp, 200); s != "" {
+		return s
+	}
+	if string(body) != `{"late": true}` && string(body) != `{"late":true}` {
+		return fmt.Sprintf("body %q; want {\"late\": true}", trim(body))
+	}
+	return ""
+}
+
+// staleBody is the body of the late writers' response (conformance/README.md,
+// the fixture's /garbage routes): it answers no request.
+const staleBody = `"stale"`
 
 func fixed(method, path string) func(*rand.Rand, string, string) (string, string, []byte) {
 	return func(*rand.Rand, string, string) (string, string, []byte) { return method, path, nil }

@@ -48,6 +48,12 @@ type Report struct {
 	// elsewhere (PROTOCOL.md §9.3). At most one per such exit is allowed.
 	Collateral     int64
 	ExitsAfterResp int64 // crash-after-response faults sent
+	// LateWrites counts late-writer faults sent (PROTOCOL.md §4.6). Each may
+	// fail the request its worker serves when the stale bytes arrive: 502
+	// bad_response when they precede its head, an aborted body when they
+	// land inside a streamed one (§8.7). Those count as Collateral, at most
+	// one per late write; a stale response delivered is Misdelivered.
+	LateWrites int64
 	// TimedOut counts requests answered 504 timeout with their own id: exec_timeout counts
 	// time in the queue (PROTOCOL.md §5.2), and faults that hold workers can make the queue
 	// that long. Allowed up to maxTimedOutShare of the requests.
@@ -86,8 +92,9 @@ func (r *Report) Err() error {
 	if float64(r.TimedOut) > maxTimedOutShare*float64(r.Requests) {
 		why = append(why, fmt.Sprintf("%d requests timed out, more than %.1f%%", r.TimedOut, maxTimedOutShare*100))
 	}
-	if r.Collateral > r.ExitsAfterResp {
-		why = append(why, fmt.Sprintf("%d requests lost to worker exits, more than the %d exits after a response", r.Collateral, r.ExitsAfterResp))
+	if r.Collateral > r.ExitsAfterResp+r.LateWrites {
+		why = append(why, fmt.Sprintf("%d requests lost to worker exits and late writers, more than the %d exits after a response and %d late writes",
+			r.Collateral, r.ExitsAfterResp, r.LateWrites))
 	}
 	if r.RSSEndMiB > max(r.RSSStartMiB*maxRSSGrowth, r.RSSStartMiB+r.RSSSlackMiB) {
 		why = append(why, fmt.Sprintf("watchdog RSS grew %.1f -> %.1f MiB (more than %.0f%%)", r.RSSStartMiB, r.RSSEndMiB, (maxRSSGrowth-1)*100))
@@ -208,9 +215,14 @@ func (s *soaker) pick(r *rand.Rand) kind {
 // one sends request i and judges its response.
 func (s *soaker) one(ctx context.Context, r *rand.Rand, i int64) {
 	k := s.pick(r)
-	if k.name == "crash-after-response" {
+	switch {
+	case k.name == "crash-after-response":
 		s.mu.Lock()
 		s.rep.ExitsAfterResp++
+		s.mu.Unlock()
+	case k.lateWriter:
+		s.mu.Lock()
+		s.rep.LateWrites++
 		s.mu.Unlock()
 	}
 	id := fmt.Sprintf("soak-%d-%d", s.cfg.Seed, i)
@@ -229,16 +241,24 @@ func (s *soaker) one(ctx context.Context, r *rand.Rand, i int64) {
 	got, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
+		if s.lateWriterCollateral() {
+			return // §8.7: stale bytes inside a streamed body abort it
+		}
 		s.problem(false, fmt.Sprintf("%s %s (%s): reading the body: %v", method, path, id, err))
 		return
 	}
 	verdict := ""
 	if gotID := resp.Header.Get("AfterBurn-Request-Id"); gotID != id {
 		verdict = fmt.Sprintf("misdelivered: AfterBurn-Request-Id %q; want %q", gotID, id)
+	} else if strings.Contains(string(got), staleBody) && !strings.Contains(string(body), staleBody) {
+		verdict = fmt.Sprintf("misdelivered: a late writer's response %q", trim(got))
 	} else {
 		verdict = k.check(resp, got, id, token, body)
 	}
 	switch {
+	case verdict != "" && resp.StatusCode == 502 && resp.Header.Get("AfterBurn-Error") == "bad_response" &&
+		!strings.HasPrefix(verdict, "misdelivered") && s.lateWriterCollateral():
+		// §4.6: the stale response preceded this request's head.
 	case verdict != "" && !k.fault && resp.StatusCode == 504 && resp.Header.Get("AfterBurn-Error") == "timeout":
 		s.mu.Lock()
 		s.rep.TimedOut++
@@ -256,6 +276,18 @@ func (s *soaker) one(ctx context.Context, r *rand.Rand, i int64) {
 	default:
 		s.problem(strings.HasPrefix(verdict, "misdelivered"), fmt.Sprintf("%s %s (%s, %s): %s", method, path, id, k.name, verdict))
 	}
+}
+
+// lateWriterCollateral counts one request failed by a late writer's stale
+// bytes, when late writes were sent; it reports false when none were.
+func (s *soaker) lateWriterCollateral() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rep.LateWrites == 0 {
+		return false
+	}
+	s.rep.Collateral++
+	return true
 }
 
 func (s *soaker) problem(misdelivered bool, detail string) {
