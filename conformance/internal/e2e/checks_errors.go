@@ -260,11 +260,35 @@ func clientDisconnectMidBody(t *T) {
 	t.WaitIdle(2)
 	before := t.Restarts("request_aborted")
 	rc := t.Dial()
-	rc.Send("POST /echo HTTP/1.1\r\nHost: fn\r\nContent-Length: 100000\r\n\r\n" + strings.Repeat("x", 1000))
+	// Chunked: a body of unknown length streams to the worker as it
+	// arrives (§6.6), so the worker holds half a request when the client goes.
+	rc.Send("POST /echo HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: chunked\r\n\r\n3e8\r\n" + strings.Repeat("x", 1000) + "\r\n")
 	t.WaitBusy(1) // the request reached a worker
 	rc.Close()
 	t.WaitMetric(before+1, "afterburn_worker_restarts_total", "reason", "request_aborted")
 	echoesOwnIDs(t, 4)
+}
+
+// bufferedClientGone is §6.6: a body announced by Content-Length is read
+// whole before a worker is taken, so a client that gives up half-way costs
+// no worker and no restart.
+func bufferedClientGone(t *T) {
+	t.WaitIdle(2)
+	restarts := t.Metrics().Sum("afterburn_worker_restarts_total")
+	from := t.WD.Log.Len()
+	rc := t.Dial()
+	rc.Send("POST /echo/buffered-gone HTTP/1.1\r\nHost: fn\r\nContent-Length: 100000\r\n\r\n" + strings.Repeat("x", 1000))
+	// The body is incomplete: the workers stay idle and serve others.
+	echoesOwnIDs(t, 4)
+	if code, st := t.ReadyStatus(); code != 200 || st == nil || st.Busy == nil || *st.Busy != 0 {
+		t.Fatalf("/_/ready %d %+v with half a body in the watchdog; want 200 and no busy worker", code, st)
+	}
+	rc.Close()
+	t.LogWait(from, regexp.MustCompile(`path=/echo/buffered-gone\b.*status=400`))
+	echoesOwnIDs(t, 4)
+	if got := t.Metrics().Sum("afterburn_worker_restarts_total"); got != restarts {
+		t.Fatalf("afterburn_worker_restarts_total went from %v to %v; want no worker replaced (§6.6)", restarts, got)
+	}
 }
 
 func clientGoneMidResponse(t *T) {

@@ -3,6 +3,7 @@ package watchdog
 import (
 	"errors"
 	"flag"
+	"os"
 	"reflect"
 	"runtime"
 	"strings"
@@ -73,7 +74,8 @@ func TestParseConfig(t *testing.T) {
 				Port: 8080, Workers: runtime.NumCPU(), ExecTimeout: 10 * time.Second,
 				ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, InitTimeout: time.Minute,
 				ShutdownTimeout: 15 * time.Second, MaxRequestBody: 64 << 20, MaxHeaderBytes: 32768,
-				PrefixLogs: true, Handshake: true, TrustRequestID: true, Command: []string{"app"},
+				PrefixLogs: true, Handshake: true, TrustRequestID: true,
+				RequestBuffering: true, RequestBufferMemory: defaultRequestBufferMemory, BufferDir: os.TempDir(), BufferSpillMax: 1 << 30, Command: []string{"app"},
 			}
 			tc.want(&want)
 			if !reflect.DeepEqual(got, want) {

@@ -129,6 +129,9 @@ type exchange struct {
 	// inline is a small body read whole before the head was written, to go
 	// with it in one write (PROTOCOL.md §6.1); nil when the body streams.
 	inline []byte
+	// buffered is the whole body, read before the worker was taken (§6.6);
+	// nil when the body comes from the client as the exchange runs.
+	buffered *bufferedBody
 }
 
 // run writes the request, forwards the response, and gives the worker back
@@ -145,7 +148,11 @@ func (x *exchange) run() (neverRead bool) {
 
 	var fail *failure
 	var bodyDone chan bodyFailure
-	if n := x.r.ContentLength; n > 0 && n <= inlineBodyMax {
+	if x.buffered != nil {
+		if x.buffered.small() {
+			x.inline = x.buffered.mem // §6.1: with its head, in one write
+		}
+	} else if n := x.r.ContentLength; n > 0 && n <= inlineBodyMax {
 		if t := x.readInline(); t != "" {
 			// PROTOCOL.md §6.1, §6.4: no byte of the request reached the
 			// worker, so it goes back to the pool as it was.
@@ -161,7 +168,7 @@ func (x *exchange) run() (neverRead bool) {
 	} else {
 		if x.r.ContentLength != 0 && x.inline == nil {
 			send := x.sendBody
-			if x.hijack() {
+			if x.buffered == nil && x.hijack() {
 				// §6.1: the body is spliced (hijack.go). The client's
 				// connection is the exchange's until its end, then given
 				// back or closed; also on the panic of §8.7, which
@@ -465,10 +472,11 @@ func (x *exchange) abortBody(f bodyFailure) bodyFailure {
 const replayMax = 64 << 10
 
 // keepForReplay copies body bytes about to be sent, while they may still be
-// retried on another worker (PROTOCOL.md §9.3).
+// retried on another worker (PROTOCOL.md §9.3). A buffered body (§6.6) needs
+// no copy: it can be read again from its start.
 func (x *exchange) keepForReplay(p []byte) {
 	switch {
-	case x.replayLost:
+	case x.replayLost, x.buffered != nil:
 	case len(x.replay)+len(p) > replayMax:
 		x.replay, x.replayLost = nil, true
 	default:

@@ -263,7 +263,13 @@ func TestLargeEcho(t *testing.T) {
 // previous echo, so buffering anywhere would deadlock.
 func TestStreamingLockstep(t *testing.T) {
 	t.Parallel()
-	h := start(t, nil)
+	lockstep(t, start(t, nil))
+}
+
+// lockstep sends five lines on a chunked body and reads each event back
+// before sending the next (§6.1, §6.2).
+func lockstep(t *testing.T, h *harness) {
+	t.Helper()
 	pr, pw := io.Pipe()
 	req, _ := http.NewRequest("POST", h.url+"/stream", pr)
 	resp, err := h.client.Do(req)

@@ -83,6 +83,20 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 		wd.fail(rw, errBadRequest, e)
 		return
 	}
+	// PROTOCOL.md §6.6: a body of known length is read whole before the
+	// request takes a worker, or even a place in the queue.
+	var buffered *bufferedBody
+	received := e.start
+	if wd.cfg.RequestBuffering && r.ContentLength > 0 {
+		b, t := wd.bufferBody(r)
+		if t != "" {
+			rw.Header().Set("Connection", "close") // the body was not read to its end
+			wd.fail(rw, t, e)
+			return
+		}
+		defer b.release()
+		buffered, received = b, time.Now()
+	}
 	if t := wd.pool.enter(); t != "" {
 		wd.fail(rw, t, e)
 		return
@@ -91,12 +105,15 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 
 	var deadline time.Time
 	if d := wd.cfg.ExecTimeout; d > 0 {
-		deadline = e.start.Add(d) // §5.2: queueing counts
+		deadline = received.Add(d) // §5.2: queueing counts
 	}
 	// PROTOCOL.md §9.3: a request that a worker died without reading a byte
 	// of goes to another worker, once, its body replayed.
 	var body io.Reader = r.Body
 	for attempt := 1; ; attempt++ {
+		if buffered != nil {
+			body = buffered.reader() // §6.6: replayed whole, whatever its size
+		}
 		queued := time.Now()
 		w, t := wd.pool.acquire(r.Context(), deadline)
 		wd.m.queueWait.Observe(time.Since(queued).Seconds())
@@ -127,11 +144,12 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 			deadline: deadline,
 			entry:    e,
 			body:     body,
+			buffered: buffered,
 		}
 		if neverRead := x.run(); !neverRead {
 			return
 		}
-		if len(x.replay) > 0 {
+		if buffered == nil && len(x.replay) > 0 {
 			body = io.MultiReader(bytes.NewReader(x.replay), r.Body)
 		}
 		if attempt == 2 {

@@ -104,6 +104,12 @@ func testConfig() Config {
 		PrefixLogs:      true,
 		Handshake:       true,
 		TrustRequestID:  true,
+		// Streaming request bodies, as before §6.6, unless a test asks for
+		// buffering: most tests here are about the exchange itself.
+		RequestBuffering:    false,
+		RequestBufferMemory: defaultRequestBufferMemory,
+		BufferDir:           os.TempDir(),
+		BufferSpillMax:      1 << 30,
 	}
 }
 

@@ -24,6 +24,8 @@ type metrics struct {
 	restarts       *prometheus.CounterVec
 	initDuration   prometheus.Histogram
 	protocolErrors *prometheus.CounterVec
+	// requestBuffered is afterburn_request_buffer_bytes (§6.6, §10.4).
+	requestBuffered *prometheus.GaugeVec
 }
 
 // poolGauges is what the gauges read at scrape time.
@@ -68,9 +70,15 @@ func newMetrics(p poolGauges) *metrics {
 			Name: "afterburn_protocol_errors_total",
 			Help: "Protocol violations by workers, by kind.",
 		}, []string{"kind"}),
+		requestBuffered: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "afterburn_request_buffer_bytes",
+			Help: "Bytes of request bodies held by request buffering, in memory or in temporary files.",
+		}, []string{"where"}),
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.queueWait, m.rejected, m.restarts,
-		m.initDuration, m.protocolErrors)
+		m.initDuration, m.protocolErrors, m.requestBuffered)
+	m.requestBuffered.WithLabelValues("memory")
+	m.requestBuffered.WithLabelValues("file")
 	m.reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "afterburn_requests_in_flight",

@@ -34,6 +34,7 @@ type Watchdog struct {
 	metricsHandler http.Handler
 	stopping       atomic.Bool
 	startOnce      sync.Once
+	spill          spillBudget // buffer_spill_max (§6.6)
 }
 
 // New checks cfg and returns a Watchdog whose workers are not started yet.
@@ -46,6 +47,7 @@ func New(cfg Config) (*Watchdog, error) {
 		out = os.Stderr
 	}
 	wd := &Watchdog{cfg: cfg, log: newLogger(out, cfg.PrefixLogs)}
+	wd.spill.max = cfg.BufferSpillMax
 	wd.pool = newPool(&wd.cfg, wd.log)
 	wd.m = newMetrics(wd.pool)
 	wd.pool.m = wd.m

@@ -1,0 +1,130 @@
+package watchdog
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+)
+
+// Request buffering (PROTOCOL.md §6.6): a body announced by Content-Length
+// is read whole from the client before a worker is taken, in memory up to
+// request_buffer_memory and in an anonymous temporary file beyond it, so
+// that a client that trickles its body or gives up half-way never holds a
+// worker. Chunked bodies keep streaming (§6.2: full duplex).
+
+// bufferedBody is one request body read whole from the client.
+type bufferedBody struct {
+	mem    []byte   // the first bytes, or all of them
+	file   *os.File // the rest, nil when mem holds everything
+	fileN  int64
+	budget *spillBudget
+	m       *metrics
+	pooled  bool // mem came from memPool
+	counted bool // its bytes are in the gauge
+}
+
+// memPool recycles memory parts of the default size, the common case.
+var memPool = sync.Pool{New: func() any { return make([]byte, 0, defaultRequestBufferMemory) }}
+
+// defaultRequestBufferMemory is request_buffer_memory's default.
+const defaultRequestBufferMemory = 256 << 10
+
+// bufferBody reads the n-byte body of r. It returns the error type to answer
+// when the body cannot be had: bad_request when the client stalled past
+// read_timeout or went away (§6.4 cannot apply: no worker saw a byte),
+// unavailable when the body would take the spilled bytes past
+// buffer_spill_max.
+func (wd *Watchdog) bufferBody(r *http.Request) (*bufferedBody, errorType) {
+	n := r.ContentLength
+	memN := min(n, wd.cfg.RequestBufferMemory)
+	b := &bufferedBody{budget: &wd.spill, m: wd.m}
+	if wd.cfg.RequestBufferMemory == defaultRequestBufferMemory {
+		b.mem, b.pooled = memPool.Get().([]byte)[:memN], true
+	} else {
+		b.mem = make([]byte, memN)
+	}
+	if rest := n - memN; rest > 0 {
+		if !wd.spill.reserve(rest) {
+			b.release()
+			wd.log.printf("request body of %d bytes refused: %v (%d bytes)", n, errSpillFull, wd.spill.max)
+			return nil, errUnavailable
+		}
+		b.fileN = rest
+		f, err := spillFile(wd.cfg.BufferDir)
+		if err != nil {
+			b.release()
+			wd.log.printf("cannot buffer a request body in %s: %v", wd.cfg.BufferDir, err)
+			return nil, errUnavailable
+		}
+		b.file = f
+	}
+	b.gauge(1)
+	b.counted = true
+	if _, err := io.ReadFull(r.Body, b.mem); err != nil {
+		b.release()
+		return nil, errBadRequest
+	}
+	if b.file != nil {
+		if _, err := io.CopyN(b.file, r.Body, b.fileN); err != nil {
+			b.release()
+			if isClientError(err) {
+				return nil, errBadRequest
+			}
+			wd.log.printf("cannot buffer a request body in %s: %v", wd.cfg.BufferDir, err)
+			return nil, errUnavailable
+		}
+	}
+	return b, ""
+}
+
+// isClientError tells a failed read from the client (the copy's source)
+// from a failed write of the temporary file.
+func isClientError(err error) bool {
+	var pe *os.PathError
+	return !errors.As(err, &pe)
+}
+
+// reader reads the whole body from its start; each call starts anew, so a
+// request that a worker never read can be sent to another (§9.3) whatever
+// its size.
+func (b *bufferedBody) reader() io.Reader {
+	if b.file == nil {
+		return bytes.NewReader(b.mem)
+	}
+	return io.MultiReader(bytes.NewReader(b.mem), io.NewSectionReader(b.file, 0, b.fileN))
+}
+
+// small reports a body held in memory that fits with its head in one write
+// to the worker (§6.1).
+func (b *bufferedBody) small() bool { return b.file == nil && len(b.mem) <= inlineBodyMax }
+
+// gauge adds (sign 1) or removes (-1) the body's bytes from
+// afterburn_request_buffer_bytes (§10.4).
+func (b *bufferedBody) gauge(sign float64) {
+	b.m.requestBuffered.WithLabelValues("memory").Add(sign * float64(len(b.mem)))
+	b.m.requestBuffered.WithLabelValues("file").Add(sign * float64(b.fileN))
+}
+
+// release gives the memory, the file and the budget back.
+func (b *bufferedBody) release() {
+	if b.mem == nil {
+		return // released already
+	}
+	if b.counted {
+		b.gauge(-1)
+	}
+	if b.file != nil {
+		b.file.Close()
+		b.file = nil
+	}
+	if b.fileN > 0 {
+		b.budget.release(b.fileN)
+	}
+	if b.pooled {
+		memPool.Put(b.mem[:0])
+	}
+	b.mem = nil
+}

@@ -1,0 +1,47 @@
+package watchdog
+
+import (
+	"errors"
+	"os"
+	"sync/atomic"
+)
+
+// spillBudget caps the bytes that buffered bodies hold in temporary files
+// at once, across every request (buffer_spill_max, PROTOCOL.md §6.6), so
+// that clients cannot fill the disk through the watchdog.
+type spillBudget struct {
+	max  int64 // 0: no file may be used
+	used atomic.Int64
+}
+
+// errSpillFull is a body that would take the spilled bytes past the cap.
+var errSpillFull = errors.New("watchdog: buffer_spill_max reached")
+
+// reserve takes n bytes of the budget, or reports that they are not there.
+func (b *spillBudget) reserve(n int64) bool {
+	for {
+		used := b.used.Load()
+		if used+n > b.max {
+			return false
+		}
+		if b.used.CompareAndSwap(used, used+n) {
+			return true
+		}
+	}
+}
+
+func (b *spillBudget) release(n int64) { b.used.Add(-n) }
+
+// spillFile is an anonymous temporary file in dir: removed as soon as it is
+// made, so that nothing is left behind whatever happens to the watchdog.
+func spillFile(dir string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, "afterburn-spill-*")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
