@@ -7,7 +7,8 @@ import (
 	"testing"
 )
 
-// typicalGET is a request as the watchdog writes it (PROTOCOL.md §4.5, §5).
+// typicalGET is a request as the watchdog writes it (PROTOCOL.md §4.5, §5) to a
+// worker that listed the exchange capability (§4.6).
 const typicalGET = "GET /hello?name=world HTTP/1.1\r\n" +
 	"Host: fn.example.com\r\n" +
 	"User-Agent: curl/8.5.0\r\n" +
@@ -16,6 +17,7 @@ const typicalGET = "GET /hello?name=world HTTP/1.1\r\n" +
 	"X-Forwarded-For: 203.0.113.7\r\n" +
 	"AfterBurn-Request-Id: 6f1c0a4e2b9d4c1f8a7e5d3c2b1a0f9e\r\n" +
 	"AfterBurn-Timeout-Ms: 9998\r\n" +
+	"AfterBurn-Exchange: 1f3a7c9e0b2d4f6a\r\n" +
 	"\r\n"
 
 // requestPerRead returns the same request on every Read, as a pipe does when the

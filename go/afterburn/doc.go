@@ -30,7 +30,7 @@
 //   - r.Header holds every field the client sent, repeated fields in order, except
 //     Host, Transfer-Encoding (see r.TransferEncoding) and the watchdog's
 //     AfterBurn-Request-Id and AfterBurn-Timeout-Ms, whose meaning is exposed by
-//     RequestID and the context deadline instead.
+//     RequestID and the context deadline instead, and AfterBurn-Exchange (below).
 //   - r.Body streams the request body as the watchdog writes it, de-chunked, and stays
 //     readable while the response is written (full duplex). Trailers of a chunked
 //     request are in r.Trailer once r.Body has returned io.EOF. What the handler does
@@ -54,6 +54,21 @@
 // serving. A panic after the response started cannot change its status: Serve leaves
 // the response visibly incomplete and returns an error, so the worker exits and the
 // watchdog replaces it.
+//
+// # Exchange tokens
+//
+// The watchdog gives every request an AfterBurn-Exchange token, and accepts a response
+// only if its head carries the same token (PROTOCOL.md §4.6). This keeps bytes that
+// code of the worker writes to the response pipe on its own — a goroutine still
+// writing after its handler returned, a child process the handler started — from
+// being delivered to another client as that client's response: the worker is
+// replaced instead. It is automatic: the library copies the token into the head of
+// every response it writes, errors and handshake replies included, keeps it out of
+// r.Header, and drops a field of that name that a handler sets itself. What it cannot
+// catch are stray bytes that land inside a response whose head already went out, such
+// as the middle of a streamed body: they become part of that body, and either break
+// its framing (the client sees an incomplete response) or reach that client. So only
+// the library should ever write to the response pipe.
 //
 // # Stdout and stdin
 //

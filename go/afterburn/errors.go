@@ -40,6 +40,7 @@ type protocolError struct {
 	cause  error  // io.ErrUnexpectedEOF for a truncated request, else nil
 
 	requestID string // for the error body, when the head got as far as AfterBurn-Request-Id
+	token     string // the head's AfterBurn-Exchange, when the whole head was read (§4.6)
 }
 
 func (e *protocolError) Error() string {
@@ -87,11 +88,12 @@ type errorBody struct {
 }
 
 // appendErrorResponse appends a complete §8.1 error response: the status of §8.2,
-// Content-Type: application/json, the AfterBurn-Error field naming the type, any extra
-// field lines (already CRLF-terminated) and a Content-Length body.
-func appendErrorResponse(b []byte, status int, typ, requestID, extra string) []byte {
+// the exchange token (§4.6), Content-Type: application/json, the AfterBurn-Error field
+// naming the type, any extra field lines (already CRLF-terminated) and a
+// Content-Length body.
+func appendErrorResponse(b []byte, status int, typ, requestID, token, extra string) []byte {
 	body, _ := json.Marshal(errorBody{Type: typ, Message: messages[typ], RequestID: requestID})
-	b = appendStatusLine(b, status)
+	b = appendStatusLine(b, status, token)
 	b = append(b, "Content-Type: application/json\r\nAfterBurn-Error: "...)
 	b = append(b, typ...)
 	b = append(b, "\r\n"...)
@@ -102,13 +104,23 @@ func appendErrorResponse(b []byte, status int, typ, requestID, extra string) []b
 	return append(b, body...)
 }
 
-// appendStatusLine appends "HTTP/1.1 NNN Reason\r\n". PROTOCOL.md §4.4: the reason
-// phrase may be empty, the single space before it may not.
-func appendStatusLine(b []byte, code int) []byte {
+// appendStatusLine starts every response head the library writes: it appends
+// "HTTP/1.1 NNN Reason\r\n" and, when the request carried one, the field
+// "AfterBurn-Exchange: token\r\n". PROTOCOL.md §4.4: the reason phrase may be empty,
+// the single space before it may not. §4.6: the token goes into the head of every
+// response to a request that carried it — handler responses, errors, handshake
+// replies — so it is written here, where no head can leave it out.
+func appendStatusLine(b []byte, code int, token string) []byte {
 	b = append(b, "HTTP/1.1 "...)
 	b = append(b, byte('0'+code/100), byte('0'+code/10%10), byte('0'+code%10), ' ')
 	b = append(b, http.StatusText(code)...)
-	return append(b, "\r\n"...)
+	b = append(b, "\r\n"...)
+	if token != "" {
+		b = append(b, "AfterBurn-Exchange: "...)
+		b = append(b, token...)
+		b = append(b, "\r\n"...)
+	}
+	return b
 }
 
 // errAfterHandler is returned by the ResponseWriter once the handler has returned.

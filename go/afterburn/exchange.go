@@ -23,6 +23,7 @@ import (
 type exchange struct {
 	c           *conn
 	id          string // PROTOCOL.md §5.1
+	token       string // PROTOCOL.md §4.6: the AfterBurn-Exchange to echo; "" without
 	isHandshake bool   // PROTOCOL.md §3.1
 	handshake   string // the offered versions
 

@@ -45,6 +45,7 @@ type parsed struct {
 	Length      int64 // r.ContentLength
 	Body        []byte
 	ID          string // "" when the library made one up (§11.1)
+	Token       string // AfterBurn-Exchange (§4.6); "" without
 	HasDeadline bool
 	Handshake   *string
 }
@@ -75,7 +76,7 @@ func parseStream(t *testing.T, r io.Reader, lim limits) []parsed {
 		p := parsed{
 			Method: q.Method, Target: q.RequestURI, Minor: q.ProtoMinor, Host: q.Host,
 			Header: q.Header, Trailer: q.Trailer, Chunked: q.ContentLength < 0,
-			Length: q.ContentLength, Body: body, HasDeadline: ex.hasDeadline,
+			Length: q.ContentLength, Body: body, Token: ex.token, HasDeadline: ex.hasDeadline,
 		}
 		if slices.ContainsFunc(c.fields, func(f fieldPos) bool { return f.kind == fieldRequestID }) {
 			p.ID = ex.id
@@ -136,6 +137,9 @@ func (p *parsed) serialise() []byte {
 	if p.HasDeadline {
 		b.WriteString("AfterBurn-Timeout-Ms: 60000\r\n")
 	}
+	if p.Token != "" {
+		fmt.Fprintf(&b, "AfterBurn-Exchange: %s\r\n", p.Token)
+	}
 	if p.Handshake != nil {
 		fmt.Fprintf(&b, "AfterBurn-Handshake: %s\r\n", *p.Handshake)
 	}
@@ -170,8 +174,28 @@ func (p *parsed) serialise() []byte {
 	return b.Bytes()
 }
 
+// tokenSeeds put exchange tokens (§4.3 rule 14, §4.6) where the vectors do not: in a
+// repeated handshake, next to every other reserved field, with whitespace around the
+// value, in a chunked request, and one character past each edge of the token alphabet.
+var tokenSeeds = []string{
+	"OPTIONS * HTTP/1.1\r\nHost: afterburn\r\nAfterBurn-Handshake: 1\r\nAfterBurn-Exchange: Zz09\r\nContent-Length: 0\r\n\r\n" +
+		"GET /a HTTP/1.1\r\nHost: fn\r\nAfterBurn-Request-Id: r1\r\nAFTERBURN-EXCHANGE:\t9aZ \r\nAfterBurn-Timeout-Ms: 5\r\n\r\n",
+	"POST /c HTTP/1.1\r\nHost: fn\r\nafterburn-exchange: c0ffee\r\nTransfer-Encoding: chunked\r\nTrailer: X-T\r\n\r\n3\r\nabc\r\n0\r\nX-T: 1\r\n\r\n",
+	"GET /e HTTP/1.1\r\nHost: fn\r\nAfterBurn-Exchange: a/\r\n\r\n",
+	"GET /e HTTP/1.1\r\nHost: fn\r\nAfterBurn-Exchange: a:\r\n\r\n",
+	"GET /e HTTP/1.1\r\nHost: fn\r\nAfterBurn-Exchange: a@\r\n\r\n",
+	"GET /e HTTP/1.1\r\nHost: fn\r\nAfterBurn-Exchange: a[\r\n\r\n",
+	"GET /e HTTP/1.1\r\nHost: fn\r\nAfterBurn-Exchange: a`\r\n\r\n",
+	"GET /e HTTP/1.1\r\nHost: fn\r\nAfterBurn-Exchange: a{\r\n\r\n",
+	"GET /e HTTP/1.1\r\nHost: fn\r\nAfterBurn-Exchange: a b\r\n\r\n",
+}
+
 func FuzzParseRequest(f *testing.F) {
-	for _, seed := range parseVectorSeeds(f) {
+	seeds := parseVectorSeeds(f)
+	for _, s := range tokenSeeds {
+		seeds = append(seeds, []byte(s))
+	}
+	for _, seed := range seeds {
 		for sel := range uint8(4) {
 			f.Add(seed, uint16(len(seed)/2), sel)
 		}

@@ -24,6 +24,7 @@ const (
 	fieldRequestID // PROTOCOL.md §5.1, never shown to handlers (§5.3)
 	fieldTimeout   // PROTOCOL.md §5.2, never shown to handlers (§5.3)
 	fieldHandshake // PROTOCOL.md §3.1
+	fieldExchange  // PROTOCOL.md §4.6, never shown to handlers (§5.3)
 )
 
 // fieldPos locates one field line in conn.head.
@@ -50,6 +51,10 @@ func classify(name []byte) fieldKind {
 	case 17:
 		if asciiEqualFold(name, "transfer-encoding") {
 			return fieldTransferEncoding
+		}
+	case 18:
+		if asciiEqualFold(name, "afterburn-exchange") {
+			return fieldExchange
 		}
 	case 19:
 		if asciiEqualFold(name, "afterburn-handshake") {
@@ -90,8 +95,10 @@ type headState struct {
 	timeout     int64 // milliseconds; -1 without AfterBurn-Timeout-Ms
 	requestID   int   // index into fields, -1 without
 	handshake   int   // index into fields, -1 without
+	exchange    int   // index into fields, -1 without
 	plain       int   // fields shown to handlers in r.Header
 	haveTrailer bool
+	complete    bool // the empty line ending the head was read
 }
 
 // readRequest reads and checks one request head (PROTOCOL.md §4.3) and returns the
@@ -99,12 +106,21 @@ type headState struct {
 // when the stream ends cleanly before a request (§9.4) and a *protocolError when the
 // request is malformed (§8.8).
 func (c *conn) readRequest() (*exchange, error) {
-	st := headState{clen: -1, timeout: -1, requestID: -1, handshake: -1}
+	st := headState{clen: -1, timeout: -1, requestID: -1, handshake: -1, exchange: -1}
 	ex, err := c.readHead(&st)
-	if perr, ok := err.(*protocolError); ok && st.requestID >= 0 {
-		// PROTOCOL.md §8.1: the error body names the request id when it is known.
-		f := &c.fields[st.requestID]
-		perr.requestID = string(c.head[f.value:f.valueEnd])
+	if perr, ok := err.(*protocolError); ok {
+		if st.requestID >= 0 {
+			// PROTOCOL.md §8.1: the error body names the request id when it is known.
+			f := &c.fields[st.requestID]
+			perr.requestID = string(c.head[f.value:f.valueEnd])
+		}
+		if st.complete && st.exchange >= 0 {
+			// PROTOCOL.md §4.6: a rejection written after the whole head was read
+			// SHOULD carry the exchange token. One found inside a head that failed
+			// on the way is not echoed: that head was never a request.
+			f := &c.fields[st.exchange]
+			perr.token = string(c.head[f.value:f.valueEnd])
+		}
 	}
 	return ex, err
 }
@@ -135,6 +151,7 @@ func (c *conn) readHead(st *headState) (*exchange, error) {
 			return nil, c.headLineError(err, "the request head")
 		}
 		if len(line) == 0 {
+			st.complete = true
 			break
 		}
 		used += len(line) + 2
@@ -257,7 +274,7 @@ func parseFieldLine(line []byte, off int) (fieldPos, *protocolError) {
 	return fieldPos{name: off, nameEnd: off + colon, value: off + vs, valueEnd: off + ve, kind: classify(name)}, nil
 }
 
-// add applies rules 6, 7, 8, 10 and 13 as each field line arrives.
+// add applies rules 6, 7, 8, 10, 13 and 14 as each field line arrives.
 func (st *headState) add(f *fieldPos, value []byte, index int) *protocolError {
 	switch f.kind {
 	case fieldHost:
@@ -305,6 +322,14 @@ func (st *headState) add(f *fieldPos, value []byte, index int) *protocolError {
 		if st.handshake < 0 {
 			st.handshake = index
 		}
+	case fieldExchange:
+		if st.exchange >= 0 {
+			return badRequest("more than one AfterBurn-Exchange field") // rule 14
+		}
+		if !isExchangeToken(value) {
+			return badRequest("AfterBurn-Exchange " + quote(value)) // rule 14
+		}
+		st.exchange = index
 	case fieldTrailer:
 		st.haveTrailer = true
 		st.plain++
@@ -320,6 +345,20 @@ func isDigits(b []byte) bool {
 	}
 	for _, c := range b {
 		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isExchangeToken reports whether b is an exchange token: 1–64 characters from
+// 0-9 a-z A-Z (PROTOCOL.md §4.3 rule 14, §4.6).
+func isExchangeToken(b []byte) bool {
+	if len(b) == 0 || len(b) > 64 {
+		return false
+	}
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
 			return false
 		}
 	}
@@ -367,6 +406,12 @@ func (c *conn) newExchange(st *headState, methodEnd, targetStart, targetEnd, min
 		f := &c.fields[st.requestID]
 		ex.id = s[f.value:f.valueEnd]
 	}
+	if st.exchange >= 0 {
+		// PROTOCOL.md §4.6: echoed in the response head. A slice of s, so it costs
+		// no allocation of its own.
+		f := &c.fields[st.exchange]
+		ex.token = s[f.value:f.valueEnd]
+	}
 	if ex.id == "" {
 		// PROTOCOL.md §11.1: a legacy watchdog sends no id; the library makes one.
 		ex.id = newRequestID()
@@ -381,10 +426,10 @@ func (c *conn) newExchange(st *headState, methodEnd, targetStart, targetEnd, min
 		case fieldHost:
 			r.Host = v
 			continue
-		case fieldTransferEncoding, fieldRequestID, fieldTimeout, fieldHandshake:
+		case fieldTransferEncoding, fieldRequestID, fieldTimeout, fieldHandshake, fieldExchange:
 			// PROTOCOL.md §5.3: the reserved fields are exposed through RequestID and
-			// the context deadline instead. Transfer-Encoding becomes
-			// r.TransferEncoding, as net/http does.
+			// the context deadline instead; the exchange token is the library's own
+			// (§4.6). Transfer-Encoding becomes r.TransferEncoding, as net/http does.
 			continue
 		case fieldTrailer:
 			if st.chunked {

@@ -177,7 +177,7 @@ func (w *response) commit(final bool) {
 		for _, name := range strings.Split(v, ",") {
 			name = http.CanonicalHeaderKey(textproto.TrimString(name))
 			switch name {
-			case "", "Content-Length", "Transfer-Encoding", "Trailer":
+			case "", "Content-Length", "Transfer-Encoding", "Trailer", "Afterburn-Exchange":
 			default:
 				w.trailers = append(w.trailers, name)
 			}
@@ -199,7 +199,7 @@ func (w *response) commit(final bool) {
 	sniff := !haveType && len(c.pend) > 0 && w.status != http.StatusNoContent && w.status != http.StatusNotModified
 
 	b := c.bw.AvailableBuffer()
-	b = appendStatusLine(b, w.status)
+	b = appendStatusLine(b, w.status, w.ex.token) // with the exchange token (§4.6)
 	b = w.appendFields(b, h, false)
 	if sniff {
 		b = append(b, "Content-Type: "...)
@@ -263,8 +263,12 @@ func (w *response) appendFields(b []byte, h http.Header, trailers bool) []byte {
 	return b
 }
 
+// appendField appends one field line per value of a field the handler set. It drops
+// a field named AfterBurn-Exchange, in any case: the library writes the token of the
+// exchange itself (appendStatusLine), and a handler's copy would make the head carry
+// a second or a wrong one, which the watchdog takes for a stray response (§4.6).
 func appendField(b []byte, name string, values []string) []byte {
-	if !isTokenString(name) {
+	if !isTokenString(name) || isExchangeName(name) {
 		return b
 	}
 	for _, v := range values {
@@ -280,6 +284,10 @@ func appendField(b []byte, name string, values []string) []byte {
 		b = append(b, "\r\n"...)
 	}
 	return b
+}
+
+func isExchangeName(name string) bool {
+	return len(name) == len("afterburn-exchange") && strings.EqualFold(name, "afterburn-exchange")
 }
 
 func hasPrefixTrailers(h http.Header) bool {

@@ -15,13 +15,17 @@ const version = "0.1.0"
 // protocolVersion is the one version of PROTOCOL.md this library speaks.
 const protocolVersion = "1"
 
-// handshakeReply is the answer of PROTOCOL.md §3.2.
-const handshakeReply = "HTTP/1.1 200 OK\r\n" +
-	"AfterBurn-Protocol: " + protocolVersion + "\r\n" +
+// handshakeFields follow the status line (and the exchange token of a repeated
+// handshake, §4.6) in the answer of PROTOCOL.md §3.2. The library implements §4.6,
+// so it lists the capability exchange.
+const handshakeFields = "AfterBurn-Protocol: " + protocolVersion + "\r\n" +
 	"AfterBurn-Library: go/" + version + "\r\n" +
-	"AfterBurn-Capabilities: \r\n" +
+	"AfterBurn-Capabilities: exchange\r\n" +
 	"Content-Length: 0\r\n" +
 	"\r\n"
+
+// handshakeReply is the answer to a handshake without a token: the first one (§4.6).
+const handshakeReply = "HTTP/1.1 200 OK\r\n" + handshakeFields
 
 // serve runs exchanges one after another until the request stream ends between two
 // requests, when it returns nil (PROTOCOL.md §9.4), or until the worker must stop:
@@ -36,7 +40,7 @@ func (c *conn) serve(h http.Handler) error {
 		}
 		if err != nil {
 			if perr, ok := err.(*protocolError); ok {
-				c.sendError(perr.status, perr.typ, perr.requestID, "")
+				c.sendError(perr.status, perr.typ, perr.requestID, perr.token, "")
 			}
 			return err
 		}
@@ -55,17 +59,19 @@ func (c *conn) serve(h http.Handler) error {
 // answerHandshake answers §3.1's request itself; it never reaches the handler.
 func (c *conn) answerHandshake(ex *exchange) error {
 	if _, err := ex.body.drain(math.MaxInt64); err != nil {
-		c.sendError(c.fatal.status, c.fatal.typ, "", "")
+		c.sendError(c.fatal.status, c.fatal.typ, "", ex.token, "")
 		return err
 	}
 	if !offers(ex.handshake, protocolVersion) {
 		// PROTOCOL.md §3.4: 400 version_mismatch listing the versions spoken, then exit.
-		c.sendError(http.StatusBadRequest, typeVersionMismatch, "", "AfterBurn-Protocol: "+protocolVersion+"\r\n")
+		c.sendError(http.StatusBadRequest, typeVersionMismatch, "", ex.token, "AfterBurn-Protocol: "+protocolVersion+"\r\n")
 		return &protocolError{status: http.StatusBadRequest, typ: typeVersionMismatch,
 			detail: "the watchdog offers AfterBurn-Handshake " + quote([]byte(ex.handshake)) +
 				"; this library speaks " + protocolVersion}
 	}
-	c.bw.WriteString(handshakeReply)
+	// §4.6: a repeated handshake (§3.5) carries a token, and its reply echoes it.
+	b := appendStatusLine(c.bw.AvailableBuffer(), http.StatusOK, ex.token)
+	c.bw.Write(append(b, handshakeFields...))
 	return c.bw.Flush()
 }
 
@@ -108,11 +114,11 @@ func (c *conn) serveExchange(h http.Handler, ex *exchange) error {
 			ex.body.drain(maxPreDrain) // a framing error found here sets c.fatal
 		}
 		if c.fatal != nil {
-			c.sendError(c.fatal.status, c.fatal.typ, ex.id, "")
+			c.sendError(c.fatal.status, c.fatal.typ, ex.id, ex.token, "")
 			return c.fatal
 		}
 		// PROTOCOL.md §8.3: 500 handler_error, and keep serving.
-		if err := c.sendError(http.StatusInternalServerError, typeHandlerError, ex.id, ""); err != nil {
+		if err := c.sendError(http.StatusInternalServerError, typeHandlerError, ex.id, ex.token, ""); err != nil {
 			return err
 		}
 		_, err := ex.body.drain(math.MaxInt64)
@@ -124,7 +130,7 @@ func (c *conn) serveExchange(h http.Handler, ex *exchange) error {
 		// answered as one (§8.8) rather than after a response that looks fine.
 		if _, err := ex.body.drain(maxPreDrain); err != nil {
 			c.discardResponse(w)
-			c.sendError(c.fatal.status, c.fatal.typ, ex.id, "")
+			c.sendError(c.fatal.status, c.fatal.typ, ex.id, ex.token, "")
 			return err
 		}
 	}
@@ -169,9 +175,10 @@ func (c *conn) discardResponse(w *response) {
 	c.pend = c.pend[:0]
 }
 
-// sendError writes a complete §8.1 error response and flushes it.
-func (c *conn) sendError(status int, typ, requestID, extra string) error {
-	c.bw.Write(appendErrorResponse(c.bw.AvailableBuffer(), status, typ, requestID, extra))
+// sendError writes a complete §8.1 error response, with the exchange token of the
+// request it answers (§4.6), and flushes it.
+func (c *conn) sendError(status int, typ, requestID, token, extra string) error {
+	c.bw.Write(appendErrorResponse(c.bw.AvailableBuffer(), status, typ, requestID, token, extra))
 	return c.bw.Flush()
 }
 

@@ -51,7 +51,8 @@ def test_is_async_callable() -> None:
     assert not is_async_callable(plain) and not is_async_callable(wsgi)
 
 
-@pytest.mark.parametrize("args", [[], ["nocolon"], ["--bogus", "m:a"]])
+@pytest.mark.parametrize("args", [[], ["nocolon"], ["--bogus", "m:a"], ["--keep-underscore-headers"],
+                                  ["--wsgi", "--asgi", "m:a"]])
 def test_usage_errors_exit_2(args: list[str]) -> None:
     proc = subprocess.run([sys.executable, "-m", "afterburn_runtime", *args], env={"PYTHONPATH": str(SRC)},
                           capture_output=True, text=True, timeout=30)

@@ -77,3 +77,30 @@ def check_echo(expect: dict, got: dict) -> list[str]:
 
 def ids(vectors: list[dict]) -> list[str]:
     return [v["id"] for v in vectors]
+
+
+def check_response(want: dict, got) -> list[str]:
+    """Differences between a `response` expectation (conformance/README.md) and a parsed
+    response (afterburn_runtime.testing.TestResponse)."""
+    import base64
+
+    errors = []
+    if "status" in want and got.status != want["status"]:
+        errors.append(f"status: got {got.status}; want {want['status']}")
+    if "headers" in want:
+        errors += compare_fields("header", list(got.headers), [tuple(p) for p in want["headers"]])
+    for name in want.get("absent_headers", []):
+        if name in got.headers:
+            errors.append(f"header {name!r}: got {got.headers.get_all(name)!r}; want absent")
+    if "chunked" in want and got.chunked != want["chunked"]:
+        errors.append(f"chunked: got {got.chunked}; want {want['chunked']}")
+    if want.get("no_body") and got.body:
+        errors.append(f"body: got {got.body!r}; want none")
+    if "body_b64" in want and got.body != base64.b64decode(want["body_b64"]):
+        errors.append(f"body: got {got.body!r}; want {base64.b64decode(want['body_b64'])!r}")
+    if "json" in want:
+        body = got.json()
+        for key, value in want["json"].items():
+            if body.get(key) != value:
+                errors.append(f"json {key!r}: got {body.get(key)!r}; want {value!r}")
+    return errors

@@ -4,9 +4,11 @@ conformance suite) does: fd mode on fds 3/4, stdio mode and the legacy set-up on
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from afterburn_runtime.testing import TestResponse, parse_response
@@ -68,8 +70,10 @@ class Worker:
             os.close(self.req)
             self.req = -1
 
-    def response(self, is_head: bool = False) -> TestResponse:
-        """Reads one response from the response pipe (bytes after it are kept)."""
+    def response(self, is_head: bool = False, timeout: float | None = None) -> TestResponse:
+        """Reads one response from the response pipe (bytes after it are kept); with
+        ``timeout``, fails when it has not fully arrived after that many seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             try:
                 resp, rest = parse_response(self.pending, is_head)
@@ -78,6 +82,10 @@ class Worker:
                     return resp
             except ValueError:
                 pass
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([self.resp], [], [], left)[0]:
+                    raise AssertionError(f"no complete response within {timeout} s; got {self.pending!r}")
             data = os.read(self.resp, 65536)
             if not data:
                 resp, self.pending = parse_response(self.pending, is_head)

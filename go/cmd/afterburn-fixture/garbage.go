@@ -1,7 +1,10 @@
 package main
 
 import (
+	"log"
+	"net/http"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,6 +25,47 @@ func garbage(when string) {
 	for {
 		time.Sleep(time.Hour) // a bare select{} would be reported as a deadlock
 	}
+}
+
+// stale is what a late writer puts on the response pipe: a complete response without
+// AfterBurn-Exchange, which a watchdog checking tokens must never deliver (PROTOCOL.md
+// §4.6). The child's printf format below spells the same bytes.
+const (
+	stale       = "HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n\"stale\""
+	staleFormat = `HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n"stale"`
+)
+
+// lateWriter arranges for stale to be written to the response pipe directly, in one
+// write, ms milliseconds after the handler of r returned, while the handler answers
+// through the library as usual (the contract's /garbage?when=late and when=child).
+func lateWriter(r *http.Request, when string, ms int) {
+	fd, ok := responseFD()
+	if !ok {
+		log.Printf("/garbage?when=%s: the response pipe was not found", when)
+		return
+	}
+	if when == "late" {
+		// The library cancels the request's context when the handler returns.
+		done := r.Context().Done()
+		go func() {
+			<-done
+			time.Sleep(time.Duration(ms) * time.Millisecond)
+			syscall.Write(fd, []byte(stale))
+		}()
+		return
+	}
+	// A process the handler forked that answers as well. It reaches the response pipe
+	// through /proc, since the library's descriptors are close-on-exec; its stdin,
+	// stdout and stderr are /dev/null, so it never holds the worker's log pipes, and
+	// it is in the worker's process group, so it dies with a killed worker.
+	secs := strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64)
+	cmd := exec.Command("/bin/sh", "-c", "sleep "+secs+"; printf '"+staleFormat+"' > /proc/"+
+		strconv.Itoa(os.Getpid())+"/fd/"+strconv.Itoa(fd))
+	if err := cmd.Start(); err != nil {
+		log.Printf("/garbage?when=child: %v", err)
+		return
+	}
+	go cmd.Wait() // reaped when it exits; not waited for by the handler
 }
 
 // responseFD finds the response pipe. In fd mode it is the second descriptor of

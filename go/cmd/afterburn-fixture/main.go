@@ -159,7 +159,17 @@ func serve(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(os.Stderr, t)
 		reply(w, map[string]any{"printed": true})
 	case "/garbage":
-		garbage(q.Get("when"))
+		switch when := q.Get("when"); when {
+		case "late", "child":
+			ms := 50
+			if v := q.Get("ms"); v != "" {
+				ms = atoi(v)
+			}
+			lateWriter(r, when, ms)
+			reply(w, map[string]any{"late": true})
+		default:
+			garbage(when)
+		}
 	default:
 		echo(w, r)
 	}

@@ -81,18 +81,23 @@ def serve(handler: Callable[[Request], Any]) -> None:
     run(plain_responder(handler, runner), shutdown=shutdown)
 
 
-def serve_wsgi(app: Callable[..., Any]) -> None:
+def serve_wsgi(app: Callable[..., Any], *, keep_underscore_headers: bool = False) -> None:
     """Serves a WSGI application (PEP 3333: Flask, Django, ...) unchanged.
 
     The environ carries the request as a WSGI server would, ``wsgi.input`` streams the
     body, and ``afterburn.request_id`` and ``afterburn.deadline`` the protocol's metadata
     (§5.3). A response with a known length (a list of bytes, or a ``Content-Length``) is
     sent with ``Content-Length``, any other streamed as chunks.
+
+    Request fields whose names hold ``_`` are dropped, as gunicorn and nginx do: in the
+    environ ``X_Forwarded_For`` and ``X-Forwarded-For`` would both be
+    ``HTTP_X_FORWARDED_FOR``, so a client could forge or join a field a proxy set
+    (PROTOCOL.md §5.5). ``keep_underscore_headers=True`` keeps them.
     """
     from ._serve import run
     from ._wsgi import wsgi_responder
 
-    run(wsgi_responder(app))
+    run(wsgi_responder(app, keep_underscore_headers))
 
 
 def serve_asgi(app: Callable[..., Any]) -> None:

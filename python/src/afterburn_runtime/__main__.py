@@ -1,4 +1,4 @@
-"""The launcher: ``python -m afterburn_runtime [--wsgi|--asgi] module:attr``.
+"""The launcher: ``python -m afterburn_runtime [--plain|--wsgi|--asgi] [--keep-underscore-headers] module:attr``.
 
 It protects the protocol (PROTOCOL.md §2.4) before it imports user code, so import-time
 banners and prints from C extensions go to the logs, then imports ``module``, takes
@@ -7,6 +7,10 @@ an ``async def __call__(scope, receive, send)`` is ASGI, a callable taking
 ``(environ, start_response)`` is WSGI, anything else a plain handler. An import that
 raises is an initialisation failure: the traceback goes to stderr and the process exits 1
 (§9.1).
+
+``--keep-underscore-headers`` is ``serve_wsgi(app, keep_underscore_headers=True)``: a WSGI
+app then also sees request fields whose names hold ``_`` (§5.5). Plain handlers and ASGI
+apps always see them, under their own names, so there it changes nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-USAGE = "usage: python -m afterburn_runtime [--plain|--wsgi|--asgi] module:attr"
+USAGE = "usage: python -m afterburn_runtime [--plain|--wsgi|--asgi] [--keep-underscore-headers] module:attr"
 
 
 def _kind(obj: object) -> str:
@@ -40,9 +44,17 @@ def _kind(obj: object) -> str:
 
 def main(argv: list[str]) -> None:
     kind = None
+    keep_underscore_headers = False
     args = list(argv)
-    if args and args[0] in ("--plain", "--wsgi", "--asgi"):
-        kind = args.pop(0)[2:]
+    while args and args[0].startswith("--"):
+        option = args.pop(0)
+        if option in ("--plain", "--wsgi", "--asgi") and kind is None:
+            kind = option[2:]
+        elif option == "--keep-underscore-headers":
+            keep_underscore_headers = True
+        else:
+            print(USAGE, file=sys.stderr)
+            raise SystemExit(2)
     if len(args) != 1 or ":" not in args[0]:
         print(USAGE, file=sys.stderr)
         raise SystemExit(2)
@@ -68,7 +80,7 @@ def main(argv: list[str]) -> None:
     if kind == "asgi":
         ab.serve_asgi(obj)
     elif kind == "wsgi":
-        ab.serve_wsgi(obj)
+        ab.serve_wsgi(obj, keep_underscore_headers=keep_underscore_headers)
     else:
         ab.serve(obj)
 

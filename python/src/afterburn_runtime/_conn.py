@@ -30,7 +30,7 @@ class Conn:
     in the test helper.
     """
 
-    __slots__ = ("_read", "_write", "parser", "fatal", "broken", "body_done", "request")
+    __slots__ = ("_read", "_write", "parser", "fatal", "broken", "body_done", "request", "exchange")
 
     def __init__(self, read: Callable[[int], bytes], write: Callable[[bytes | memoryview], int],
                  parser: RequestParser) -> None:
@@ -45,6 +45,9 @@ class Conn:
         self.broken: OSError | None = None
         self.body_done = True
         self.request: Request | None = None
+        # The exchange token of the request being answered (PROTOCOL.md §4.6), None when it
+        # carried none: every response head written for it carries the token.
+        self.exchange: str | None = None
 
     def event(self) -> RequestHead | bytes | EndOfMessage | _Sentinel:
         """The parser's next event (never NEED_DATA), reading the pipe until there is one."""
@@ -115,5 +118,5 @@ class Conn:
             raise
 
     def send_error(self, type: str, request_id: str | None, extra: str = "") -> None:
-        """Writes a complete §8.1 error response."""
-        self.send([error_response(type, request_id, extra)])
+        """Writes a complete §8.1 error response for the current exchange."""
+        self.send([error_response(type, request_id, extra, self.exchange)])

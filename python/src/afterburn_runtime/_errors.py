@@ -47,6 +47,14 @@ class ProtocolError(Exception):
         self.type = type
         self.status = STATUS[type]
         self.request_id: str | None = None
+        # The exchange token of the request it answers, when the head was read (§4.6).
+        self.exchange: str | None = None
+
+
+def exchange_line(exchange: str | None) -> str:
+    """PROTOCOL.md §4.6: the field that binds a response to its exchange, "" for a request
+    that carried no token. Every response head the library writes goes through this."""
+    return "" if exchange is None else f"AfterBurn-Exchange: {exchange}\r\n"
 
 
 def bad_request(detail: str) -> ProtocolError:
@@ -54,9 +62,11 @@ def bad_request(detail: str) -> ProtocolError:
     return ProtocolError(BAD_REQUEST, detail)
 
 
-def error_response(type: str, request_id: str | None = None, extra: str = "") -> bytes:
+def error_response(type: str, request_id: str | None = None, extra: str = "",
+                   exchange: str | None = None) -> bytes:
     """A complete §8.1 error response: the §8.2 status, a JSON body with Content-Length,
-    and ``AfterBurn-Error`` naming the type. ``extra`` holds more CRLF-ended field lines."""
+    and ``AfterBurn-Error`` naming the type. ``extra`` holds more CRLF-ended field lines;
+    ``exchange`` is the token of the request it answers (§4.6)."""
     import json  # lazily: only error paths need it, and the import costs start-up time
 
     body = {"type": type, "message": MESSAGES[type]}
@@ -68,6 +78,6 @@ def error_response(type: str, request_id: str | None = None, extra: str = "") ->
         f"HTTP/1.1 {status} {_REASONS[status]}\r\n"
         "Content-Type: application/json\r\n"
         f"AfterBurn-Error: {type}\r\n"
-        f"{extra}Content-Length: {len(data)}\r\n\r\n"
+        f"{extra}{exchange_line(exchange)}Content-Length: {len(data)}\r\n\r\n"
     )
     return head.encode("latin-1") + data

@@ -62,16 +62,18 @@ class RequestHead:
 
     ``fields`` holds every field line as ``(lower-case name, value)`` in order, except
     the reserved ``AfterBurn-*`` fields, whose meaning is in ``request_id``,
-    ``timeout_ms`` and ``handshake`` instead (PROTOCOL.md §5.3).
+    ``timeout_ms``, ``handshake`` and ``exchange`` instead (PROTOCOL.md §5.3).
+    ``exchange`` is the request's exchange token (§4.6), which the response echoes and
+    no handler sees.
     """
 
     __slots__ = ("method", "target", "path", "query", "http_version", "fields",
-                 "content_length", "chunked", "request_id", "timeout_ms", "handshake")
+                 "content_length", "chunked", "request_id", "timeout_ms", "handshake", "exchange")
 
     def __init__(self, method: str, target: str, path: str, query: str, http_version: str,
                  fields: list[tuple[str, str]], content_length: int | None = None, chunked: bool = False,
                  request_id: str | None = None, timeout_ms: int | None = None,
-                 handshake: str | None = None) -> None:
+                 handshake: str | None = None, exchange: str | None = None) -> None:
         self.method = method
         self.target = target
         self.path = path
@@ -83,6 +85,7 @@ class RequestHead:
         self.request_id = request_id
         self.timeout_ms = timeout_ms
         self.handshake = handshake
+        self.exchange = exchange
 
     @property
     def has_body(self) -> bool:
@@ -117,7 +120,7 @@ _NO_TRAILERS = EndOfMessage([])
 _HEAD, _LENGTH, _CHUNK_SIZE, _CHUNK_DATA, _CHUNK_CRLF, _TRAILERS, _END = range(7)
 
 # Field names the parser interprets itself, matched case-insensitively (RFC 9110 §5.1).
-_HOST, _CONTENT_LENGTH, _TRANSFER_ENCODING, _REQUEST_ID, _TIMEOUT, _HANDSHAKE = range(6)
+_HOST, _CONTENT_LENGTH, _TRANSFER_ENCODING, _REQUEST_ID, _TIMEOUT, _HANDSHAKE, _EXCHANGE = range(7)
 _SPECIAL = {
     "host": _HOST,
     "content-length": _CONTENT_LENGTH,
@@ -125,7 +128,17 @@ _SPECIAL = {
     "afterburn-request-id": _REQUEST_ID,  # §5.1, never shown to handlers (§5.3)
     "afterburn-timeout-ms": _TIMEOUT,  # §5.2, never shown to handlers (§5.3)
     "afterburn-handshake": _HANDSHAKE,  # §3.1
+    "afterburn-exchange": _EXCHANGE,  # §4.6, never shown to handlers (§5.3)
 }
+
+# PROTOCOL.md §4.6: the longest exchange token.
+_MAX_TOKEN = 64
+
+
+def is_exchange_token(value: str) -> bool:
+    """Rule 14: 1-64 characters from 0-9 a-z A-Z (for ASCII text, isalnum() is exactly
+    that, and runs in C)."""
+    return 0 < len(value) <= _MAX_TOKEN and value.isascii() and value.isalnum()
 
 
 class RequestParser:
@@ -212,10 +225,16 @@ class RequestParser:
             return END_OF_STREAM if self._eof else NEED_DATA
         scanned = self._scanned  # resume the search where the last one stopped
         idx = buf.find(b"\r\n\r\n", start + scanned - 3 if scanned > 3 else start)
-        if idx < 0:
-            self._check_line_ends(start, len(buf))
-            # The end can begin at the earliest 3 bytes from the end ("\r\n\r" held), so
-            # the head is at least size - 1 bytes: refuse it now if that is too many.
+        # Rule 11 and §7.3: the head is the request line and the field lines with their
+        # CRLFs (idx + 2 - start bytes); the empty line that ends it is not counted.
+        if idx < 0 or idx + 2 - start > self.max_head:
+            # Not yet ended, the end can begin at the earliest 3 bytes from the end
+            # ("\r\n\r" held), so the head is at least size - 1 bytes: refuse it now if
+            # that is too many. Rule 1 is checked first, but only on the bytes up to the
+            # one that breaks rule 11 (byte max_head + 1): a bare LF past it comes later in
+            # byte order, and would be seen or not depending on how the bytes were split
+            # into reads (§4.3).
+            self._check_line_ends(start, min(len(buf), start + self.max_head + 2))
             if size - 1 > self.max_head:
                 raise ProtocolError(HEADERS_TOO_LARGE, f"the request head exceeds {self.max_head} bytes")
             if self._eof:
@@ -233,13 +252,17 @@ class RequestParser:
             raise bad_request("a line of the request head ends in a bare LF")
         if text.count("\r") != crlf:
             raise bad_request("the request head holds a bare CR")
-        # Rule 11 and §7.3: the head is the request line and the field lines with their
-        # CRLFs; the empty line that ends it is not counted.
-        if idx + 2 - start > self.max_head:
-            raise ProtocolError(HEADERS_TOO_LARGE, f"the request head exceeds {self.max_head} bytes")
         self._pos = idx + 4
         self._scanned = self._checked = 0
-        head = _parse_head(text, lines)
+        try:
+            head = _parse_head(text, lines)
+        except ProtocolError as e:
+            # §4.6 SHOULD: a rejection written after the head was read carries the head's
+            # token. Only here, where the whole head is held and rules 1 and 11 passed: a
+            # fault those rules find may be found before the head is complete, and the
+            # answer must not depend on how the bytes were split into reads (§4.3).
+            e.exchange = _token_of(lines)
+            raise
         if head.chunked:
             self._state = _CHUNK_SIZE
             self._total = 0
@@ -250,6 +273,7 @@ class RequestParser:
             if self.max_body and n > self.max_body:
                 e = ProtocolError(BODY_TOO_LARGE, f"Content-Length {n} exceeds the limit of {self.max_body} bytes")
                 e.request_id = head.request_id
+                e.exchange = head.exchange
                 raise e  # rule 12, before any body byte
             self._state = _LENGTH
             self._remain = n
@@ -386,7 +410,7 @@ def _check_name(line: str, name: str, colon: str) -> tuple[str, int | None]:
 
 
 def _parse_head(text: str, lines: list[str]) -> RequestHead:
-    """Rules 2-8, 10 and 13 on a whole head, ``text``, split at its CRLFs into ``lines``,
+    """Rules 2-8, 10, 13 and 14 on a whole head, ``text``, split at its CRLFs into ``lines``,
     CRLFs already checked (rule 1). The checks run
     in byte order, so a head that breaks several rules is answered for the first (§4.3).
 
@@ -411,6 +435,7 @@ def _parse_head(text: str, lines: list[str]) -> RequestHead:
     request_id: str | None = None
     timeout_ms: int | None = None
     handshake: str | None = None
+    exchange: str | None = None
     hosts = 0
     known_lines = _FIELD_LINES
     try:
@@ -462,10 +487,17 @@ def _parse_head(text: str, lines: list[str]) -> RequestHead:
                 if request_id is None:
                     request_id = pair[1]
                 continue  # unique to each request: not worth keeping (see _FIELD_LINES)
-            else:  # _HANDSHAKE
+            elif kind == _HANDSHAKE:
                 if handshake is None:
                     handshake = pair[1]
                 continue  # once per worker: not worth keeping
+            else:  # _EXCHANGE
+                if exchange is not None:
+                    raise bad_request("more than one AfterBurn-Exchange field")  # rule 14
+                exchange = pair[1]
+                if not is_exchange_token(exchange):
+                    raise bad_request(f"AfterBurn-Exchange {exchange[:64]!r} is not 1-64 of 0-9 a-z A-Z")  # rule 14
+                continue  # unique to each request: not worth keeping
             if known is None and len(line) <= _FIELD_LINE_CACHE_MAX_LEN:
                 # Every check on this line alone has passed: keep it for the next head.
                 if len(known_lines) >= _FIELD_LINES_MAX:
@@ -477,7 +509,21 @@ def _parse_head(text: str, lines: list[str]) -> RequestHead:
         e.request_id = request_id  # §8.1: the error body names the id when known
         raise
     return RequestHead(method, target, path, query, version, fields, content_length, chunked,
-                       request_id, timeout_ms, handshake)
+                       request_id, timeout_ms, handshake, exchange)
+
+
+def _token_of(lines: list[str]) -> str | None:
+    """The exchange token of a head that failed a check, for its rejection (§4.6): the
+    value of its one AfterBurn-Exchange line when that is a well-formed token, else None
+    (a rejection must not echo a value rule 14 refuses)."""
+    token = None
+    for line in lines[1:]:
+        name, colon, value = line.partition(":")
+        if colon and name.lower() == "afterburn-exchange":
+            if token is not None:
+                return None
+            token = value.strip(" \t")
+    return token if token is not None and is_exchange_token(token) else None
 
 
 def _digits_value(digits: str) -> int | None:
@@ -520,8 +566,9 @@ def _timeout_ms(digits: str) -> int:
 # of its text alone, so each is checked once. Only lines that passed every check are kept
 # (rules 1, 2 and 5 are checked on the whole head before any line is looked up); the checks
 # that depend on the other lines (rules 6, 7, 8 and 10 on repeats) run on every head.
-# AfterBurn-Request-Id lines differ in every request and are never kept. Bounded in entries
-# and in line length, and emptied when full, so varied values cannot grow it.
+# AfterBurn-Request-Id and AfterBurn-Exchange lines differ in every request and are never
+# kept. Bounded in entries and in line length, and emptied when full, so varied values
+# cannot grow it.
 _FIELD_LINES: dict[str, tuple[tuple[str, str], int | None, int | None]] = {}
 _FIELD_LINES_MAX = 512
 _FIELD_LINE_CACHE_MAX_LEN = 1024

@@ -30,7 +30,8 @@ class Request:
         query: the raw query after the first ``?``, ``""`` without one.
         headers: every field, repeated ones in order (:class:`Headers`). The watchdog's
             ``AfterBurn-Request-Id`` and ``AfterBurn-Timeout-Ms`` are not among them (§5.3):
-            their meaning is in ``request_id`` and ``deadline``.
+            their meaning is in ``request_id`` and ``deadline``; nor is ``AfterBurn-Exchange``,
+            which the library echoes in the response itself (§4.6).
         request_id: the request id of §5.1 (the one the client and the access log see).
         deadline: the ``time.monotonic()`` instant after which the watchdog stops waiting
             (§5.2), or None without one.

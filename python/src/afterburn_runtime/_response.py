@@ -139,7 +139,9 @@ def field_lines(fields: Iterable[tuple[str, str]]) -> tuple[list[str], int | Non
     """``Name: value`` lines for fields, and the Content-Length the handler declared, if
     any. Names must be tokens and values must not hold CR, LF or NUL, so a handler cannot
     split the response; ``Content-Length`` and ``Transfer-Encoding`` are left out: framing
-    is the library's to write."""
+    is the library's to write. So is ``AfterBurn-Exchange`` (PROTOCOL.md §4.6): the
+    library writes the request's token itself, and a handler's own field, which could
+    only break the exchange or claim another one, is dropped."""
     out = []
     declared = None
     for name, value in fields:
@@ -157,6 +159,6 @@ def field_lines(fields: Iterable[tuple[str, str]]) -> tuple[list[str], int | Non
             if not (v.isdigit() and v.isascii()):
                 raise ValueError(f"response Content-Length {value!r} is not a number")
             declared = int(v)
-        elif lname != "transfer-encoding":
+        elif lname != "transfer-encoding" and lname != "afterburn-exchange":
             out.append(f"{name}: {value}\r\n")
     return out, declared

@@ -7,7 +7,7 @@ import time
 from functools import partial
 
 from ._conn import Conn
-from ._errors import HANDLER_ERROR, VERSION_MISMATCH, ProtocolError
+from ._errors import HANDLER_ERROR, VERSION_MISMATCH, ProtocolError, exchange_line
 from ._fds import EnvError, limits_from_env, protocol_fds
 from ._handler import PRE_DRAIN
 from ._headers import Headers
@@ -25,15 +25,14 @@ if TYPE_CHECKING:
 # The one version of PROTOCOL.md this library speaks.
 PROTOCOL_VERSION = "1"
 
-# PROTOCOL.md §3.2.
-HANDSHAKE_REPLY = (
+# PROTOCOL.md §3.2; the capability `exchange`: this library echoes exchange tokens (§4.6).
+_HANDSHAKE_HEAD = (
     "HTTP/1.1 200 OK\r\n"
     f"AfterBurn-Protocol: {PROTOCOL_VERSION}\r\n"
     f"AfterBurn-Library: python/{__version__}\r\n"
-    "AfterBurn-Capabilities: \r\n"
-    "Content-Length: 0\r\n"
-    "\r\n"
-).encode()
+    "AfterBurn-Capabilities: exchange\r\n"
+)
+HANDSHAKE_REPLY = (_HANDSHAKE_HEAD + "Content-Length: 0\r\n\r\n").encode()
 
 
 def log(message: str) -> None:
@@ -85,10 +84,13 @@ def _loop(conn: Conn, respond: Responder) -> int:
         try:
             ev = conn.event()
         except ProtocolError as e:
+            conn.exchange = e.exchange  # §4.6: the token of the head, when it was read
             return _reject(conn, e, e.request_id)
         if ev is END_OF_STREAM:
             return 0  # §9.4: EOF between requests
         assert isinstance(ev, RequestHead)  # between requests the parser gives heads only
+        # §4.6: every response head for this request, whoever writes it, carries its token.
+        conn.exchange = ev.exchange
         if ev.handshake is not None:
             # §3.1: recognised by its field, wherever it comes; never passed to the handler.
             status = _answer_handshake(conn, ev)
@@ -121,7 +123,11 @@ def _answer_handshake(conn: Conn, head: RequestHead) -> int:
             f"this library speaks {PROTOCOL_VERSION}")
         conn.send_error(VERSION_MISMATCH, None, f"AfterBurn-Protocol: {PROTOCOL_VERSION}\r\n")
         return 1
-    conn.send([HANDSHAKE_REPLY])
+    if head.exchange is None:
+        conn.send([HANDSHAKE_REPLY])  # the first handshake carries no token (§4.6)
+    else:
+        # §3.5, §4.6: a repeated handshake carries a token, and its reply echoes it.
+        conn.send([(_HANDSHAKE_HEAD + exchange_line(head.exchange) + "Content-Length: 0\r\n\r\n").encode()])
     return 0
 
 
@@ -138,7 +144,7 @@ def _exchange(conn: Conn, head: RequestHead, respond: Responder) -> int:
                   conn.pull if has_body else None,
                   path=head.path, query=head.query, http_version=head.http_version)
     conn.begin(req, has_body)
-    w = ResponseWriter(conn.send, method == "HEAD")
+    w = ResponseWriter(conn.send, method == "HEAD", head.exchange)
     error = None
     try:
         respond(req, w)

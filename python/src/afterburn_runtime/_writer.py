@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._errors import exchange_line
 from ._response import field_lines, status_line
 
 TYPE_CHECKING = False
@@ -59,13 +60,19 @@ class ResponseWriter:
     responses never carry a body (§4.4). The head is held until the first body bytes or the
     end, so a small response leaves in one write; every ``write`` after that goes out at
     once, so streamed pieces reach the watchdog as they are produced (§6.1).
+
+    ``exchange`` is the request's exchange token (§4.6): the head carries it, whatever the
+    handler's fields say (field_lines drops theirs).
     """
 
-    __slots__ = ("_send", "_pending", "is_head", "bodyless", "chunked", "length", "written", "sent", "started")
+    __slots__ = ("_send", "_pending", "_token", "is_head", "bodyless", "chunked", "length", "written", "sent",
+                 "started")
 
-    def __init__(self, send: Callable[[list[bytes]], None], is_head: bool = False) -> None:
+    def __init__(self, send: Callable[[list[bytes]], None], is_head: bool = False,
+                 exchange: str | None = None) -> None:
         self._send = send
         self._pending = b""
+        self._token = exchange_line(exchange).encode("latin-1")
         self.is_head = is_head
         self.bodyless = False
         self.chunked = False
@@ -97,7 +104,8 @@ class ResponseWriter:
         else:
             self.chunked = True
             framing = b"Transfer-Encoding: chunked\r\n\r\n"
-        self._pending = head + framing
+        # The token goes after the cached lines (_HEADS is shared by every exchange).
+        self._pending = head + self._token + framing if self._token else head + framing
         self.started = True
 
     def write_whole(self, status: int, fields: Iterable[tuple[str, str]], body: bytes) -> None:

@@ -1,4 +1,11 @@
-"""serve_wsgi: a WSGI application (PEP 3333) as the handler."""
+"""serve_wsgi: a WSGI application (PEP 3333) as the handler.
+
+PROTOCOL.md §5.5: the environ names a field as CGI does, ``X-Forwarded-For`` as
+``HTTP_X_FORWARDED_FOR``, and ``X_Forwarded_For`` would land on the same key: a client
+could shadow or join a field that a proxy in front of the watchdog set. So by default every
+request field whose name holds ``_`` is dropped before the environ is built, as gunicorn
+and nginx do; ``keep_underscore_headers=True`` keeps them.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,7 @@ import sys
 from urllib.parse import unquote_to_bytes
 
 from ._handler import PRE_DRAIN
+from ._headers import Headers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -93,9 +101,23 @@ def _status_code(status: str) -> int:
     return int(code)
 
 
-def wsgi_responder(app: Callable[..., Any]) -> Callable[[Request, ResponseWriter], None]:
+def without_underscore_names(headers: Headers) -> Headers:
+    """The fields of ``headers`` whose names hold no ``_`` (§5.5); ``headers`` itself when
+    none does, the common case."""
+    for name, _ in headers:
+        if "_" in name:
+            return Headers([(n, v) for n, v in headers if "_" not in n])
+    return headers
+
+
+def wsgi_responder(app: Callable[..., Any],
+                   keep_underscore_headers: bool = False) -> Callable[[Request, ResponseWriter], None]:
     def respond(req: Request, w: ResponseWriter) -> None:
         state: list[Any] = []  # [status, headers] once start_response was called
+        if not keep_underscore_headers:
+            # §5.5: dropped from the Request too, so environ["afterburn.request"] shows the
+            # app the same fields as the environ.
+            req.headers = without_underscore_names(req.headers)
 
         def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None):
             if exc_info is not None:

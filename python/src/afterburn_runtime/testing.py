@@ -88,11 +88,12 @@ def call(handler: Callable[..., Any], method: str = "GET", target: str = "/", bo
 
 def call_wsgi(app: Callable[..., Any], method: str = "GET", target: str = "/", body: bytes | str = b"",
               headers: Iterable[tuple[str, str]] | dict[str, str] = (), *, request_id: str | None = None,
-              timeout_ms: int | None = None) -> TestResponse:
-    """Calls a WSGI app with one request."""
+              timeout_ms: int | None = None, keep_underscore_headers: bool = False) -> TestResponse:
+    """Calls a WSGI app with one request; ``keep_underscore_headers`` as for ``serve_wsgi``."""
     from ._wsgi import wsgi_responder
 
-    return _call(wsgi_responder(app), method, target, body, headers, request_id, timeout_ms)
+    return _call(wsgi_responder(app, keep_underscore_headers), method, target, body, headers, request_id,
+                 timeout_ms)
 
 
 def call_asgi(app: Callable[..., Any], method: str = "GET", target: str = "/", body: bytes | str = b"",

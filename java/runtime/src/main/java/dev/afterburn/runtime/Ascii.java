@@ -33,6 +33,16 @@ final class Ascii {
         return true;
     }
 
+    /** One or more characters from {@code 0-9 a-z A-Z} (PROTOCOL.md §4.3 rule 14). */
+    static boolean isAlphanumeric(byte[] b, int from, int to) {
+        if (from >= to) return false;
+        for (int i = from; i < to; i++) {
+            int c = b[i];
+            if (!(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z')) return false;
+        }
+        return true;
+    }
+
     /** One or more ASCII digits (PROTOCOL.md §4.3 rules 6 and 13). */
     static boolean isDigits(CharSequence s) {
         if (s.length() == 0) return false;

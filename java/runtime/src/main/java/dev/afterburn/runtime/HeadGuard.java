@@ -24,11 +24,12 @@ final class HeadGuard {
     private boolean requestLineSeen;
     private boolean complete;
 
-    // What the field lines say (rules 6, 7, 8, 10, 13).
+    // What the field lines say (rules 6, 7, 8, 10, 13, 14).
     private int hosts;
     private long contentLength = -1;
     private boolean chunked;
     private String requestId; // the first AfterBurn-Request-Id, for error bodies (§8.1)
+    private String exchange; // the AfterBurn-Exchange token, once checked (rule 14, §4.6)
 
     HeadGuard(int maxHead, long maxBody) {
         this.maxHead = maxHead;
@@ -44,6 +45,7 @@ final class HeadGuard {
         contentLength = -1;
         chunked = false;
         requestId = null;
+        exchange = null;
         if (line.length > 4096) line = new byte[256];
     }
 
@@ -64,6 +66,14 @@ final class HeadGuard {
     /** The request id named by the head so far, or null (§8.1: error bodies name it when known). */
     String requestId() {
         return requestId;
+    }
+
+    /**
+     * The exchange token of a head that was read to its end, or null (§4.6: a rejection
+     * written after the head was read carries it; one found inside the head does not).
+     */
+    String exchange() {
+        return complete ? exchange : null;
     }
 
     /**
@@ -218,6 +228,14 @@ final class HeadGuard {
             if (!Ascii.isDigits(value)) throw ProtocolError.badRequest("AfterBurn-Timeout-Ms " + Ascii.quote(value)); // rule 13
         } else if (Ascii.equalsIgnoreCase(b, 0, colon, "afterburn-request-id")) {
             if (requestId == null) requestId = Ascii.latin1(b, vs, ve);
+        } else if (Ascii.equalsIgnoreCase(b, 0, colon, "afterburn-exchange")) {
+            // Rule 14: one token of 1-64 characters from 0-9 a-z A-Z; a second field is a fault
+            // even when equal. A bad first value throws, so a kept token means one was seen.
+            if (exchange != null) throw ProtocolError.badRequest("more than one AfterBurn-Exchange field");
+            if (ve - vs > 64 || !Ascii.isAlphanumeric(b, vs, ve)) {
+                throw ProtocolError.badRequest("AfterBurn-Exchange " + Ascii.quote(Ascii.latin1(b, vs, ve)));
+            }
+            exchange = Ascii.latin1(b, vs, ve);
         }
     }
 

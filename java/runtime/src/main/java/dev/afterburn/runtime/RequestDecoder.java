@@ -102,7 +102,7 @@ final class RequestDecoder {
         if (decoder.betweenRequests()) {
             events.add(new RequestEvent.Closed());
         } else {
-            events.add(new RequestEvent.Failure(ProtocolError.truncated("a request"), null));
+            events.add(new RequestEvent.Failure(ProtocolError.truncated("a request"), null, null));
         }
         if (held != null) {
             held.release();
@@ -158,13 +158,15 @@ final class RequestDecoder {
         String requestId = h.get("AfterBurn-Request-Id");
         String timeout = h.get("AfterBurn-Timeout-Ms"); // digits, checked by the HeadGuard (rule 13)
         long timeoutMs = timeout == null ? -1 : Ascii.saturatingDigits(timeout, MAX_TIMEOUT_MS);
+        // Rule 14: at most one AfterBurn-Exchange, its value checked by the HeadGuard.
         return new RequestEvent.Head(r.method().name(), r.uri(), fields(h, true), requestId, timeoutMs,
-                h.get("AfterBurn-Handshake"), headRead);
+                h.get("AfterBurn-Handshake"), h.get("AfterBurn-Exchange"), headRead);
     }
 
     /**
      * The fields a handler sees, in order. §5.3: AfterBurn-Request-Id and
-     * AfterBurn-Timeout-Ms are exposed through the Request API instead.
+     * AfterBurn-Timeout-Ms are exposed through the Request API instead; AfterBurn-Exchange
+     * belongs to the library alone (§4.6), which copies it into the response head.
      */
     private static Headers fields(HttpHeaders h, boolean stripReserved) {
         if (h.isEmpty()) return Headers.empty();
@@ -172,7 +174,8 @@ final class RequestDecoder {
         for (Map.Entry<String, String> e : h) {
             String name = e.getKey();
             if (stripReserved && (name.equalsIgnoreCase("AfterBurn-Request-Id")
-                    || name.equalsIgnoreCase("AfterBurn-Timeout-Ms"))) {
+                    || name.equalsIgnoreCase("AfterBurn-Timeout-Ms")
+                    || name.equalsIgnoreCase("AfterBurn-Exchange"))) {
                 continue;
             }
             list.add(new Headers.Field(name, e.getValue()));

@@ -22,8 +22,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Turns a handler's {@link Response} into HTTP/1.1 bytes with Netty's
- * {@link HttpResponseEncoder}, owned by the serving thread; the
+ * Writes every response head the worker sends: a handler's {@link Response}, turned into
+ * HTTP/1.1 bytes with Netty's {@link HttpResponseEncoder}, owned by the serving thread, and
+ * the responses the library makes itself, errors (§8.1) and the handshake reply (§3.2). The
  * pieces of a streamed body between its head and its last chunk are framed here (see
  * {@code BodyStream.send}).
  *
@@ -32,6 +33,13 @@ import java.util.List;
  * declared a {@code Content-Length}, which is then enforced. {@code HEAD}, {@code 204} and
  * {@code 304} responses carry no body. Nothing reaches the pipe before the head is
  * committed, so a handler that fails early can still be answered 500 (§8.3).
+ *
+ * <p>Exchange tokens (§4.6): {@link #begin} names the token of the request being answered,
+ * and whichever head is written for it, the handler's, an error or a handshake reply,
+ * carries it as {@code AfterBurn-Exchange}; a head for a request without one carries none.
+ * A handler's own {@code AfterBurn-Exchange} field is dropped, so user code can neither
+ * forge nor remove the token. A head and a small body leave in one write (see
+ * {@link ResponseSink}), so a stray writer's bytes cannot land inside them.
  */
 final class ResponseWriter {
     /** Response fields are checked below, once; Netty need not check them again. */
@@ -39,6 +47,7 @@ final class ResponseWriter {
     private static final DefaultHttpHeadersFactory TRAILERS = DefaultHttpHeadersFactory.trailersFactory().withValidation(false);
     private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] CRLF = {'\r', '\n'};
+    private static final String EXCHANGE = "AfterBurn-Exchange";
 
     /** A complete body has no trailers; one empty instance serves every response. */
     private static final HttpHeaders NO_TRAILERS = TRAILERS.newEmptyHeaders();
@@ -54,6 +63,7 @@ final class ResponseWriter {
     private byte[] streamBuffer; // one for all streamed responses, made at the first
 
     // The response being written.
+    private String exchange; // the request's token (§4.6), or null
     private boolean headRequest;
     private boolean committed;
     private boolean complete;
@@ -102,8 +112,13 @@ final class ResponseWriter {
         }
     }
 
-    /** Starts the response to a request; {@code headRequest} for {@code HEAD} (no body). */
-    void begin(boolean headRequest) {
+    /**
+     * Starts the response to a request: {@code headRequest} for {@code HEAD} (no body),
+     * {@code exchange} the request's AfterBurn-Exchange token or null (§4.6). Every request,
+     * the handshake included, and every framing error begins here before anything is sent.
+     */
+    void begin(boolean headRequest, String exchange) {
+        this.exchange = exchange;
         this.headRequest = headRequest;
         committed = false;
         complete = false;
@@ -161,6 +176,32 @@ final class ResponseWriter {
         return new BodyStream(new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(r.status()), h));
     }
 
+    /**
+     * Writes an error response the library makes itself (§8.1), with any extra
+     * CRLF-terminated field lines, and flushes it: head and body in one write.
+     */
+    void sendError(int status, String type, String requestId, String extraFields) throws IOException {
+        sink.write(ErrorBody.response(status, type, requestId, extraFields + exchangeField()));
+        committed = true;
+        sink.flush();
+    }
+
+    /**
+     * Writes the handshake reply (§3.2, §3.5): status 200, the given CRLF-terminated field
+     * lines and {@code Content-Length: 0}, in one write.
+     */
+    void sendHandshakeReply(String fields) throws IOException {
+        sink.write(("HTTP/1.1 200 OK\r\n" + fields + exchangeField() + "Content-Length: 0\r\n\r\n")
+                .getBytes(StandardCharsets.ISO_8859_1));
+        committed = true;
+        sink.flush();
+    }
+
+    /** The token as a field line for the heads built here by hand, or nothing (§4.6). */
+    private String exchangeField() {
+        return exchange == null ? "" : EXCHANGE + ": " + exchange + "\r\n";
+    }
+
     /** Drops a response of which nothing reached the pipe, to answer an error instead. */
     void discard() {
         sink.discard();
@@ -174,6 +215,8 @@ final class ResponseWriter {
     /**
      * The handler's fields as Netty headers. The framing fields are the library's; names must
      * be tokens and values free of CR, LF and NUL, so a handler cannot split the response.
+     * AfterBurn-Exchange is the library's too (§4.6): the handler's is dropped, the request's
+     * token added.
      */
     private HttpHeaders fields(Response r) {
         HttpHeaders h = HEADERS.newHeaders();
@@ -187,7 +230,7 @@ final class ResponseWriter {
                     throw new IllegalArgumentException("the value of response field " + name + " has a CR, LF or NUL");
                 }
             }
-            if (name.equalsIgnoreCase("Transfer-Encoding")) continue;
+            if (name.equalsIgnoreCase("Transfer-Encoding") || name.equalsIgnoreCase(EXCHANGE)) continue;
             if (name.equalsIgnoreCase("Content-Length")) {
                 long n = Ascii.parseDigits(value);
                 if (n < 0) throw new IllegalArgumentException("response Content-Length " + Ascii.quote(value));
@@ -196,6 +239,7 @@ final class ResponseWriter {
             }
             h.add(name, value);
         }
+        if (exchange != null) h.add(EXCHANGE, exchange);
         return h;
     }
 

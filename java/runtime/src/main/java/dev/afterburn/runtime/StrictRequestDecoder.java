@@ -34,6 +34,7 @@ final class StrictRequestDecoder extends HttpRequestDecoder {
     private boolean chunkedBody;
     private boolean failed;
     private int unconsumed; // bytes Netty left in its buffer after the last step
+    private int passed; // messages of the current step that passed every check
 
     StrictRequestDecoder(Limits limits) {
         super(config(limits));
@@ -76,6 +77,7 @@ final class StrictRequestDecoder extends HttpRequestDecoder {
         }
         int start = in.readerIndex();
         int first = out.size();
+        passed = first;
         super.decode(ctx, in, out);
         ProtocolError error = null;
         try {
@@ -86,11 +88,14 @@ final class StrictRequestDecoder extends HttpRequestDecoder {
         if (error != null) {
             failed = true;
             String requestId = guard.requestId();
-            for (int i = out.size() - 1; i >= first; i--) {
+            String exchange = guard.exchange();
+            // The messages before the fault stand: §4.3 answers the first fault in byte order,
+            // so a request that ended before it is served whatever the split into reads.
+            for (int i = out.size() - 1; i >= passed; i--) {
                 ReferenceCountUtil.release(out.remove(i));
             }
             in.skipBytes(in.readableBytes());
-            out.add(new RequestEvent.Failure(error, requestId));
+            out.add(new RequestEvent.Failure(error, requestId, exchange));
         }
         unconsumed = in.readableBytes();
     }
@@ -122,6 +127,9 @@ final class StrictRequestDecoder extends HttpRequestDecoder {
             }
         }
         if (inHead && headStep && in.isReadable()) {
+            // A fault here is in the next request: what this step produced (a bodiless
+            // request, head and end) came before it and stands.
+            passed = out.size();
             checkPendingLine(in);
         }
         return null;

@@ -23,13 +23,13 @@ final class Worker {
     static final String PROTOCOL_VERSION = "1";
     static final String LIBRARY = "java/0.1.0";
 
-    /** §3.2: the handshake reply. */
-    private static final byte[] HANDSHAKE_REPLY = ("HTTP/1.1 200 OK\r\n"
-            + "AfterBurn-Protocol: " + PROTOCOL_VERSION + "\r\n"
+    /**
+     * §3.2: the fields of the handshake reply. The library copies every request's
+     * AfterBurn-Exchange into its response (§4.6), so it lists {@code exchange}.
+     */
+    private static final String HANDSHAKE_FIELDS = "AfterBurn-Protocol: " + PROTOCOL_VERSION + "\r\n"
             + "AfterBurn-Library: " + LIBRARY + "\r\n"
-            + "AfterBurn-Capabilities: \r\n"
-            + "Content-Length: 0\r\n"
-            + "\r\n").getBytes(StandardCharsets.ISO_8859_1);
+            + "AfterBurn-Capabilities: exchange\r\n";
 
     /**
      * Size of one read from the request pipe. The watchdog writes a large body in pieces of
@@ -85,6 +85,7 @@ final class Worker {
                 if (ev instanceof RequestEvent.Closed) return Outcome.CLOSED;
                 if (ev instanceof RequestEvent.Failure) {
                     RequestEvent.Failure f = (RequestEvent.Failure) ev;
+                    writer.begin(false, f.exchange()); // §4.6: a head read to its end has its token
                     sendError(f.error(), f.requestId());
                     return Outcome.FAILED;
                 }
@@ -127,6 +128,7 @@ final class Worker {
 
     /** §3.1: the library answers the handshake itself; it never reaches the handler. */
     private boolean answerHandshake(RequestEvent.Head head) throws IOException {
+        writer.begin(false, head.exchange()); // §3.5, §4.6: a repeated handshake carries a token
         BodyInputStream body = new BodyInputStream(this);
         if (!body.drain(Long.MAX_VALUE)) {
             sendError(fatal.error(), null);
@@ -134,14 +136,11 @@ final class Worker {
         }
         if (!offers(head.handshake(), PROTOCOL_VERSION)) {
             // §3.4: 400 version_mismatch listing the versions spoken, then exit.
-            sink.write(ErrorBody.response(400, ProtocolError.VERSION_MISMATCH, null,
-                    "AfterBurn-Protocol: " + PROTOCOL_VERSION + "\r\n"));
-            sink.flush();
+            writer.sendError(400, ProtocolError.VERSION_MISMATCH, null, "AfterBurn-Protocol: " + PROTOCOL_VERSION + "\r\n");
             log("afterburn: " + ProtocolError.versionMismatch(head.handshake()).detail() + "\n");
             return false;
         }
-        sink.write(HANDSHAKE_REPLY);
-        sink.flush();
+        writer.sendHandshakeReply(HANDSHAKE_FIELDS);
         return true;
     }
 
@@ -159,7 +158,7 @@ final class Worker {
         BodyInputStream body = new BodyInputStream(this);
         Request request = new Request(head.method(), head.target(), head.headers(), id,
                 head.headReadNanos(), head.timeoutMs(), body);
-        writer.begin(head.method().equals("HEAD"));
+        writer.begin(head.method().equals("HEAD"), head.exchange());
         long sentBefore = sink.sent();
         Throwable failure = null;
         try {
@@ -245,8 +244,7 @@ final class Worker {
     }
 
     private void sendError(int status, String type, String requestId) throws IOException {
-        sink.write(ErrorBody.response(status, type, requestId, ""));
-        sink.flush();
+        writer.sendError(status, type, requestId, "");
     }
 
     private void log(String record) {

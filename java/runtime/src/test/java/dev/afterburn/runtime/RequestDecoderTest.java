@@ -115,4 +115,30 @@ class RequestDecoderTest {
         RequestEvent.Failure f = assertInstanceOf(RequestEvent.Failure.class, over.get(over.size() - 1));
         assertEquals(400, f.error().status);
     }
+
+    /**
+     * Found by ParserPropertyTest (case 346 once the exchange vectors joined its corpus): a
+     * fault in the line after a bodiless request, in the same read, dropped that request,
+     * which one read per line served. §4.3: the first fault in byte order is answered.
+     */
+    @Test
+    void aFaultInTheNextHeadInTheSameReadDoesNotDropTheBodilessRequestBeforeIt() {
+        byte[] get = ascii("GET /a HTTP/1.1\r\nHost: a\r\nAfterBurn-Exchange: t1\r\n\r\n");
+        byte[] overlong = ascii("x".repeat(200));
+        for (List<RequestEvent> events : List.of(feed(new Limits(100, 0), concat(get, overlong)),
+                feed(new Limits(100, 0), get, overlong))) {
+            assertEquals("/a", assertInstanceOf(RequestEvent.Head.class, events.get(0)).target());
+            assertInstanceOf(RequestEvent.End.class, events.get(1));
+            RequestEvent.Failure f = assertInstanceOf(RequestEvent.Failure.class, events.get(2));
+            assertEquals(431, f.error().status);
+            assertNull(f.exchange(), "§4.6: the token of the request served is not the failure's");
+            assertEquals(3, events.size());
+        }
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] all = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
+        return all;
+    }
 }

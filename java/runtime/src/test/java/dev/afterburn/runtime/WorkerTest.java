@@ -53,7 +53,7 @@ class WorkerTest {
     void handshakeIsAnsweredWithTheExactReplyAndEofExitsCleanly() {
         Run r = run(HELLO, HANDSHAKE);
         assertEquals("HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Library: java/0.1.0\r\n"
-                + "AfterBurn-Capabilities: \r\nContent-Length: 0\r\n\r\n", r.out());
+                + "AfterBurn-Capabilities: exchange\r\nContent-Length: 0\r\n\r\n", r.out());
         assertEquals(Worker.Outcome.CLOSED, r.outcome());
     }
 
