@@ -51,8 +51,8 @@ func main() {
 	for _, p := range rep.Problems {
 		fmt.Println("  problem:", p)
 	}
-	fmt.Printf("%d failed by design (answered as the spec says), %d timed out in the queue behind them (§5.2), %d bodies lost to %d exits after a response (§9.3), %d unexpected, %.0f req/s over %s\n",
-		rep.FailedByDesign, rep.TimedOut, rep.Collateral, rep.ExitsAfterResp, rep.Unexpected, float64(rep.Requests)/rep.Elapsed.Seconds(), rep.Elapsed.Round(time.Millisecond))
+	fmt.Printf("%d failed by design (answered as the spec says), %d timed out in the queue behind them (§5.2), %d requests lost to %d exits after a response (§9.3) and %d late writes (§4.6), %d unexpected, %.0f req/s over %s\n",
+		rep.FailedByDesign, rep.TimedOut, rep.Collateral, rep.ExitsAfterResp, rep.LateWrites, rep.Unexpected, float64(rep.Requests)/rep.Elapsed.Seconds(), rep.Elapsed.Round(time.Millisecond))
 	fmt.Println(rep.Line())
 	if err := rep.Err(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

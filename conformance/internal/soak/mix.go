@@ -90,7 +90,10 @@ func checkLate(resp *http.Response, body []byte, id, token string, sent []byte) 
 	if s := wantStatus(resp, 200); s != "" {
 		return s
 	}
-	if string(body) != `{"late": true}` && string(body) != `{"late":true}` {
+	var got struct {
+		Late bool `json:"late"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil || !got.Late {
 		return fmt.Sprintf("body %q; want {\"late\": true}", trim(body))
 	}
 	return ""
