@@ -34,7 +34,7 @@ CONFORMANCE_SOURCES := $(shell find conformance -name '*.go' -not -path 'conform
 
 .PHONY: help build run test test-go test-conformance conformance conformance-go fmt lint clean \
 	bench bench-build bench-go bench-java bench-tools test-bench \
-	dist dist-test fuzz fuzz-short run-go soak soak-short soak-go soak-short-go soak-python soak-short-python soak-node soak-short-node soak-java soak-short-java lint-workflows lint-dockerfile test-deploy docs-config
+	dist dist-test fuzz fuzz-short run-go soak soak-short soak-go soak-short-go soak-short-slow-clients soak-python soak-short-python soak-node soak-short-node soak-java soak-short-java lint-workflows lint-dockerfile test-deploy docs-config
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -118,13 +118,18 @@ SOAK_SHORT_FLAGS := -rss_slack_mib 2
 
 soak: soak-go soak-python soak-node soak-java
 
-soak-short: soak-short-go soak-short-python soak-short-node soak-short-java
+soak-short: soak-short-go soak-short-python soak-short-node soak-short-java soak-short-slow-clients
 
 soak-go: $(WATCHDOG) $(GO_FIXTURE) $(SOAK)
 	$(SOAK) -watchdog $(WATCHDOG) -function $(GO_FIXTURE) -n $(or $(N),1000000)
 
 soak-short-go: $(WATCHDOG) $(GO_FIXTURE) $(SOAK)
 	$(SOAK) -watchdog $(WATCHDOG) -function $(GO_FIXTURE) -n $(SOAK_SHORT_N) $(SOAK_SHORT_FLAGS)
+
+# Issue 17: 8 clients trickling bodies at 1 KB/s and 8 never reading a 50 MB response beside
+# the load, no fault by design: every ordinary request answered, no worker replaced.
+soak-short-slow-clients: $(WATCHDOG) $(GO_FIXTURE) $(SOAK)
+	$(SOAK) -watchdog $(WATCHDOG) -function $(GO_FIXTURE) -n $(SOAK_SHORT_N) -fault_rate 0 -slow_clients 8 $(SOAK_SHORT_FLAGS)
 
 soak-python: $(WATCHDOG) $(PY_COMPILED) $(SOAK)
 	$(SOAK) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_SCRIPT)" -n $(or $(N),100000)

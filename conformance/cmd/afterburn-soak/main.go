@@ -28,6 +28,7 @@ func main() {
 	flag.Float64Var(&c.FaultRate, "fault_rate", 0.002, "share of requests that crash, time out, write garbage or throw, by design")
 	flag.DurationVar(&c.ExecTimeout, "exec_timeout", time.Second, "the watchdog's exec_timeout (the timeout fault sleeps past it)")
 	flag.Float64Var(&c.RSSSlackMiB, "rss_slack_mib", 0, "RSS growth in MiB always allowed on top of 10% (for short runs)")
+	flag.IntVar(&c.SlowClients, "slow_clients", 0, "clients trickling a body at 1 KB/s, and as many never reading a 50 MB response, beside the load after warm-up")
 	seed := flag.Uint64("seed", 0, "random seed; 0 picks one from the clock")
 	flag.Parse()
 	if c.Watchdog == "" || c.Function == "" {
@@ -53,6 +54,11 @@ func main() {
 	}
 	fmt.Printf("%d failed by design (answered as the spec says), %d timed out in the queue behind them (§5.2), %d requests lost to %d exits after a response (§9.3) and %d late writes (§4.6), %d unexpected, %.0f req/s over %s\n",
 		rep.FailedByDesign, rep.TimedOut, rep.Collateral, rep.ExitsAfterResp, rep.LateWrites, rep.Unexpected, float64(rep.Requests)/rep.Elapsed.Seconds(), rep.Elapsed.Round(time.Millisecond))
+	fmt.Printf("after warm-up: %.0f req/s", rep.MeasuredRate)
+	if rep.SlowClients > 0 {
+		fmt.Printf(" beside %d trickling and %d non-reading clients; %.0f workers replaced meanwhile", rep.SlowClients, rep.SlowClients, rep.SlowClientRestarts)
+	}
+	fmt.Println()
 	fmt.Println(rep.Line())
 	if err := rep.Err(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -34,6 +34,11 @@ type Config struct {
 	RSSSlackMiB float64
 	Seed        uint64
 	Log         io.Writer // progress lines; nil for none
+	// SlowClients runs that many clients trickling a body at 1 KB/s and as
+	// many never reading a 50 MB response beside the measured part of the
+	// load (slowclients.go). With FaultRate 0, any worker restart fails the
+	// run: slow clients must not cost a worker.
+	SlowClients int
 }
 
 // Report is what a soak measured.
@@ -66,6 +71,12 @@ type Report struct {
 	Restarts    float64
 	Elapsed     time.Duration
 	RSSSlackMiB float64 // from Config: growth always allowed on top of 10 %
+	// MeasuredRate is requests per second after warm-up, slow clients running.
+	MeasuredRate float64
+	// SlowClients and SlowClientRestarts: workers replaced while slow
+	// clients ran with no fault by design, which must be none.
+	SlowClients        int
+	SlowClientRestarts float64
 }
 
 // maxTimedOutShare bounds the requests that may time out waiting behind faults.
@@ -98,6 +109,9 @@ func (r *Report) Err() error {
 	}
 	if r.RSSEndMiB > max(r.RSSStartMiB*maxRSSGrowth, r.RSSStartMiB+r.RSSSlackMiB) {
 		why = append(why, fmt.Sprintf("watchdog RSS grew %.1f -> %.1f MiB (more than %.0f%%)", r.RSSStartMiB, r.RSSEndMiB, (maxRSSGrowth-1)*100))
+	}
+	if r.SlowClientRestarts > 0 {
+		why = append(why, fmt.Sprintf("%.0f workers replaced while %d slow clients ran with no fault by design", r.SlowClientRestarts, r.SlowClients))
 	}
 	if r.FDsEnd != r.FDsStart {
 		why = append(why, fmt.Sprintf("watchdog open descriptors %d -> %d", r.FDsStart, r.FDsEnd))
@@ -140,7 +154,19 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		return nil, err
 	}
 	s.logf("warm-up done: %d requests; watchdog rss %.1f MiB, %d fds", warm, s.rep.RSSStartMiB, s.rep.FDsStart)
+	restartsBefore, err := restartCount(wd)
+	if err != nil {
+		return nil, err
+	}
+	measured := time.Now()
+	stopSlow := func() {}
+	if c.SlowClients > 0 {
+		stopSlow = s.slowClients(ctx, c.SlowClients)
+		s.rep.RSSSlackMiB += float64(c.SlowClients) * slowClientMemory
+	}
 	s.drive(ctx, warm, c.Requests)
+	s.rep.MeasuredRate = float64(c.Requests-warm) / time.Since(measured).Seconds()
+	stopSlow()
 	if s.rep.FDsEnd, s.rep.RSSEndMiB, err = s.quiesce(ctx, transport, s.rep.FDsStart); err != nil {
 		return nil, err
 	}
@@ -151,7 +177,19 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		return nil, err
 	}
 	s.rep.Restarts = m.Sum("afterburn_worker_restarts_total")
+	if c.SlowClients > 0 && c.FaultRate == 0 {
+		s.rep.SlowClientRestarts = s.rep.Restarts - restartsBefore
+		s.rep.SlowClients = c.SlowClients
+	}
 	return s.rep, nil
+}
+
+func restartCount(wd *e2e.Watchdog) (float64, error) {
+	m, err := metrics(wd)
+	if err != nil {
+		return 0, err
+	}
+	return m.Sum("afterburn_worker_restarts_total"), nil
 }
 
 type soaker struct {
