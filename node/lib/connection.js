@@ -14,6 +14,10 @@
 // responses (Content-Length or chunked, no body for HEAD, 204 and 304). The FrameGuard
 // adds the checks of §4.3 that llhttp lacks, and tells clean EOF from EOF inside a request.
 //
+// Every head a ServerResponse writes carries the request's AfterBurn-Exchange token (§4.6),
+// set as a field as the head is made (PipeResponse below, public API only); the library's
+// own error responses carry it too.
+//
 // A framing error (§8.8), from the guard or from llhttp's clientError, stops the input.
 // Responses owed to earlier requests are finished first; then the §8.1 error response is
 // written straight to the sink, unless the failing request's own response has already
@@ -22,32 +26,91 @@
 const http = require('node:http');
 const { Duplex } = require('node:stream');
 const { FrameGuard } = require('./guard');
-const { errorResponseBytes, errorBody, fromParserError } = require('./errors');
+const { errorResponseBytes, errorBody, exchangeLine, fromParserError } = require('./errors');
 const { RequestContext, newRequestId, kContext } = require('./context');
 const { LIBRARY_VERSION, PROTOCOL_VERSION, HANDSHAKE_FIELDS, answerHandshake, handlerFailureRecord } = require('./protocol');
 
 const HANDSHAKE_HEAD = HANDSHAKE_FIELDS.flat();
 
+// The request's exchange token on its response (§4.6): internal, no part of the API.
+const kExchange = Symbol('afterburn.exchange');
+const EXCHANGE = 'afterburn-exchange';
+const writeHead = http.ServerResponse.prototype.writeHead;
+
 // The responses of a Connection. PROTOCOL.md §4.4: a library never sends 1xx responses —
 // 100 Continue is the watchdog's job (§5.4) — so Node's informational writers do nothing
-// but call back. The watchdog's clock is the one clients see: no Date field.
+// but call back. The watchdog's clock is the one clients see: no Date field. Every head
+// carries the request's exchange token (§4.6, writeHeadWithExchange).
 class PipeResponse extends http.ServerResponse {
   constructor(req, options) {
     super(req, options);
     this.sendDate = false;
+    this[kExchange] = null; // set by Connection for a request that carried one
+    // Own properties, not methods: Express gives every response a prototype of its own
+    // (Object.setPrototypeOf(res, app.response)), which would leave this class's out.
+    this.writeHead = writeHeadWithExchange;
+    this.writeContinue = skipInformational;
+    this.writeProcessing = skipInformational;
+    this.writeEarlyHints = skipEarlyHints;
   }
+}
 
-  writeContinue(cb) {
-    if (typeof cb === 'function') process.nextTick(cb);
-  }
+function skipInformational(cb) {
+  if (typeof cb === 'function') process.nextTick(cb);
+}
 
-  writeProcessing(cb) {
-    if (typeof cb === 'function') process.nextTick(cb);
-  }
+function skipEarlyHints(_hints, cb) {
+  skipInformational(cb);
+}
 
-  writeEarlyHints(_hints, cb) {
-    if (typeof cb === 'function') process.nextTick(cb);
+/**
+ * Every head Node writes goes through writeHead: an explicit call, or the implicit one of
+ * write(), end() and flushHeaders() (public behaviour: "if response.write() or response.end()
+ * are called before calling this, the implicit/mutable headers will be calculated and call
+ * this function"). The request's token is set as a field just before (§4.6), and a field of
+ * that name the handler set, with setHeader or in writeHead's own fields, is dropped first,
+ * so the library's is the only one and a request without a token gets none. Public API
+ * only: Node's private head serialiser is not touched.
+ */
+function writeHeadWithExchange(statusCode, reason, fields) {
+  if (this.headersSent) return writeHead.call(this, statusCode, reason, fields); // Node's own error
+  if (this.hasHeader(EXCHANGE)) this.removeHeader(EXCHANGE);
+  const token = this[kExchange];
+  if (token !== null) this.setHeader(EXCHANGE, token); // merges what writeHead is given (§4.6)
+  if (typeof reason === 'string') return writeHead.call(this, statusCode, reason, withoutExchange(fields));
+  return writeHead.call(this, statusCode, withoutExchange(reason ?? fields));
+}
+
+function isExchange(name) {
+  return typeof name === 'string' && name.length === EXCHANGE.length && name.toLowerCase() === EXCHANGE;
+}
+
+// writeHead's own fields without AfterBurn-Exchange: an object, a flat [name, value, ...]
+// array, or a list of [name, value] pairs (made flat: once a field was set, as the token is,
+// Node merges only flat lists); anything else is left for Node to refuse.
+function withoutExchange(fields) {
+  if (fields === null || typeof fields !== 'object') return fields;
+  if (Array.isArray(fields) && fields.length > 0 && Array.isArray(fields[0])) {
+    const flat = [];
+    for (const pair of fields) if (!isExchange(pair[0])) flat.push(pair[0], pair[1]);
+    return flat;
   }
+  if (Array.isArray(fields)) {
+    if (fields.length % 2 !== 0) return fields; // Node's own error
+    let found = false;
+    for (let i = 0; i < fields.length && !found; i += 2) found = isExchange(fields[i]);
+    if (!found) return fields;
+    const kept = [];
+    for (let i = 0; i < fields.length; i += 2) if (!isExchange(fields[i])) kept.push(fields[i], fields[i + 1]);
+    return kept;
+  }
+  let kept = null;
+  for (const name in fields) {
+    if (!Object.hasOwn(fields, name) || !isExchange(name)) continue;
+    kept ??= { ...fields };
+    delete kept[name];
+  }
+  return kept ?? fields;
 }
 
 class Connection {
@@ -167,15 +230,17 @@ class Connection {
     this.dispatched++;
 
     // §5.3: AfterBurn-Request-Id and AfterBurn-Timeout-Ms are exposed through the
-    // context, not as fields; AfterBurn-Handshake marks the handshake (§3.1).
+    // context, not as fields; AfterBurn-Exchange goes on the response, for its head (§4.6),
+    // and is exposed nowhere; AfterBurn-Handshake marks the handshake (§3.1).
     let requestId = null;
     let timeoutMs = -1;
+    let exchange = null;
     let handshake = null;
     const raw = req.rawHeaders;
     let kept = null;
     for (let i = 0; i < raw.length; i += 2) {
       const name = raw[i];
-      if ((name.length === 20 || name.length === 19) && (name[0] === 'A' || name[0] === 'a')) {
+      if (name.length >= 18 && name.length <= 20 && (name[0] === 'A' || name[0] === 'a')) {
         const lower = name.toLowerCase();
         if (lower === 'afterburn-request-id') {
           if (requestId === null) requestId = raw[i + 1];
@@ -187,6 +252,11 @@ class Connection {
           kept ??= raw.slice(0, i);
           continue;
         }
+        if (lower === EXCHANGE) {
+          exchange = raw[i + 1]; // one, 1 to 64 of 0-9 a-z A-Z: checked by the guard (rule 14)
+          kept ??= raw.slice(0, i);
+          continue;
+        }
         if (lower === 'afterburn-handshake' && handshake === null) handshake = raw[i + 1];
       }
       if (kept !== null) kept.push(name, raw[i + 1]);
@@ -195,11 +265,13 @@ class Connection {
       req.rawHeaders = kept;
       delete req.headers['afterburn-request-id'];
       delete req.headers['afterburn-timeout-ms'];
+      delete req.headers[EXCHANGE];
     }
+    res[kExchange] = exchange;
 
     // §11.1: a legacy watchdog sends no id; the library makes one.
     const ctx = new RequestContext(requestId || newRequestId(), timeoutMs, headReadAt);
-    const ex = { req, res, ctx };
+    const ex = { req, res, ctx, exchange };
     req[kContext] = ctx;
     // A handler that stops reading (req.destroy(), or `break` out of `for await`) must not
     // take the connection down as it would a TCP one: the rest of the body is the
@@ -250,9 +322,10 @@ class Connection {
     }
   }
 
-  // PROTOCOL.md §3.1, §3.2: the library answers the handshake itself.
+  // PROTOCOL.md §3.1, §3.2: the library answers the handshake itself; the reply to a
+  // repeated one echoes its token (§4.6) like any head ServerResponse writes.
   _answerHandshake(ex, offered) {
-    const answer = answerHandshake(offered);
+    const answer = answerHandshake(offered, ex.exchange);
     if (!answer.ok) {
       // §3.4: 400 version_mismatch listing the versions spoken, then exit non-zero.
       this.log(answer.record);
@@ -328,7 +401,10 @@ class Connection {
       return;
     }
     const err = this.failure;
-    this._writeErrorAndStop(errorResponseBytes(err.type, owner ? owner.ctx.requestId : null));
+    // §4.6: the token of the request it broke, once that request's head was read: the
+    // exchange's for an error in its body, the guard's for one at the end of its head.
+    const token = owner ? owner.exchange : err.exchange;
+    this._writeErrorAndStop(errorResponseBytes(err.type, owner ? owner.ctx.requestId : null, token));
   }
 
   _writeErrorAndStop(bytes) {

@@ -2,7 +2,9 @@
 
 // The error responses of PROTOCOL.md §8. A ProtocolError is a request the library cannot
 // parse (§4.3, §8.8) or a failed handshake (§3.4): it carries the status and type of §8.2
-// for the response, and a detail naming the offending value for stderr only.
+// for the response, and a detail naming the offending value for stderr only. Also the §4.6
+// field line that echoes a request's exchange token, for these responses, the handshake
+// reply and the listener core's heads (the fetch core spells it inline, fetch-connection.js).
 
 const { STATUS_CODES } = require('node:http');
 
@@ -37,6 +39,9 @@ class ProtocolError extends Error {
     this.name = 'ProtocolError';
     this.type = type;
     this.status = ERROR_STATUS[type];
+    // The AfterBurn-Exchange token of the request, set by the guard for an error it finds
+    // once that request's head was read and before any exchange has it (guard.js, §4.6).
+    this.exchange = null;
   }
 }
 
@@ -54,18 +59,27 @@ function errorBody(type, requestId) {
 }
 
 /**
- * A complete §8.1 error response as bytes: the status of §8.2, Content-Type, the
- * AfterBurn-Error field naming the type, any extra [name, value] fields, and a
- * Content-Length body.
+ * A complete §8.1 error response as bytes: the status of §8.2, the request's exchange token
+ * when it had one (§4.6), Content-Type, the AfterBurn-Error field naming the type, any extra
+ * [name, value] fields, and a Content-Length body.
+ * @param {string | null} token the request's AfterBurn-Exchange, or null
  */
-function errorResponseBytes(type, requestId, extra = []) {
+function errorResponseBytes(type, requestId, token, extra = []) {
   const status = ERROR_STATUS[type];
   const body = Buffer.from(errorBody(type, requestId));
-  let head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+  let head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${exchangeLine(token)}` +
     `Content-Type: application/json\r\nAfterBurn-Error: ${type}\r\n`;
   for (const [name, value] of extra) head += `${name}: ${value}\r\n`;
   head += `Content-Length: ${body.length}\r\n\r\n`;
   return Buffer.concat([Buffer.from(head, 'latin1'), body]);
+}
+
+/**
+ * PROTOCOL.md §4.6: the field line that echoes a request's exchange token, or '' for a
+ * request without one. The heads this library writes put it right after the status line.
+ */
+function exchangeLine(token) {
+  return token === null ? '' : `AfterBurn-Exchange: ${token}\r\n`;
 }
 
 /**
@@ -93,5 +107,6 @@ module.exports = {
   notImplemented,
   errorBody,
   errorResponseBytes,
+  exchangeLine,
   fromParserError,
 };

@@ -29,7 +29,9 @@
 // is chunked, each chunk written as the handler's stream yields it (§6.1), unless the
 // handler set a Content-Length itself, which is then held to. Responses to HEAD and every
 // 204 and 304 have no body (§4.4). No Date field: the watchdog's clock is the one clients
-// see.
+// see. Every head is made by _head, which puts the request's AfterBurn-Exchange token right
+// after the status line (§4.6); the handshake reply and the §8.1 errors written outside an
+// answered exchange carry it too (protocol.js, errors.js).
 //
 // A framing error (§8.8), from the guard or from llhttp, stops the input; the §8.1 error
 // response is written once the response owed to an earlier request is out, unless the
@@ -250,18 +252,21 @@ class FetchConnection {
     const headReadAt = performance.now();
 
     // §5.3: AfterBurn-Request-Id and AfterBurn-Timeout-Ms are exposed through the
-    // context, not as fields; AfterBurn-Handshake marks the handshake (§3.1). One pass
-    // over the fields picks them out; the Request gets the rest. The watchdog sends each
-    // once, so the fields are passed as they are with the (at most two) indexes to leave
-    // out; a copy without them is made only for a head that repeats one.
+    // context, not as fields; AfterBurn-Exchange is kept with the exchange, for its
+    // response (§4.6), and exposed nowhere; AfterBurn-Handshake marks the handshake (§3.1).
+    // One pass over the fields picks them out; the Request gets the rest. The watchdog
+    // sends each once, so the fields are passed as they are with the (at most three)
+    // indexes to leave out; a copy without them is made only for a head that repeats one.
     let requestId = null;
     let timeoutMs = -1;
+    let exchange = null;
     let handshake = null;
     let host = null;
     let framed = false; // a body follows: chunked, or a Content-Length other than 0
     let direct = false; // it is a Content-Length body
     let omitA = -1;
     let omitB = -1;
+    let omitC = -1;
     let kept = null;
     for (let i = 0; i < headers.length; i += 2) {
       const name = headers[i];
@@ -273,20 +278,24 @@ class FetchConnection {
         const lower = name === 'Content-Length' ? 'content-length' : name.toLowerCase();
         if (lower === 'content-length') framed = direct = !allZeros(headers[i + 1]);
         else if (lower === 'transfer-encoding') framed = true;
-      } else if ((n === 20 || n === 19) && (name.charCodeAt(0) | 0x20) === 0x61) {
+      } else if (n >= 18 && n <= 20 && (name.charCodeAt(0) | 0x20) === 0x61) {
         // (The watchdog's own spelling first: no lower-case copy.)
         const lower = name === 'AfterBurn-Request-Id' ? 'afterburn-request-id'
-          : name === 'AfterBurn-Timeout-Ms' ? 'afterburn-timeout-ms' : name.toLowerCase();
-        if (lower === 'afterburn-request-id' || lower === 'afterburn-timeout-ms') {
+          : name === 'AfterBurn-Timeout-Ms' ? 'afterburn-timeout-ms'
+            : name === 'AfterBurn-Exchange' ? 'afterburn-exchange' : name.toLowerCase();
+        if (lower === 'afterburn-request-id' || lower === 'afterburn-timeout-ms' || lower === 'afterburn-exchange') {
           if (lower === 'afterburn-request-id') {
             if (requestId === null) requestId = headers[i + 1];
+          } else if (lower === 'afterburn-exchange') {
+            exchange = headers[i + 1]; // one, 1 to 64 of 0-9 a-z A-Z: checked by the guard (rule 14)
           } else if (timeoutMs < 0) {
             timeoutMs = digitsValue(headers[i + 1]); // digits, checked by the guard (rule 13)
           }
           if (kept !== null) continue;
           if (omitA < 0) omitA = i;
           else if (omitB < 0) omitB = i;
-          else kept = withoutFields(headers, i, omitA, omitB); // a third: copy from here on
+          else if (omitC < 0) omitC = i;
+          else kept = withoutFields(headers, i, omitA, omitB, omitC); // a fourth: copy from here on
           continue;
         }
         if (lower === 'afterburn-handshake' && handshake === null) handshake = headers[i + 1];
@@ -299,6 +308,7 @@ class FetchConnection {
       url,
       // §11.1: a legacy watchdog sends no id; the library makes one.
       ctx: new RequestContext(requestId || newRequestId(), timeoutMs, headReadAt),
+      exchange, // the AfterBurn-Exchange token, echoed in the response head (§4.6), or null
       complete: false, // llhttp has read the whole request
       finished: false, // the response is complete
       headSent: false,
@@ -309,8 +319,8 @@ class FetchConnection {
       directDone: false,
     };
     this.current = ex;
-    if (kept !== null) this._start(ex, handshake, kept, -1, -1, host, framed);
-    else this._start(ex, handshake, headers, omitA, omitB, host, framed);
+    if (kept !== null) this._start(ex, handshake, kept, -1, -1, -1, host, framed);
+    else this._start(ex, handshake, headers, omitA, omitB, omitC, host, framed);
     if (framed && !direct) {
       // A chunked body: llhttp reads it and says when the message ends.
       this.parser[kOnMessageComplete] = this.llhttpMessageComplete;
@@ -324,11 +334,11 @@ class FetchConnection {
   }
 
   // Answers the handshake, or makes the Request and calls the handler. The fields at
-  // omitA and omitB (when not -1) are not the Request's (§5.3).
-  _start(ex, handshake, fields, omitA, omitB, host, framed) {
+  // omitA, omitB and omitC (when not -1) are not the Request's (§5.3).
+  _start(ex, handshake, fields, omitA, omitB, omitC, host, framed) {
     const { method, url } = ex;
     if (handshake !== null) {
-      const answer = answerHandshake(handshake);
+      const answer = answerHandshake(handshake, ex.exchange); // §3.5: a repeated one has a token
       if (!answer.ok) {
         this.log(answer.record);
         this._writeErrorAndStop(answer.bytes);
@@ -348,7 +358,7 @@ class FetchConnection {
 
     let request;
     try {
-      request = makeRequest(method, requestURL(url, host), fields, body, omitA, omitB);
+      request = makeRequest(method, requestURL(url, host), fields, body, omitA, omitB, omitC);
     } catch (err) {
       this._handlerFailed(ex, err);
       return;
@@ -460,52 +470,53 @@ class FetchConnection {
         throw new RangeError(`afterburn: the handler's Response has status ${status}; want 200 to 999 (§4.4)`);
       }
       const noBody = ex.method === 'HEAD' || status === 204 || status === 304; // §4.4
-      let head = `HTTP/1.1 ${status} ${r.reason || STATUS_CODES[status] || 'unknown'}\r\n${r.lines}`;
+      const reason = r.reason || STATUS_CODES[status] || 'unknown';
+      let fields = r.lines;
 
       if (bytes === null && stream === null) bytes = EMPTY;
       if (bytes !== null) {
         // The whole body is known: Content-Length, one write (§4.4).
         if (typeof bytes === 'string') {
           if (!noBody && declared < 0 && bytes.length <= COALESCE_MAX / 3) {
-            this._writeHeadAndText(ex, head, bytes);
+            this._writeHeadAndText(ex, status, reason, fields, bytes);
             this._finished(ex);
             return;
           }
           bytes = Buffer.from(bytes, 'utf8');
         }
         if (noBody) {
-          if (declared < 0 && status !== 204 && status !== 304) head += `content-length: ${bytes.byteLength}\r\n`;
-          this._writeHead(ex, `${head}\r\n`, null);
+          if (declared < 0 && status !== 204 && status !== 304) fields += `content-length: ${bytes.byteLength}\r\n`;
+          this._writeHead(ex, status, reason, fields, null);
         } else {
           if (declared >= 0 && declared !== bytes.byteLength) {
             throw new TypeError(`afterburn: the handler's Response has Content-Length ${declared} ` +
               `and a body of ${bytes.byteLength} bytes`);
           }
-          if (declared < 0) head += `content-length: ${bytes.byteLength}\r\n`;
-          this._writeHead(ex, `${head}\r\n`, bytes);
+          if (declared < 0) fields += `content-length: ${bytes.byteLength}\r\n`;
+          this._writeHead(ex, status, reason, fields, bytes);
         }
         this._finished(ex);
         return;
       }
       if (noBody) {
         stream.cancel().catch(() => {});
-        this._writeHead(ex, `${head}\r\n`, null);
+        this._writeHead(ex, status, reason, fields, null);
         this._finished(ex);
         return;
       }
-      this._stream(ex, head, declared, stream).catch((err) => this._handlerFailed(ex, err));
+      this._stream(ex, status, reason, fields, declared, stream).catch((err) => this._handlerFailed(ex, err));
     } catch (err) {
       this._handlerFailed(ex, err);
     }
   }
 
   // A body that comes as a stream: each chunk is written as the stream yields it (§6.1).
-  async _stream(ex, head, declared, stream) {
+  async _stream(ex, status, reason, fields, declared, stream) {
     const reader = stream.getReader();
     try {
       if (declared >= 0) {
         // The handler said how long it is: the body is sent as is and must be that long.
-        this._writeHead(ex, `${head}\r\n`, null);
+        this._writeHead(ex, status, reason, fields, null);
         let sent = 0;
         for (;;) {
           const { done, value } = await reader.read();
@@ -523,7 +534,7 @@ class FetchConnection {
       const first = await reader.read();
       if (this.stopped) return;
       if (first.done) {
-        this._writeHead(ex, `${head}content-length: 0\r\n\r\n`, null);
+        this._writeHead(ex, status, reason, `${fields}content-length: 0\r\n`, null);
         this._finished(ex);
         return;
       }
@@ -534,11 +545,11 @@ class FetchConnection {
       if (this.stopped) return;
       const firstBytes = asBytes(first.value);
       if (settled !== undefined && settled.done) {
-        this._writeHead(ex, `${head}content-length: ${firstBytes.byteLength}\r\n\r\n`, firstBytes);
+        this._writeHead(ex, status, reason, `${fields}content-length: ${firstBytes.byteLength}\r\n`, firstBytes);
         this._finished(ex);
         return;
       }
-      this._writeHead(ex, `${head}transfer-encoding: chunked\r\n\r\n`, null);
+      this._writeHead(ex, status, reason, `${fields}transfer-encoding: chunked\r\n`, null);
       this._writeChunk(firstBytes);
       for (;;) {
         const next = await pending;
@@ -555,8 +566,24 @@ class FetchConnection {
     }
   }
 
-  _writeHead(ex, head, body) {
+  // Every head of an exchange's response is made here, a 500 of the library's included: the
+  // status line, then the exchange token of a request that carried one (§4.6), then the
+  // fields (lines with their CRLFs) and the empty line. One place, so no way of answering
+  // can leave the token out, and none can write it twice: a handler's own is dropped
+  // (fetch.js readResponse). A part of the head's own string, it costs no write; spelled
+  // here rather than with errors.js's exchangeLine, which would make the line a string of
+  // its own before the head, per request.
+  _head(ex, status, reason, fields) {
+    const token = ex.exchange;
+    return token === null ? `HTTP/1.1 ${status} ${reason}\r\n${fields}\r\n`
+      : `HTTP/1.1 ${status} ${reason}\r\nAfterBurn-Exchange: ${token}\r\n${fields}\r\n`;
+  }
+
+  // A head, and the body known with it in the same write up to COALESCE_MAX (§4.6 asks for
+  // one write; the kernel keeps a pipe write whole only up to PIPE_BUF, 4096 bytes).
+  _writeHead(ex, status, reason, fields, body) {
     ex.headSent = true;
+    const head = this._head(ex, status, reason, fields);
     if (body === null || body.byteLength === 0) {
       this._outputLatin1(head);
       return;
@@ -573,10 +600,10 @@ class FetchConnection {
   }
 
   // A head with Content-Length and a short text body in one write.
-  _writeHeadAndText(ex, head, text) {
+  _writeHeadAndText(ex, status, reason, fields, text) {
     ex.headSent = true;
     const size = Buffer.byteLength(text, 'utf8');
-    const full = `${head}content-length: ${size}\r\n\r\n`;
+    const full = this._head(ex, status, reason, `${fields}content-length: ${size}\r\n`);
     if (size === text.length) {
       // Only ASCII (a UTF-16 unit of U+0080 or above takes 2 or more bytes in UTF-8): the
       // text's UTF-8 bytes are its latin1 ones, so head and body go as one string.
@@ -661,8 +688,8 @@ class FetchConnection {
     if (ex.finished) return; // the response was already complete
     if (!ex.headSent) {
       const body = errorBody('handler_error', ex.ctx.requestId);
-      this._writeHead(ex, 'HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n' +
-        `AfterBurn-Error: handler_error\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`, Buffer.from(body));
+      this._writeHead(ex, 500, 'Internal Server Error', 'Content-Type: application/json\r\n' +
+        `AfterBurn-Error: handler_error\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`, Buffer.from(body));
       this._finished(ex);
       return;
     }
@@ -694,7 +721,10 @@ class FetchConnection {
       this._stop(1); // its status is final: leave the response incomplete (§8.3, §8.8)
       return;
     }
-    this._writeErrorAndStop(errorResponseBytes(this.failure.type, owner ? owner.ctx.requestId : null));
+    // §4.6: the token of the request it broke, once that request's head was read: the
+    // exchange's for an error in its body, the guard's for one at the end of its head.
+    const token = owner ? owner.exchange : this.failure.exchange;
+    this._writeErrorAndStop(errorResponseBytes(this.failure.type, owner ? owner.ctx.requestId : null, token));
   }
 
   _writeErrorAndStop(bytes) {
@@ -735,13 +765,13 @@ function digitsValue(value) {
   return n;
 }
 
-// The fields [name, value, ...] before `upTo` without the two at omitA and omitB (each -1 or
-// an index below upTo): the start of the copy _onHead makes for a head that repeats a field
-// of §5.3.
-function withoutFields(headers, upTo, omitA, omitB) {
+// The fields [name, value, ...] before `upTo` without the three at omitA, omitB and omitC
+// (each -1 or an index below upTo): the start of the copy _onHead makes for a head that
+// repeats a field of §5.3.
+function withoutFields(headers, upTo, omitA, omitB, omitC) {
   const kept = [];
   for (let i = 0; i < upTo; i += 2) {
-    if (i !== omitA && i !== omitB) kept.push(headers[i], headers[i + 1]);
+    if (i !== omitA && i !== omitB && i !== omitC) kept.push(headers[i], headers[i + 1]);
   }
   return kept;
 }

@@ -149,11 +149,12 @@ function parseRequestURL(target, host) {
  * @param {string[]} raw the fields as [name, value, name, value...]
  * @param {ReadableStream | InHandBody | null} body the request body: a stream, the whole
  *   body in hand (lib/known-body.js), or null for none
- * @param {number} [omitA] the index in raw of a field to leave out (AfterBurn-Request-Id
- *   or AfterBurn-Timeout-Ms, §5.3), or -1
+ * @param {number} [omitA] the index in raw of a field to leave out (AfterBurn-Request-Id,
+ *   AfterBurn-Timeout-Ms or AfterBurn-Exchange, §5.3), or -1
  * @param {number} [omitB] another, or -1
+ * @param {number} [omitC] a third, or -1
  */
-function makeRequest(method, url, raw, body, omitA = -1, omitB = -1) {
+function makeRequest(method, url, raw, body, omitA = -1, omitB = -1, omitC = -1) {
   const u = loadUndici();
   const fast = u.fast;
   if (fast !== null) {
@@ -163,7 +164,7 @@ function makeRequest(method, url, raw, body, omitA = -1, omitB = -1) {
     const inner = fast.makeRequest({ method, urlList: [url], mode: 'cors', client: fast.settings });
     const list = inner.headersList;
     for (let i = 0; i < raw.length; i += 2) {
-      if (i !== omitA && i !== omitB) list.append(raw[i], raw[i + 1], false);
+      if (i !== omitA && i !== omitB && i !== omitC) list.append(raw[i], raw[i + 1], false);
     }
     if (body !== null) inner.body = body instanceof InHandBody ? body : { stream: body, source: null, length: null };
     const request = fast.fromInnerRequest(inner, undefined, undefined, 'request');
@@ -173,7 +174,7 @@ function makeRequest(method, url, raw, body, omitA = -1, omitB = -1) {
   }
   const headers = [];
   for (let i = 0; i < raw.length; i += 2) {
-    if (i !== omitA && i !== omitB) headers.push([raw[i], raw[i + 1]]);
+    if (i !== omitA && i !== omitB && i !== omitC) headers.push([raw[i], raw[i + 1]]);
   }
   const init = { method, headers };
   if (body !== null) {
@@ -205,7 +206,9 @@ const LENGTH = /^[0-9]{1,15}$/;
  * What the handler's Response says: status, reason, its fields as the lines of a head, the
  * Content-Length it set itself, and its body either as bytes known at once (a string or
  * buffer source nobody has read) or as a stream. Transfer-Encoding is left out: the
- * framing is the library's (§4.4). Throws a TypeError for what cannot be sent.
+ * framing is the library's (§4.4); so is AfterBurn-Exchange: the token is the request's,
+ * which the library writes itself, and a handler's own would break the exchange (§4.6).
+ * Throws a TypeError for what cannot be sent.
  * @returns {{status: number, reason: string, lines: string, length: number,
  *   bytes: Uint8Array | string | null, stream: ReadableStream | null}}
  */
@@ -223,7 +226,7 @@ function readResponse(response) {
           for (const cookie of list.cookies) lines += `set-cookie: ${cookie}\r\n`; // one line each (Fetch)
           continue;
         }
-        if (name === 'transfer-encoding') continue;
+        if (name === 'transfer-encoding' || name === 'afterburn-exchange') continue;
         if (name === 'content-length') out.length = contentLength(out.length, entry.value);
         lines += `${name}: ${entry.value}\r\n`;
       }
@@ -253,7 +256,7 @@ function readResponse(response) {
     if (!TOKEN.test(name) || !FIELD_VALUE.test(String(value))) {
       throw new TypeError(`afterburn: the handler's Response has an invalid field ${JSON.stringify(name)}`);
     }
-    if (name === 'transfer-encoding') continue;
+    if (name === 'transfer-encoding' || name === 'afterburn-exchange') continue;
     if (name === 'content-length') length = contentLength(length, String(value));
     lines += `${name}: ${value}\r\n`;
   }

@@ -15,13 +15,20 @@
 //   - rule 11: Node counts only the request-target, field names and values, not the
 //     spaces, colons and CRLFs, so its limit is not the spec's byte count;
 //   - rule 12: Node has no body limit at all;
-//   - rule 13: AfterBurn-Timeout-Ms is ours;
+//   - rules 13 and 14: AfterBurn-Timeout-Ms and AfterBurn-Exchange are ours;
 //   - §9.4: at EOF, whether it fell between two requests or inside one.
 //
 // The FrameGuard sees every byte before llhttp does and follows the message structure
 // (head lines, Content-Length or chunked body, trailers) just far enough to apply those
 // rules. It is sans-IO: write() takes bytes and says how many of them may go on to llhttp
 // and, on a violation, the error. It never rewrites bytes: what passes is what arrived.
+//
+// The cores take a request's exchange token (§4.6) from llhttp's fields, not from here: the
+// guard runs ahead of llhttp by whole requests. It keeps one itself only for the errors it
+// finds at the end of a head (rules 10 and 12), which llhttp never sees complete, so their
+// rejection can carry the token (§4.6: SHOULD, once the head was read). It makes that
+// string only when it is needed: it notes where the value lies, and reads it when the head
+// fails, or when a write ends inside that head and the bytes may be reused.
 
 const { badRequest, headersTooLarge, bodyTooLarge, notImplemented } = require('./errors');
 
@@ -52,6 +59,14 @@ const TCHAR = (() => {
 })();
 
 const DIGITS = /^[0-9]+$/;
+
+// PROTOCOL.md §4.6: an exchange token is 1 to 64 characters of 0-9 a-z A-Z.
+const TOKEN_MAX = 64;
+const ALNUM = (() => {
+  const t = new Uint8Array(256);
+  for (const c of '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ') t[c.charCodeAt(0)] = 1;
+  return t;
+})();
 
 /**
  * Whether the field line at buf[start] begins with `lower` (a lower-case name of letters and '-'),
@@ -84,6 +99,11 @@ function indexOfByte(buf, byte, from, to) {
 
 function allDigits(buf, from, to) {
   for (let i = from; i < to; i++) if (buf[i] < 0x30 || buf[i] > 0x39) return false;
+  return true;
+}
+
+function allAlnum(buf, from, to) {
+  for (let i = from; i < to; i++) if (!ALNUM[buf[i]]) return false;
   return true;
 }
 
@@ -138,6 +158,13 @@ class FrameGuard {
     this.bodyBytes = 0; // de-chunked body bytes so far (rule 12)
     this.trailerBytes = 0;
     this.crlfSeen = 0;
+    // Rule 14 and the token of this head (see the top): where its value lies, until the
+    // head ends or the bytes may go; the value itself once read; whether one was seen.
+    this.tokenBuf = null;
+    this.tokenFrom = 0;
+    this.tokenTo = 0;
+    this.token = null;
+    this.tokenSeen = false;
   }
 
   /** True between two messages: EOF here is a clean end of the stream (§9.4). */
@@ -202,6 +229,7 @@ class FrameGuard {
         const err = this._checkPartialLine();
         if (err) return this._fail(n, err);
         this._mark(n, 0);
+        if (this.tokenBuf !== null) this._readToken();
         return { pass: n, error: null };
       }
       let err;
@@ -225,6 +253,7 @@ class FrameGuard {
       }
     }
     this._mark(n, 0);
+    if (this.tokenBuf !== null) this._readToken();
     return { pass: n, error: null };
   }
 
@@ -345,6 +374,19 @@ class FrameGuard {
         this.chunked = true;
         return null;
       }
+      case 18: {
+        if (!nameIs(buf, start, 'afterburn-exchange')) return null;
+        // Rule 14 (§4.6): one field, 1 to 64 characters of 0-9 a-z A-Z.
+        if (this.tokenSeen) return badRequest('more than one AfterBurn-Exchange field');
+        if (to - from > TOKEN_MAX || from === to || !allAlnum(buf, from, to)) {
+          return badRequest(`AfterBurn-Exchange ${JSON.stringify(latin1(buf, from, to))}`);
+        }
+        this.tokenSeen = true;
+        this.tokenBuf = buf;
+        this.tokenFrom = from;
+        this.tokenTo = to;
+        return null;
+      }
       case 20: {
         if (!nameIs(buf, start, 'afterburn-timeout-ms')) return null;
         if (from === to || !allDigits(buf, from, to)) {
@@ -358,10 +400,11 @@ class FrameGuard {
   }
 
   _endHead() {
-    if (this.hosts === 0) return badRequest('no Host field'); // rule 10
+    if (this.hosts === 0) return this._headError(badRequest('no Host field')); // rule 10
     if (this.maxBody > 0 && this.contentLength > this.maxBody) {
-      return bodyTooLarge(this.maxBody); // rule 12, before any body byte
+      return this._headError(bodyTooLarge(this.maxBody)); // rule 12, before any body byte
     }
+    this.tokenBuf = null; // the core reads it from llhttp's fields from here on
     this.messages++;
     if (this.chunked) {
       this.state = State.CHUNK_SIZE;
@@ -373,6 +416,20 @@ class FrameGuard {
       this._endMessage(); // §4.2: neither field means an empty body
     }
     return null;
+  }
+
+  // An error found once the whole head was read: its rejection carries the head's token
+  // (§4.6), which no exchange of the core holds, since llhttp never sees this head end.
+  _headError(error) {
+    if (this.tokenBuf !== null) this._readToken();
+    error.exchange = this.token;
+    return error;
+  }
+
+  // The token's value as a string, while the bytes it lies in are still the head's.
+  _readToken() {
+    this.token = latin1(this.tokenBuf, this.tokenFrom, this.tokenTo);
+    this.tokenBuf = null;
   }
 
   // Rule 9: 1 to 16 hex digits, then optional extensions, which are ignored.

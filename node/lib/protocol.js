@@ -5,31 +5,40 @@
 // record of a failed handler (§8.3) and the bytes of a response head (§4.4). No Node HTTP
 // module is loaded here: a fetch-style worker never needs one.
 
-const { errorResponseBytes } = require('./errors');
+const { errorResponseBytes, exchangeLine } = require('./errors');
 
 const LIBRARY_VERSION = require('../package.json').version;
 const PROTOCOL_VERSION = '1'; // the one version of PROTOCOL.md this library speaks
 
-// §3.2: the reply, the same bytes every time.
+// §3.2: the reply. `exchange`: this library echoes every request's token (§4.6).
 const HANDSHAKE_FIELDS = Object.freeze([
   ['AfterBurn-Protocol', PROTOCOL_VERSION],
   ['AfterBurn-Library', `node/${LIBRARY_VERSION}`],
-  ['AfterBurn-Capabilities', ''],
+  ['AfterBurn-Capabilities', 'exchange'],
   ['Content-Length', '0'],
 ]);
-const HANDSHAKE_REPLY = Buffer.from(`HTTP/1.1 200 OK\r\n${HANDSHAKE_FIELDS.map(([n, v]) => `${n}: ${v}\r\n`).join('')}\r\n`, 'latin1');
+const HANDSHAKE_LINES = HANDSHAKE_FIELDS.map(([n, v]) => `${n}: ${v}\r\n`).join('');
+// The first handshake carries no token (§4.6): the same bytes every time.
+const HANDSHAKE_REPLY = Buffer.from(`HTTP/1.1 200 OK\r\n${HANDSHAKE_LINES}\r\n`, 'latin1');
 
 /**
  * The answer to a handshake offering `offered` (§3.1): the reply, or, when this library
- * speaks none of the versions, the §3.4 error after which the worker stops.
+ * speaks none of the versions, the §3.4 error after which the worker stops. A repeated
+ * handshake (§3.5) carries a token, which the answer echoes (§4.6).
+ * @param {string} offered the AfterBurn-Handshake value
+ * @param {string | null} token the handshake's AfterBurn-Exchange, or null
  * @returns {{ok: boolean, bytes: Buffer, record?: string}}
  */
-function answerHandshake(offered) {
+function answerHandshake(offered, token) {
   const versions = offered.split(',').map((v) => v.trim());
-  if (versions.includes(PROTOCOL_VERSION)) return { ok: true, bytes: HANDSHAKE_REPLY };
+  if (versions.includes(PROTOCOL_VERSION)) {
+    const bytes = token === null ? HANDSHAKE_REPLY
+      : Buffer.from(`HTTP/1.1 200 OK\r\n${exchangeLine(token)}${HANDSHAKE_LINES}\r\n`, 'latin1');
+    return { ok: true, bytes };
+  }
   return {
     ok: false,
-    bytes: errorResponseBytes('version_mismatch', null, [['AfterBurn-Protocol', PROTOCOL_VERSION]]),
+    bytes: errorResponseBytes('version_mismatch', null, token, [['AfterBurn-Protocol', PROTOCOL_VERSION]]),
     record: `afterburn: the watchdog offers protocol versions ${JSON.stringify(offered)}; ` +
       `this library speaks ${PROTOCOL_VERSION}\n`,
   };

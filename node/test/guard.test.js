@@ -150,6 +150,53 @@ describe('FrameGuard', () => {
     expect(guard().write(b('GET / HTTP/1.1\r\nHost: fn\r\nX: 1\r\n\r\n')).error).toBeNull();
   });
 
+  test('rule 14: one AfterBurn-Exchange of 1 to 64 characters of 0-9 a-z A-Z, in any case of its name', () => {
+    const head = (fields) => b(`GET / HTTP/1.1\r\nHost: fn\r\n${fields}\r\n`);
+    const ok = ['AfterBurn-Exchange: a', 'afterburn-exchange: Zz09', `AFTERBURN-EXCHANGE:\t${'x'.repeat(64)} `];
+    for (const field of ok) expect(guard().write(head(`${field}\r\n`)).error).toBeNull();
+    const bad = [
+      ['AfterBurn-Exchange: \r\n', '""'],
+      [`AfterBurn-Exchange: ${'x'.repeat(65)}\r\n`, 'xxx'],
+      ['AfterBurn-Exchange: a-b\r\n', '"a-b"'],
+      ['AfterBurn-Exchange: a b\r\n', '"a b"'],
+      ['AfterBurn-Exchange: \u00e9\r\n', 'AfterBurn-Exchange'],
+      ['AfterBurn-Exchange: a\r\nafterburn-exchange: a\r\n', 'more than one AfterBurn-Exchange'],
+    ];
+    for (const [fields, detail] of bad) {
+      const { error } = guard().write(head(fields));
+      expect(error).toMatchObject({ status: 400, type: 'bad_request' });
+      expect(error.message).toContain(detail);
+      expect(error.exchange).toBeNull(); // found inside the head: no token to echo
+    }
+    // One per request: the next request may carry its own.
+    const g = guard();
+    expect(g.write(b('GET / HTTP/1.1\r\nHost: fn\r\nAfterBurn-Exchange: a1\r\n\r\nGET / HTTP/1.1\r\nHost: fn\r\nAfterBurn-Exchange: a2\r\n\r\n')).error).toBeNull();
+    expect(g.messages).toBe(2);
+  });
+
+  test('§4.6: an error at the end of a head carries its token, read only then or when a write ends inside that head', () => {
+    const withToken = 'POST / HTTP/1.1\r\nHost: fn\r\nAfterBurn-Exchange: t0K\r\n';
+    // A head read whole in one write makes no string of its token: the core has llhttp's.
+    const g = guard(1024, 10);
+    expect(g.write(b(`${withToken}Content-Length: 3\r\n\r\nabc`)).error).toBeNull();
+    expect(g.token).toBeNull();
+    // Rule 12 at the end of the head, in one write, and with the token in an earlier write
+    // whose bytes are then overwritten (lib/child.js reuses its read buffer).
+    expect(guard(1024, 10).write(b(`${withToken}Content-Length: 11\r\n\r\n`)).error).toMatchObject({ status: 413, exchange: 't0K' });
+    const h = guard(1024, 10);
+    const first = b(withToken);
+    expect(h.write(first).error).toBeNull();
+    first.fill(0x41);
+    expect(h.write(b('Content-Length: 11\r\n\r\n')).error).toMatchObject({ status: 413, exchange: 't0K' });
+    // Rule 10 at the end of the head; and a head without a token has none to carry.
+    expect(guard().write(b('GET / HTTP/1.1\r\nAfterBurn-Exchange: t1\r\n\r\n')).error).toMatchObject({ status: 400, exchange: 't1' });
+    expect(guard().write(b('GET / HTTP/1.1\r\nX: 1\r\n\r\n')).error).toMatchObject({ status: 400, exchange: null });
+    // The token of one request is not the next one's.
+    const k = guard(1024, 10);
+    expect(k.write(b(`${withToken}Content-Length: 1\r\n\r\na`)).error).toBeNull();
+    expect(k.write(b('POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: 11\r\n\r\n')).error).toMatchObject({ status: 413, exchange: null });
+  });
+
   test('§9.4: EOF between requests is clean, inside one it is an error', () => {
     const g = guard();
     g.write(b('GET / HTTP/1.1\r\nHost: fn\r\n\r\n'));

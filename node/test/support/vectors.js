@@ -78,6 +78,42 @@ function checkEcho(expectation, echo) {
 }
 
 /**
+ * Checks a response read back (lib/response-reader.js) against a fixture vector's
+ * `response` expectation (conformance/README.md, "Expectations"): status, fields present
+ * and absent, exact body, JSON fields, framing. Returns the problems found.
+ */
+function checkResponse(want, r) {
+  const problems = [];
+  if ('status' in want && r.status !== want.status) problems.push(`status: got ${r.status}; want ${want.status}`);
+  if (want.headers) problems.push(compareFields('header', r.headers, want.headers));
+  for (const name of want.absent_headers || []) {
+    if (r.headers.some(([n]) => n === name)) problems.push(`header ${JSON.stringify(name)} present; want absent`);
+  }
+  if ('body_b64' in want && r.body.toString('base64') !== want.body_b64) {
+    problems.push(`body: got ${JSON.stringify(r.body.toString('latin1'))}; want base64 ${want.body_b64}`);
+  }
+  if ('body_len' in want && r.body.length !== want.body_len) problems.push(`body length: got ${r.body.length}; want ${want.body_len}`);
+  if ('chunked' in want && r.chunked !== want.chunked) problems.push(`chunked: got ${r.chunked}; want ${want.chunked}`);
+  if (want.no_body && r.body.length !== 0) problems.push(`body: got ${r.body.length} bytes; want none`);
+  if ('incomplete' in want && r.complete === want.incomplete) problems.push(`complete: got ${r.complete}; want ${!want.incomplete}`);
+  if (want.json) {
+    let got;
+    try {
+      got = JSON.parse(r.body.toString('utf8'));
+    } catch {
+      problems.push(`body: got ${JSON.stringify(r.body.toString('latin1'))}; want JSON`);
+      return problems.filter(Boolean);
+    }
+    for (const [key, value] of Object.entries(want.json)) {
+      if (JSON.stringify(got[key]) !== JSON.stringify(value)) {
+        problems.push(`json ${key}: got ${JSON.stringify(got[key])}; want ${JSON.stringify(value)}`);
+      }
+    }
+  }
+  return problems.filter(Boolean);
+}
+
+/**
  * What is wrong with a connection's answers to a parse vector (an empty list when nothing
  * is): rejects must be the vector's §8.1 errors, accepted requests 200s whose echoed body
  * `checkEchoed(expectation, echoed)` finds right, and the exit status 0 only at a clean EOF.
@@ -121,4 +157,4 @@ function checkParseVector(vector, { code, responses, rest }, checkEchoed) {
   return problems.filter(Boolean);
 }
 
-module.exports = { VECTORS_DIR, BASE_ENV, loadVectors, compareFields, checkEcho, checkParseVector, segmentBytes };
+module.exports = { VECTORS_DIR, BASE_ENV, loadVectors, compareFields, checkEcho, checkResponse, checkParseVector, segmentBytes };
