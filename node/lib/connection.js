@@ -75,10 +75,19 @@ function skipEarlyHints(_hints, cb) {
 function writeHeadWithExchange(statusCode, reason, fields) {
   if (this.headersSent) return writeHead.call(this, statusCode, reason, fields); // Node's own error
   if (this.hasHeader(EXCHANGE)) this.removeHeader(EXCHANGE);
+  const withReason = typeof reason === 'string';
+  let own = withoutExchange(withReason ? fields : reason ?? fields);
   const token = this[kExchange];
-  if (token !== null) this.setHeader(EXCHANGE, token); // merges what writeHead is given (§4.6)
-  if (typeof reason === 'string') return writeHead.call(this, statusCode, reason, withoutExchange(fields));
-  return writeHead.call(this, statusCode, withoutExchange(reason ?? fields));
+  if (token !== null) {
+    if (Array.isArray(own) && own.length % 2 === 0 && this.getHeaderNames().length === 0) {
+      // A list alone is written as given, repeated fields kept (Set-Cookie twice); a field
+      // set beside it would make Node merge the list with setHeader, one value per name.
+      own = own.concat(EXCHANGE, token);
+    } else {
+      this.setHeader(EXCHANGE, token); // merged with what writeHead is given (§4.6)
+    }
+  }
+  return withReason ? writeHead.call(this, statusCode, reason, own) : writeHead.call(this, statusCode, own);
 }
 
 function isExchange(name) {

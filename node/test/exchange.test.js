@@ -448,3 +448,22 @@ describe.each([['listener', false], ['fetch', true]])('the request fields a hand
     else expect(seen).toEqual(want.map((names) => [names, names]));
   });
 });
+
+// §4.4, §4.6: the token does not cost a listener's repeated fields their values. A list
+// given to writeHead alone is written as given; a field set beside it would make Node
+// merge the list one value per name.
+describe('a listener response with repeated fields in writeHead', () => {
+  test.each([['flat list', ['Set-Cookie', 'a=1', 'Set-Cookie', 'b=2']], ['list of pairs', [['Set-Cookie', 'a=1'], ['Set-Cookie', 'b=2']]]])(
+    '%s keeps every value, with and without a token', async (_name, fields) => {
+      for (const token of [TOKEN, null]) {
+        const { code, responses } = await exchange({
+          fetch: false,
+          handle: (req, res) => { res.writeHead(200, fields); res.end('x'); },
+          request: `GET / HTTP/1.1\r\nHost: fn\r\n${exchangeField(token)}\r\n`,
+        });
+        expect(code).toBe(0);
+        expect(responses[0].headers.filter(([n]) => n === 'set-cookie')).toEqual([['set-cookie', 'a=1'], ['set-cookie', 'b=2']]);
+        expect(tokens(responses[0])).toEqual(token === null ? [] : [token]);
+      }
+    });
+});
