@@ -29,7 +29,7 @@ type LargeBody struct {
 // to the load CPU, and reads the peak resident set (VmHWM) of the watchdog and of the worker
 // afterwards.
 func measureLargeBody(ctx context.Context, root, serverCPU, loadCPU, watchdog string, lang Language, size int64) (*LargeBody, error) {
-	argv := append([]string{watchdog, "-port", "0", "-listen_host", "127.0.0.1", "-workers", "1",
+	argv := append([]string{watchdog, "-port", "0", "-metrics_port", "0", "-listen_host", "127.0.0.1", "-workers", "1",
 		"-max_request_body", "0", "-exec_timeout", "300s", "-read_timeout", "300s", "-write_timeout", "300s", "--"},
 		lang.AfterBurn...)
 	s, err := startServer(ctx, lang.Name+"/large-body", "afterburn-watchdog", root, serverCPU, argv, nil)

@@ -17,6 +17,7 @@ func Groups() []Group {
 				{Name: "streaming-32mib-request", Section: "6.1", Description: "a 32 MiB request body streams through: /sha256 is right and the watchdog's peak RSS grows by far less than 32 MiB", Timeout: 60 * time.Second, Run: streaming32MiB},
 				{Name: "ready-json", Section: "9.2", Description: "/_/ready answers 200 with the counts of workers by state and crash_looping", Run: readyJSON},
 				{Name: "health-json", Section: "9.2", Description: "/_/health answers 200 with the counts of workers by state and crash_looping", Run: healthJSON},
+				{Name: "metrics-own-listener", Section: "10.1", Description: "/metrics is served on a listener of its own (metrics_port 0: a free port, logged) that answers no other path, and /metrics on the function port reaches the function", Run: metricsOwnListener},
 				{Name: "worker-environment", Section: "2.3", Description: "workers see AFTERBURN_PROTOCOL=1 and a worker id from 1 to workers", Run: workerEnvironment},
 				{Name: "idle-most-recent-first", Section: "10.3", Level: "SHOULD", Description: "one request at a time is served by the worker that became idle last: a sequence by one worker, and a worker released later before one released earlier", Run: idleMostRecentFirst},
 				{Name: "worker-process-group", Section: "2.1", Description: "every worker runs in a process group of its own", Run: workerProcessGroup},

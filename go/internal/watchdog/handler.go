@@ -12,7 +12,8 @@ import (
 )
 
 // ServeHTTP answers the reserved paths of PROTOCOL.md §10.1 itself and
-// hands every other request to a worker.
+// hands every other request to a worker: /metrics too, unless metrics_port
+// is MetricsOnPort.
 func (wd *Watchdog) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if r.RequestURI == wd.guard.target && wd.serveRejected(rw, r) {
 		return // PROTOCOL.md §10.5: stands for a head the guard rejected
@@ -25,7 +26,7 @@ func (wd *Watchdog) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		wd.serveStatus(rw, true)
 		return
 	case "/metrics":
-		if wd.cfg.MetricsPort == 0 {
+		if wd.cfg.MetricsPort == MetricsOnPort {
 			wd.metricsHandler.ServeHTTP(rw, r)
 			return
 		}

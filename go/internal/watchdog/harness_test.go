@@ -104,6 +104,7 @@ func testConfig() Config {
 		PrefixLogs:      true,
 		Handshake:       true,
 		TrustRequestID:  true,
+		MetricsPort:     MetricsOnPort, // start serves no metrics listener
 	}
 }
 

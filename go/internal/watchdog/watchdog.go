@@ -76,7 +76,7 @@ func (wd *Watchdog) Run(ctx context.Context) error {
 		return errors.New("watchdog: " + err.Error())
 	}
 	var mln net.Listener
-	if wd.cfg.MetricsPort != 0 {
+	if wd.cfg.MetricsPort != MetricsOnPort {
 		if mln, err = net.Listen("tcp", net.JoinHostPort(wd.cfg.ListenHost, strconv.Itoa(wd.cfg.MetricsPort))); err != nil {
 			ln.Close()
 			return errors.New("watchdog: " + err.Error())
@@ -85,7 +85,8 @@ func (wd *Watchdog) Run(ctx context.Context) error {
 	return wd.serve(ctx, ln, mln)
 }
 
-// serve is Run on listeners already open.
+// serve is Run on listeners already open; mln is nil when /metrics is
+// served on port (MetricsOnPort).
 func (wd *Watchdog) serve(ctx context.Context, ln, mln net.Listener) error {
 	if os.Getpid() == 1 {
 		startReaper()
@@ -102,15 +103,20 @@ func (wd *Watchdog) serve(ctx context.Context, ln, mln net.Listener) error {
 	defer wd.rejoin.Close()
 	go srv.Serve(wd.rejoin)
 	errc := make(chan error, 2)
+	var msrv *http.Server
+	if mln != nil {
+		// §10.1: that listener serves /metrics only.
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", wd.metricsHandler)
+		msrv = wd.newServer(mux)
+		go func() { errc <- msrv.Serve(mln) }()
+		// Before "listening on": whoever waits for that line (the
+		// conformance suite) finds this one in the log already.
+		wd.log.printf("metrics on %s", dialAddr(mln.Addr()))
+	}
 	go func() { errc <- srv.Serve(guardListener{ln, wd.guard}) }()
 	// The conformance suite reads the address from this line.
 	wd.log.printf("listening on %s", dialAddr(ln.Addr()))
-	var msrv *http.Server
-	if mln != nil {
-		msrv = wd.newServer(wd.metricsHandler)
-		go func() { errc <- msrv.Serve(mln) }()
-		wd.log.printf("metrics on %s", dialAddr(mln.Addr()))
-	}
 	select {
 	case <-ctx.Done():
 		return wd.shutdown(srv, msrv)
