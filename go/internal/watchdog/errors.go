@@ -21,6 +21,7 @@ const (
 	errWorkerCrashed   errorType = "worker_crashed"
 	errBadResponse     errorType = "bad_response"
 	errTimeout         errorType = "timeout"
+	errRequestTimeout  errorType = "request_timeout"
 )
 
 // status is the HTTP status PROTOCOL.md §8.2 assigns to the type.
@@ -42,6 +43,8 @@ func (t errorType) status() int {
 		return http.StatusBadGateway
 	case errTimeout:
 		return http.StatusGatewayTimeout
+	case errRequestTimeout:
+		return http.StatusRequestTimeout
 	}
 	return http.StatusInternalServerError
 }
@@ -68,6 +71,8 @@ func (t errorType) message() string {
 		return "the function process sent a malformed response"
 	case errTimeout:
 		return "the request did not complete before its deadline"
+	case errRequestTimeout:
+		return "the client did not send the request head in time"
 	}
 	return string(t)
 }

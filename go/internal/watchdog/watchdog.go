@@ -49,7 +49,7 @@ func New(cfg Config) (*Watchdog, error) {
 	wd.pool = newPool(&wd.cfg, wd.log)
 	wd.m = newMetrics(wd.pool)
 	wd.pool.m = wd.m
-	wd.guard = newClientGuard(cfg.MaxHeaderBytes, wd.log)
+	wd.guard = newClientGuard(cfg.MaxHeaderBytes, cfg.ReadTimeout, wd.log)
 	wd.metricsHandler = promhttp.HandlerFor(wd.m.reg, promhttp.HandlerOpts{})
 	return wd, nil
 }
