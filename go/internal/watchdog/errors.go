@@ -64,7 +64,7 @@ func (t errorType) message() string {
 	case errOverloaded:
 		return "too many requests are in flight"
 	case errUnavailable:
-		return "no function process is available"
+		return "no function process is available: the service is shutting down or cannot start one"
 	case errWorkerCrashed:
 		return "the function process exited while handling the request"
 	case errBadResponse:

@@ -143,8 +143,12 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 }
 
 // fail answers an error the watchdog raised (PROTOCOL.md §8.1) and counts it.
+// While shutting down it closes the connection (§9.4).
 func (wd *Watchdog) fail(rw http.ResponseWriter, t errorType, e *accessEntry) {
 	wd.m.rejected.WithLabelValues(string(t)).Inc()
+	if wd.stopping.Load() {
+		rw.Header().Set("Connection", "close")
+	}
 	status, n := writeError(rw, t, e.requestID)
 	e.status, e.bytes = status, int64(n)
 }

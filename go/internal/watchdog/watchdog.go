@@ -167,22 +167,43 @@ func (s serverLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// shutdownAnswerMax bounds how long, after shutdown_timeout, the answers
+// to the requests it cut are given to be written (PROTOCOL.md §9.4). It
+// covers net/http's wait before closing a connection after its last
+// response (rstAvoidanceDelay, 500 ms).
+const shutdownAnswerMax = time.Second
+
 // shutdown is PROTOCOL.md §9.4: fail readiness, stop accepting, let
 // in-flight and queued requests finish within shutdown_timeout, close every
-// request pipe, kill what still runs at the end of the grace period.
+// request pipe. Requests still held at the end of the grace period are
+// answered 503 unavailable on a closing connection (or aborted, §8.7, once
+// their head went out); then what still runs is killed.
 func (wd *Watchdog) shutdown(servers ...*http.Server) error {
 	deadline := time.Now().Add(wd.cfg.ShutdownTimeout)
 	wd.stopping.Store(true)
 	wd.log.printf("shutting down: finishing requests for up to %v", wd.cfg.ShutdownTimeout)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
+	var late []*http.Server
 	for _, s := range servers {
-		if s == nil {
-			continue
+		if s != nil && s.Shutdown(ctx) != nil {
+			late = append(late, s)
 		}
-		if err := s.Shutdown(ctx); err != nil {
-			wd.log.printf("requests still running after shutdown_timeout: closing their connections")
-			s.Close()
+	}
+	// Exchanges on connections taken from net/http (hijack.go) are not
+	// net/http's to wait for: the pool counts every request it holds.
+	drained := wd.pool.waitHeld(deadline)
+	if late != nil || !drained {
+		wd.log.printf("requests still running after shutdown_timeout: answering them 503 and closing their connections")
+		wd.pool.abandon()
+		deadline = time.Now().Add(shutdownAnswerMax)
+		wd.pool.waitHeld(deadline)
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		defer cancel()
+		for _, s := range late {
+			if err := s.Shutdown(ctx); err != nil {
+				s.Close()
+			}
 		}
 	}
 	wd.pool.close(deadline)

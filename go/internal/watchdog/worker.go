@@ -84,6 +84,7 @@ type worker struct {
 
 	state   workerState // guarded by pool.mu
 	gone    bool        // guarded by pool.mu: the process was reaped
+	cut     bool        // guarded by pool.mu: killed at the end of shutdown's grace period (§9.4)
 	retired chan string // the restart reason, for the slot's supervisor
 
 	// Recycling (PROTOCOL.md §9.7), guarded by pool.mu.
