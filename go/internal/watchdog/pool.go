@@ -99,7 +99,7 @@ func (p *pool) onExit(w *worker) {
 	case wsIdle:
 		p.removeIdleLocked(w)
 		p.retireLocked(w, "exited")
-	case wsDraining:
+	case wsDraining, wsParked:
 		p.retireLocked(w, "exited")
 	}
 }
@@ -162,6 +162,10 @@ func (p *pool) putIdleLocked(w *worker) {
 // release returns w after an exchange: to the pool when reason is empty,
 // else to its supervisor for replacement.
 func (p *pool) release(w *worker, reason string) {
+	var rss int64
+	if p.cfg.MaxWorkerRSS > 0 && reason == "" {
+		rss = w.residentBytes() // PROTOCOL.md §9.7: after every exchange, outside p.mu
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if reason != "" {
@@ -169,8 +173,11 @@ func (p *pool) release(w *worker, reason string) {
 		return
 	}
 	w.served++
-	if why := p.recycleDueLocked(w); why != "" {
+	if why := p.recycleDueLocked(w, rss); why != "" {
 		p.startRecycleLocked(w, why)
+	}
+	if p.parkLocked(w, rss) {
+		return
 	}
 	p.putIdleLocked(w)
 }
@@ -348,10 +355,14 @@ func (p *pool) closeLocked() {
 		wt.ch <- acquired{err: errUnavailable}
 	}
 	p.waiters = nil
-	// A worker still initialising holds no request: nothing to finish.
 	for _, s := range p.slots {
-		if s.w != nil && s.w.state == wsStarting {
-			s.w.kill()
+		switch {
+		case s.w == nil:
+		case s.w.state == wsStarting:
+			s.w.kill() // still initialising, it holds no request: nothing to finish
+		case s.w.state == wsParked:
+			s.w.state = wsDraining // §9.7: waiting for a replacement that will not come
+			s.w.closeRequest()
 		}
 	}
 }
