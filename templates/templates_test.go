@@ -77,12 +77,13 @@ func testTemplate(t *testing.T, tp template) {
 	t.Logf("staged, built and unit-tested in %v", time.Since(start).Round(time.Millisecond))
 
 	// The watchdog as the image's CMD runs it: the Dockerfile's environment, with the
-	// image's WORKDIR mapped to dir, on a free loopback port (port=0; the log names it).
+	// image's WORKDIR mapped to dir, on a free loopback port (port=0; the log names it), and
+	// /metrics on another (metrics_port=0: the default, 8081, may be taken by another test).
 	env := os.Environ()
 	for _, kv := range image.env {
 		env = append(env, kv[0]+"="+strings.ReplaceAll(kv[1], image.workdir, dir))
 	}
-	env = append(env, "port=0", "listen_host=127.0.0.1")
+	env = append(env, "port=0", "metrics_port=0", "listen_host=127.0.0.1")
 	wd := startWatchdog(t, dir, env, argv[1:])
 	defer wd.kill()
 	addr := wd.waitLine(t, regexp.MustCompile(`listening on (\S+)$`))[1]

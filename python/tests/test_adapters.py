@@ -92,7 +92,7 @@ class Watchdog:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(SRC), str(HERE / "apps")])
         self.proc = subprocess.Popen(
-            [str(WATCHDOG), "-port", "0", "-listen_host", "127.0.0.1", "-workers", "1", "-prefix_logs=false",
+            [str(WATCHDOG), "-port", "0", "-metrics_port", "0", "-listen_host", "127.0.0.1", "-workers", "1", "-prefix_logs=false",
              "--", sys.executable, *args],
             env=env, stderr=subprocess.PIPE, text=True)
         self.lines: list[str] = []

@@ -31,7 +31,7 @@ type LargeBody struct {
 // pipe path's, not that of a temporary file in buffer_dir, which the default would go through
 // for a body this size.
 func measureLargeBody(ctx context.Context, root, serverCPU, loadCPU, watchdog string, lang Language, size int64) (*LargeBody, error) {
-	argv := append([]string{watchdog, "-port", "0", "-listen_host", "127.0.0.1", "-workers", "1",
+	argv := append([]string{watchdog, "-port", "0", "-metrics_port", "0", "-listen_host", "127.0.0.1", "-workers", "1",
 		"-max_request_body", "0", "-request_buffering=false", "-exec_timeout", "300s", "-read_timeout", "300s", "-write_timeout", "300s", "--"},
 		lang.AfterBurn...)
 	s, err := startServer(ctx, lang.Name+"/large-body", "afterburn-watchdog", root, serverCPU, argv, nil)

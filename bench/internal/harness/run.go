@@ -75,7 +75,8 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	load := Load{CPU: o.LoadCPU, ScriptPath: script}
 
 	watchdog := func(child []string) []string {
-		return append([]string{o.Watchdog, "-port", "0", "-listen_host", "127.0.0.1",
+		// metrics_port 0: several watchdogs run at once, and the default, 8081, is one port.
+		return append([]string{o.Watchdog, "-port", "0", "-metrics_port", "0", "-listen_host", "127.0.0.1",
 			"-workers", fmt.Sprint(o.Workers), "--"}, child...)
 	}
 	configs := []*config{

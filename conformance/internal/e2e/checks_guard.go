@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -103,32 +104,73 @@ func guardBadChunk(t *T) {
 	}
 }
 
+// guardSlowlorisHead: §10.5 — a head sent a byte every 50 ms is answered 408
+// request_timeout read_timeout after its first byte, on a new connection and
+// on one kept alive (where the wait for a next request is otherwise an idle
+// timeout), counted and access-logged, and reaches no handler.
 func guardSlowlorisHead(t *T) {
-	from := t.WD.Log.Len()
-	rc := t.Dial()
-	rc.Send("GET /echo/slowloris HTTP/1.1\r\nHost: fn\r\nX: ")
-	start := time.Now()
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-			if _, err := rc.c.Write([]byte("a")); err != nil {
-				return
-			}
+	for _, keptAlive := range []bool{false, true} {
+		from := t.WD.Log.Len()
+		before := t.Metric("afterburn_requests_rejected_total", "type", "request_timeout")
+		rc := t.Dial()
+		what := "on a new connection"
+		if keptAlive {
+			what = "on a kept-alive connection"
+			rc.Send("GET /echo HTTP/1.1\r\nHost: fn\r\n\r\n")
+			t.Echo(rc.Read("GET"))
 		}
-	}()
-	rc.WantClosed()
-	if took := time.Since(start); took < hostileReadTimeout*9/10 {
-		t.Fatalf("a head sent a byte every 50 ms was cut off after %v; want read_timeout (%v)", took, hostileReadTimeout)
+		rc.Send("GET /echo/slowloris HTTP/1.1\r\nHost: fn\r\nX: ")
+		start := time.Now()
+		stop := make(chan struct{})
+		go func() {
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+				if _, err := rc.c.Write([]byte("a")); err != nil {
+					return
+				}
+			}
+		}()
+		r := rc.Read("GET")
+		close(stop)
+		took := time.Since(start)
+		t.WatchdogError(r, 408, "request_timeout")
+		if !r.Close {
+			t.Fatalf("%s %s: the 408 has no Connection: close (§10.5)\ngot response: %s", t.lastReq(), what, r)
+		}
+		if took < hostileReadTimeout*9/10 || took > hostileReadTimeout*3 {
+			t.Fatalf("a head sent a byte every 50 ms %s was answered after %v; want read_timeout (%v) after its first byte (§10.5)", what, took, hostileReadTimeout)
+		}
+		rc.WantClosed()
+		t.WaitMetric(before+1, "afterburn_requests_rejected_total", "type", "request_timeout")
+		// §9.5: the rejection's access-log line names no worker.
+		t.LogWait(from, regexp.MustCompile(`path=/echo/slowloris status=408 .*worker=-`))
+		if reached.MatchString(t.WD.Log.Since(from)) {
+			t.Fatalf("the unfinished head %s reached a worker; watchdog log:\n%s", what, t.WD.Log.Since(from))
+		}
 	}
 	echoesOwnIDs(t, 2)
-	if log := t.WD.Log.Since(from); strings.Contains(log, "slowloris") {
-		t.Fatalf("the unfinished head reached a handler; watchdog log:\n%s", log)
+}
+
+// reached is an access-log line of the slow head served by a worker.
+var reached = regexp.MustCompile(`path=/echo/slowloris .*worker=w`)
+
+// guardIdleClosed: §10.5 — a connection on which nothing is sent is closed at
+// read_timeout without a response, and no rejection is counted.
+func guardIdleClosed(t *T) {
+	before := t.Metric("afterburn_requests_rejected_total", "type", "request_timeout")
+	rc := t.Dial()
+	start := time.Now()
+	t.setLast("a connection that sends nothing")
+	rc.WantClosed()
+	if took := time.Since(start); took < hostileReadTimeout*9/10 {
+		t.Fatalf("%s was closed after %v; want read_timeout (%v)", t.lastReq(), took, hostileReadTimeout)
+	}
+	if got := t.Metric("afterburn_requests_rejected_total", "type", "request_timeout"); got != before {
+		t.Fatalf("%s: afterburn_requests_rejected_total{type=\"request_timeout\"} went from %v to %v; want no rejection counted: no request was begun", t.lastReq(), before, got)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"reflect"
 	"regexp"
 	"strings"
@@ -119,6 +120,42 @@ func statusJSON(t *T, path string) {
 
 func readyJSON(t *T)  { statusJSON(t, "/_/ready") }
 func healthJSON(t *T) { statusJSON(t, "/_/health") }
+
+// metricsOwnListener: §10.1 — with -metrics_port 0 (StartWatchdog) /metrics is
+// on a listener of its own, logged as "metrics on ADDR", that answers no other
+// path; /metrics on the function port goes to the function.
+func metricsOwnListener(t *T) {
+	if t.WD.MetricsAddr == t.WD.Addr {
+		t.Fatalf("started with -metrics_port 0, the watchdog logged no \"metrics on ADDR\" line before \"listening on\" (§10.1)\n%s", t.WD.Tail())
+	}
+	get := func(url string) (int, string, string) {
+		t.setLast("GET " + url)
+		resp, err := probeClient.Get(url)
+		if err != nil {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("GET %s: reading the body: %v", url, err)
+		}
+		return resp.StatusCode, resp.Header.Get("Content-Type"), string(b)
+	}
+	code, ctype, body := get(t.WD.MetricsURL())
+	if code != 200 || !strings.HasPrefix(ctype, "text/plain") || !strings.Contains(body, "afterburn_workers{") {
+		t.Fatalf("GET %s: got %d %q %.200q; want 200 text/plain with afterburn_workers (§10.4)", t.WD.MetricsURL(), code, ctype, body)
+	}
+	for _, path := range []string{"/_/ready", "/echo"} {
+		url := "http://" + t.WD.MetricsAddr + path
+		if code, _, body := get(url); code != 404 {
+			t.Fatalf("GET %s: got %d %.200q; want 404: the metrics listener answers /metrics only (§10.1)", url, code, body)
+		}
+	}
+	e := t.Echo(t.Get("/metrics"))
+	if e.Path == nil || *e.Path != "/metrics" {
+		t.Fatalf("GET /metrics on the function port: the handler saw path %v; want /metrics: the function owns it (§10.1)", e.Path)
+	}
+}
 
 func workerEnvironment(t *T) {
 	for i := 0; i < 6; i++ {

@@ -251,6 +251,53 @@ func sigtermGraceful(t *T) {
 	}
 }
 
+// sigtermGraceOver: §9.4 — with -workers 1 -shutdown_timeout 1s, a request
+// sleeping 5 s and one queued behind it are both answered 503 unavailable
+// with Connection: close when the grace period ends, not cut off bare, and
+// the watchdog exits 0.
+func sigtermGraceOver(t *T) {
+	w := t.StartWatchdog([]string{"-workers", "1", "-shutdown_timeout", "1s"}, nil, true)
+	inflight, queued := rid("cutinflight"), rid("cutqueued")
+	a := t.background("/sleep?ms=5000", inflight)
+	t.WaitBusy(1)
+	b := t.background("/echo", queued)
+	t.Eventually("one request queued", func() (bool, string) {
+		q := t.Metric("afterburn_queue_depth")
+		return q == 1, fmt.Sprintf("queue depth %v", q)
+	})
+	signalled := time.Now()
+	if err := w.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("SIGTERM: %v", err)
+	}
+	for _, c := range []struct {
+		ch   <-chan *Resp
+		what string
+		id   string
+	}{
+		{a, "GET /sleep?ms=5000 (in flight at SIGTERM, past -shutdown_timeout 1s)", inflight},
+		{b, "GET /echo (queued behind it)", queued},
+	} {
+		r := t.await(c.ch, c.what)
+		eb := t.WatchdogError(r, 503, "unavailable")
+		if !r.Close {
+			t.Fatalf("%s: the 503 has no Connection: close (§9.4)\ngot response: %s", c.what, r)
+		}
+		if eb.RequestID != c.id {
+			t.Fatalf("%s: the 503's request_id is %q; want the request's own %q (§5.1)", c.what, eb.RequestID, c.id)
+		}
+	}
+	if took := time.Since(signalled); took < 900*time.Millisecond || took > 4*time.Second {
+		t.Fatalf("the requests were answered %v after SIGTERM; want when -shutdown_timeout 1s ends (§9.4)", took)
+	}
+	code, err := w.Wait(t.ctx)
+	if err != nil {
+		t.Fatalf("after SIGTERM: %v", err)
+	}
+	if code != 0 {
+		t.Fatalf("the watchdog exited with %s after SIGTERM; want exit status 0 (§9.4)", w.ExitString())
+	}
+}
+
 func pdeathsig(t *T) {
 	w := t.StartWatchdog([]string{"-workers", "2"}, nil, true)
 	t.WaitIdle(2)

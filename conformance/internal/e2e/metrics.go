@@ -84,9 +84,9 @@ func (m *Metrics) Sum(name string) float64 {
 	return total
 }
 
-// Metrics fetches and parses /metrics.
+// Metrics fetches and parses /metrics, from its own listener (§10.1).
 func (t *T) Metrics() *Metrics {
-	resp, err := probeClient.Get(t.WD.URL("/metrics"))
+	resp, err := probeClient.Get(t.WD.MetricsURL())
 	if err != nil {
 		t.Fatalf("GET /metrics: %v", err)
 	}

@@ -20,14 +20,21 @@ import (
 
 // Watchdog is one running watchdog process.
 type Watchdog struct {
-	cmd   *exec.Cmd
-	Log   *proc.Buffer // its stderr (and stdout): own lines, worker output, access log
-	Addr  string       // host:port from its "listening on" line
-	done  chan struct{}
-	state *os.ProcessState
+	cmd  *exec.Cmd
+	Log  *proc.Buffer // its stderr (and stdout): own lines, worker output, access log
+	Addr string       // host:port from its "listening on" line
+	// MetricsAddr is where /metrics is served (§10.1): the address of its
+	// "metrics on" line, logged before "listening on", or Addr without one
+	// (a check's own -metrics_port -1).
+	MetricsAddr string
+	done        chan struct{}
+	state       *os.ProcessState
 }
 
-var listening = regexp.MustCompile(`listening on (\S+)`)
+var (
+	listening = regexp.MustCompile(`listening on (\S+)`)
+	metricsOn = regexp.MustCompile(`metrics on (\S+)`)
+)
 
 // watchdogEnv is the inherited environment without AFTERBURN_*, FIXTURE_*
 // and the watchdog's own setting names (§10.2: an environment variable of
@@ -43,9 +50,11 @@ func watchdogEnv(extra map[string]string) []string {
 	return proc.Environ(func(k string) bool { return settings[k] || proc.IsProtocolVariable(k) }, extra)
 }
 
-// StartWatchdog runs BIN -port 0 -listen_host 127.0.0.1 FLAGS -- /bin/sh -c
-// "exec FUNCTION" and waits for its "listening on ADDR" line (not for
-// readiness; see WaitReady).
+// StartWatchdog runs BIN -port 0 -metrics_port 0 -listen_host 127.0.0.1
+// FLAGS -- /bin/sh -c "exec FUNCTION" and waits for its "listening on ADDR"
+// line (not for readiness; see WaitReady). Both ports are free ones the
+// kernel picks, so watchdogs run side by side; /metrics is on its own
+// listener, as by default (§10.1).
 func StartWatchdog(ctx context.Context, bin, function string, flags []string, env map[string]string) (*Watchdog, error) {
 	return startWatchdog(ctx, bin, function, flags, env, nil)
 }
@@ -53,7 +62,7 @@ func StartWatchdog(ctx context.Context, bin, function string, flags []string, en
 // startWatchdog is StartWatchdog, with extra descriptors the watchdog
 // inherits from fd 3 on, without close-on-exec, as a shell may leave them.
 func startWatchdog(ctx context.Context, bin, function string, flags []string, env map[string]string, extra []*os.File) (*Watchdog, error) {
-	args := append([]string{"-port", "0", "-listen_host", "127.0.0.1"}, flags...)
+	args := append([]string{"-port", "0", "-metrics_port", "0", "-listen_host", "127.0.0.1"}, flags...)
 	args = append(args, "--", "/bin/sh", "-c", "exec "+function)
 	w := &Watchdog{Log: proc.NewBuffer(8 << 20), done: make(chan struct{})}
 	cmd := exec.Command(bin, args...)
@@ -87,7 +96,10 @@ func startWatchdog(ctx context.Context, bin, function string, flags []string, en
 		return nil, fmt.Errorf("watchdog %s: no \"listening on ADDR\" line (%s)\n%s",
 			strings.Join(args, " "), w.ExitString(), w.Tail())
 	}
-	w.Addr = m[1]
+	w.Addr, w.MetricsAddr = m[1], m[1]
+	if m := metricsOn.FindStringSubmatch(w.Log.String()); m != nil {
+		w.MetricsAddr = m[1]
+	}
 	return w, nil
 }
 
@@ -96,6 +108,9 @@ func (w *Watchdog) Pid() int { return w.cmd.Process.Pid }
 
 // URL is http://ADDR + path.
 func (w *Watchdog) URL(path string) string { return "http://" + w.Addr + path }
+
+// MetricsURL is the URL of /metrics (§10.1, §10.4).
+func (w *Watchdog) MetricsURL() string { return "http://" + w.MetricsAddr + "/metrics" }
 
 // Exited reports whether the process has ended.
 func (w *Watchdog) Exited() bool {

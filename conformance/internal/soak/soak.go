@@ -396,7 +396,7 @@ func residentMiB(pid int) (float64, error) {
 }
 
 func metrics(wd *e2e.Watchdog) (*e2e.Metrics, error) {
-	resp, err := http.Get(wd.URL("/metrics"))
+	resp, err := http.Get(wd.MetricsURL())
 	if err != nil {
 		return nil, err
 	}

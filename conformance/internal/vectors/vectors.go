@@ -277,7 +277,7 @@ var (
 		"bad_request": true, "headers_too_large": true, "body_too_large": true,
 		"not_implemented": true, "overloaded": true, "unavailable": true,
 		"handler_error": true, "worker_crashed": true, "bad_response": true,
-		"timeout": true, "version_mismatch": true,
+		"timeout": true, "request_timeout": true, "version_mismatch": true,
 	}
 )
 

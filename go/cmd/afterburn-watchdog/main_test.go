@@ -111,8 +111,10 @@ func TestServeAndStop(t *testing.T) {
 		args []string
 		env  []string
 	}{
-		{"flags", []string{"--port=0", "--listen_host=127.0.0.1", "--workers=1", "--", os.Args[0], workerArg}, nil},
-		{"env", nil, []string{"port=0", "workers=1", "fprocess='" + os.Args[0] + "' " + workerArg}},
+		// metrics_port 0: the default, 8081, could be taken (and the two
+		// cases run in parallel).
+		{"flags", []string{"--port=0", "--metrics_port=0", "--listen_host=127.0.0.1", "--workers=1", "--", os.Args[0], workerArg}, nil},
+		{"env", nil, []string{"port=0", "metrics_port=0", "workers=1", "fprocess='" + os.Args[0] + "' " + workerArg}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

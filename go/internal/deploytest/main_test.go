@@ -84,10 +84,11 @@ func watchdogBinary(t *testing.T) string {
 
 // runningWatchdog is a watchdog process serving on 127.0.0.1.
 type runningWatchdog struct {
-	addr string // host:port of the function port
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	log  strings.Builder // its stderr so far, for failure messages
+	addr        string // host:port of the function port
+	metricsAddr string // host:port of the /metrics listener (PROTOCOL.md §10.1)
+	cmd         *exec.Cmd
+	mu          sync.Mutex
+	log         strings.Builder // its stderr so far, for failure messages
 }
 
 func (w *runningWatchdog) stderr() string {
@@ -97,14 +98,15 @@ func (w *runningWatchdog) stderr() string {
 }
 
 // startWatchdog runs the built watchdog with two workers of this test
-// binary, waits for its "listening on" line, then polls /_/ready until a
-// worker has answered its handshake. It stops the watchdog at cleanup.
+// binary, on free ports (/metrics on one of its own), waits for its
+// "listening on" line, then polls /_/ready until a worker has answered its
+// handshake. It stops the watchdog at cleanup.
 func startWatchdog(t *testing.T, extraArgs ...string) *runningWatchdog {
 	t.Helper()
-	args := append([]string{"-port", "0", "-listen_host", "127.0.0.1", "-workers", "2"}, extraArgs...)
+	args := append([]string{"-port", "0", "-metrics_port", "0", "-listen_host", "127.0.0.1", "-workers", "2"}, extraArgs...)
 	args = append(args, "--", os.Args[0], workerArg)
 	w := &runningWatchdog{cmd: exec.Command(watchdogBinary(t), args...)}
-	w.cmd.Env = append(os.Environ(), "fprocess=", "port=", "PORT=")
+	w.cmd.Env = append(os.Environ(), "fprocess=", "port=", "PORT=", "metrics_port=")
 	stderr, err := w.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -116,26 +118,35 @@ func startWatchdog(t *testing.T, extraArgs ...string) *runningWatchdog {
 		w.cmd.Process.Kill()
 		w.cmd.Wait()
 	})
+	// PROTOCOL.md §10.1: "metrics on ADDR" comes before "listening on ADDR".
 	listening := regexp.MustCompile(`^afterburn-watchdog: listening on (\S+)$`)
-	addrc := make(chan string, 1)
+	metricsOn := regexp.MustCompile(`^afterburn-watchdog: metrics on (\S+)$`)
+	addrc := make(chan [2]string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
+		var metricsAddr string
 		for sc.Scan() {
 			w.mu.Lock()
 			w.log.WriteString(sc.Text() + "\n")
 			w.mu.Unlock()
+			if m := metricsOn.FindStringSubmatch(sc.Text()); m != nil {
+				metricsAddr = m[1]
+			}
 			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				addrc <- m[1]
+				addrc <- [2]string{m[1], metricsAddr}
 			}
 		}
 		close(addrc)
 	}()
 	select {
-	case addr, ok := <-addrc:
+	case addrs, ok := <-addrc:
 		if !ok {
 			t.Fatalf("watchdog exited before listening:\n%s", w.stderr())
 		}
-		w.addr = addr
+		w.addr, w.metricsAddr = addrs[0], addrs[1]
+		if w.metricsAddr == "" {
+			t.Fatalf("no \"metrics on ADDR\" line before \"listening on\":\n%s", w.stderr())
+		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("no \"listening on\" line in 30s:\n%s", w.stderr())
 	}

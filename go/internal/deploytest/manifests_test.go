@@ -190,8 +190,9 @@ func TestDeployment(t *testing.T) {
 		shutdown = seconds(t, file, s)
 	}
 	preStop, _ := strconv.ParseFloat(str(at(c.spec, "lifecycle", "preStop", "sleep", "seconds")), 64)
-	if grace <= preStop+shutdown {
-		t.Errorf("%s: terminationGracePeriodSeconds %v <= preStop %v s + shutdown_timeout %v s", file, grace, preStop, shutdown)
+	// §9.4: up to a second past shutdown_timeout to answer the requests it cut.
+	if grace <= preStop+shutdown+1 {
+		t.Errorf("%s: terminationGracePeriodSeconds %v <= preStop %v s + shutdown_timeout %v s + 1 s to answer what it cut", file, grace, preStop, shutdown)
 	}
 	// One worker per requested CPU, as the manifest's comment says.
 	cpu := str(at(c.spec, "resources", "requests", "cpu"))
@@ -207,9 +208,22 @@ func TestDeployment(t *testing.T) {
 	}
 	// /metrics on its own port, which the pod annotations point Prometheus at.
 	ann := at(doc, "spec", "template", "metadata", "annotations")
-	if mp := c.env["metrics_port"]; mp == "" || mp == servePort || str(at(ann, "prometheus.io/port")) != mp {
+	if mp := metricsPort(c.env); mp == "-1" || mp == servePort || str(at(ann, "prometheus.io/port")) != mp {
 		t.Errorf("%s: metrics_port %q, prometheus.io/port %q; want one port of their own, the same", file, mp, str(at(ann, "prometheus.io/port")))
 	}
+	if mp := metricsPort(c.env); portNamed(c, "metrics") != mp {
+		t.Errorf("%s: container port \"metrics\" is %q; the watchdog serves /metrics on %s", file, portNamed(c, "metrics"), mp)
+	}
+}
+
+// metricsPort is the port /metrics is served on given a container's watchdog
+// settings: metrics_port, 8081 when unset (PROTOCOL.md §10.2); "-1" means on
+// the function port.
+func metricsPort(env map[string]string) string {
+	if mp := env["metrics_port"]; mp != "" {
+		return mp
+	}
+	return "8081"
 }
 
 // cpuCores reads a Kubernetes CPU quantity: "2", "1.5" or "500m".
@@ -231,7 +245,7 @@ func TestService(t *testing.T) {
 	ports, _ := at(svc, "spec", "ports").([]any)
 	for _, p := range ports {
 		target := portNamed(c, str(at(p, "targetPort")))
-		if target == c.env["metrics_port"] {
+		if target == metricsPort(c.env) {
 			t.Errorf("service.yaml exposes the metrics port %s", target)
 		}
 		if target != c.env["port"] {
@@ -270,8 +284,8 @@ func TestKnativeService(t *testing.T) {
 	if timeout, _ := strconv.ParseFloat(str(at(spec, "timeoutSeconds")), 64); timeout < exec {
 		t.Errorf("%s: timeoutSeconds %v < exec_timeout %v s", file, timeout, exec)
 	}
-	if str(at(doc, "spec", "template", "metadata", "annotations", "prometheus.io/port")) != c.env["metrics_port"] || c.env["metrics_port"] == "" {
-		t.Errorf("%s: metrics_port %q must be set and match the prometheus.io/port annotation", file, c.env["metrics_port"])
+	if mp := metricsPort(c.env); str(at(doc, "spec", "template", "metadata", "annotations", "prometheus.io/port")) != mp || mp == "-1" {
+		t.Errorf("%s: metrics_port %q must be a port of its own and match the prometheus.io/port annotation", file, mp)
 	}
 }
 
@@ -296,8 +310,8 @@ func TestOpenFaaSStack(t *testing.T) {
 			}
 		}
 		// The gateway proxies every path of the function port: /metrics must be elsewhere.
-		if mp := env["metrics_port"]; mp == "" || mp == "8080" || str(at(fn, "annotations", "prometheus.io.port")) != mp {
-			t.Errorf("%s: function %s: metrics_port %q must be set off 8080 and match prometheus.io.port", file, name, mp)
+		if mp := metricsPort(env); mp == "-1" || mp == "8080" || str(at(fn, "annotations", "prometheus.io.port")) != mp {
+			t.Errorf("%s: function %s: metrics_port %q must be off 8080 and match prometheus.io.port", file, name, mp)
 		}
 	}
 }

@@ -41,7 +41,7 @@ func scrapeWatchdog(t *testing.T) *scrape {
 	for _, path := range []string{"/hello", "/status/404"} {
 		get(t, "http://"+w.addr+path)
 	}
-	code, body := get(t, "http://"+w.addr+"/metrics")
+	code, body := get(t, "http://"+w.metricsAddr+"/metrics")
 	if code != 200 {
 		t.Fatalf("GET /metrics: %d\n%s", code, body)
 	}

@@ -32,7 +32,7 @@ type Config struct {
 	PrefixLogs          bool          // prefix_logs: timestamp worker log lines (§9.5)
 	Stdio               bool          // stdio: protocol on the worker's stdin/stdout (§2.2)
 	Handshake           bool          // handshake: send the handshake (§3, §11.2)
-	MetricsPort         int           // metrics_port: separate /metrics listener, 0 = on port (§10.1)
+	MetricsPort         int           // metrics_port: the /metrics listener's port, 0 = ephemeral, MetricsOnPort = on port (§10.1)
 	MaxRequests         int           // max_requests: recycle a worker after about this many requests, 0 = never (§9.7)
 	MaxAge              time.Duration // max_age: recycle a worker after about this long, 0 = never (§9.7)
 	MaxWorkerRSS        int64         // max_worker_rss: recycle a worker past this resident size, 0 = no limit (§9.7)
@@ -50,6 +50,10 @@ type Config struct {
 	// child they run.
 	env []string
 }
+
+// MetricsOnPort is the metrics_port that serves /metrics on port instead of
+// on a listener of its own (PROTOCOL.md §10.1).
+const MetricsOnPort = -1
 
 // usageHeader is printed above the flag list by --help.
 const usageHeader = `usage: afterburn-watchdog [flags] -- CMD ARGS...
@@ -69,6 +73,7 @@ flags:
 func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Config, error) {
 	cfg := Config{
 		Port:            8080,
+		MetricsPort:     8081, // as OpenFaaS of-watchdog
 		ExecTimeout:     10 * time.Second,
 		ReadTimeout:     10 * time.Second,
 		WriteTimeout:    10 * time.Second,
@@ -110,7 +115,7 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	fs.BoolVar(&cfg.PrefixLogs, "prefix_logs", cfg.PrefixLogs, "timestamp worker log lines")
 	fs.BoolVar(&cfg.Stdio, "stdio", false, "use the worker's stdin and stdout as the protocol pipes")
 	fs.BoolVar(&cfg.Handshake, "handshake", cfg.Handshake, "send the readiness handshake; false only for children without a library")
-	fs.IntVar(&cfg.MetricsPort, "metrics_port", 0, "serve /metrics on this `port` instead of port; 0 = on port")
+	fs.IntVar(&cfg.MetricsPort, "metrics_port", cfg.MetricsPort, "serve /metrics on this `port`; 0 picks a free one; -1 serves it on port instead, hiding the function's own /metrics")
 	fs.IntVar(&cfg.MaxRequests, "max_requests", 0, "recycle a worker after this many `requests`, plus up to 10% jitter; 0 = never")
 	fs.Var((*seconds)(&cfg.MaxAge), "max_age", "recycle a worker after this `duration`, plus up to 10% jitter; 0 = never")
 	fs.Int64Var(&cfg.MaxWorkerRSS, "max_worker_rss", 0, "recycle a worker whose resident memory passes this many `bytes`; 0 = no limit")
@@ -163,8 +168,10 @@ func (c *Config) check() error {
 		return errors.New("watchdog: no worker command: give one after -- or set fprocess")
 	case c.Port < 0 || c.Port > 65535:
 		return fmt.Errorf("watchdog: bad port %d", c.Port)
-	case c.MetricsPort < 0 || c.MetricsPort > 65535:
-		return fmt.Errorf("watchdog: bad metrics_port %d", c.MetricsPort)
+	case c.MetricsPort < MetricsOnPort || c.MetricsPort > 65535:
+		return fmt.Errorf("watchdog: bad metrics_port %d: want a port, 0 for a free one or -1 for /metrics on port", c.MetricsPort)
+	case c.MetricsPort == c.Port && c.Port != 0:
+		return fmt.Errorf("watchdog: metrics_port %d is port too: set metrics_port to -1 to serve /metrics on port", c.MetricsPort)
 	case c.Workers < 1:
 		return fmt.Errorf("watchdog: bad workers %d: need at least 1", c.Workers)
 	case c.MaxInflight < 0:

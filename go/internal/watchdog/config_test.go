@@ -54,7 +54,7 @@ func TestParseConfig(t *testing.T) {
 			c.PrefixLogs, c.Handshake, c.Stdio = false, false, true
 		}},
 		{"the rest", []string{"--listen_host=127.0.0.1", "--write_timeout=2s", "--healthcheck_interval=30s",
-			"--shutdown_timeout=1", "--max_request_body=0", "--max_header_bytes=8192", "--metrics_port=8081", "--", "app"}, nil,
+			"--shutdown_timeout=1", "--max_request_body=0", "--max_header_bytes=8192", "--metrics_port=9100", "--", "app"}, nil,
 			func(c *Config) {
 				c.ListenHost = "127.0.0.1"
 				c.WriteTimeout = 2 * time.Second
@@ -62,8 +62,11 @@ func TestParseConfig(t *testing.T) {
 				c.ShutdownTimeout = time.Second
 				c.MaxRequestBody = 0
 				c.MaxHeaderBytes = 8192
-				c.MetricsPort = 8081
+				c.MetricsPort = 9100
 			}},
+		{"metrics on port", []string{"--metrics_port=-1", "app"}, nil, func(c *Config) { c.MetricsPort = MetricsOnPort }},
+		{"metrics on a free port", []string{"app"}, map[string]string{"metrics_port": "0"}, func(c *Config) { c.MetricsPort = 0 }},
+		{"metrics on a free port beside a free port", []string{"--port=0", "--metrics_port=0", "app"}, nil, func(c *Config) { c.Port, c.MetricsPort = 0, 0 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseConfig(tc.args, func(k string) string { return tc.env[k] }, nil)
@@ -71,7 +74,7 @@ func TestParseConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := Config{
-				Port: 8080, Workers: runtime.NumCPU(), ExecTimeout: 10 * time.Second,
+				Port: 8080, MetricsPort: 8081, Workers: runtime.NumCPU(), ExecTimeout: 10 * time.Second,
 				ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, InitTimeout: time.Minute,
 				ShutdownTimeout: 15 * time.Second, MaxRequestBody: 64 << 20, MaxHeaderBytes: 32768,
 				PrefixLogs: true, Handshake: true, TrustRequestID: true,
@@ -99,6 +102,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{[]string{"app"}, map[string]string{"workers": "many"}, `watchdog: bad environment variable workers="many"`},
 		{[]string{"--workers=-1", "app"}, nil, "watchdog: bad workers -1"},
 		{[]string{"--port=70000", "app"}, nil, "watchdog: bad port 70000"},
+		{[]string{"--metrics_port=-2", "app"}, nil, "watchdog: bad metrics_port -2"},
+		{[]string{"--metrics_port=70000", "app"}, nil, "watchdog: bad metrics_port 70000"},
+		{[]string{"--metrics_port=8080", "app"}, nil, "watchdog: metrics_port 8080 is port too"},
+		{[]string{"--port=8081", "app"}, nil, "watchdog: metrics_port 8081 is port too"},
 		{[]string{"--init_timeout=0", "app"}, nil, "watchdog: bad init_timeout 0s"},
 		{[]string{"--max_header_bytes=0", "app"}, nil, "watchdog: bad max_header_bytes 0"},
 		{[]string{"--nope", "app"}, nil, "watchdog: flag provided but not defined: -nope"},

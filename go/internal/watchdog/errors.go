@@ -21,6 +21,7 @@ const (
 	errWorkerCrashed   errorType = "worker_crashed"
 	errBadResponse     errorType = "bad_response"
 	errTimeout         errorType = "timeout"
+	errRequestTimeout  errorType = "request_timeout"
 )
 
 // status is the HTTP status PROTOCOL.md §8.2 assigns to the type.
@@ -42,6 +43,8 @@ func (t errorType) status() int {
 		return http.StatusBadGateway
 	case errTimeout:
 		return http.StatusGatewayTimeout
+	case errRequestTimeout:
+		return http.StatusRequestTimeout
 	}
 	return http.StatusInternalServerError
 }
@@ -61,13 +64,15 @@ func (t errorType) message() string {
 	case errOverloaded:
 		return "too many requests are in flight"
 	case errUnavailable:
-		return "no function process is available"
+		return "no function process is available: the service is shutting down or cannot start one"
 	case errWorkerCrashed:
 		return "the function process exited while handling the request"
 	case errBadResponse:
 		return "the function process sent a malformed response"
 	case errTimeout:
 		return "the request did not complete before its deadline"
+	case errRequestTimeout:
+		return "the client did not send the request head in time"
 	}
 	return string(t)
 }

@@ -240,11 +240,17 @@ func (x *exchange) run() (neverRead bool) {
 		w.kill()
 		<-w.exited
 	}
-	neverRead = (fail == failCrashed || fail == failExchange) && !x.headSent && caused && !x.replayLost &&
+	// PROTOCOL.md §9.4: the end of shutdown's grace period killed the
+	// worker; the request is answered 503, not retried.
+	cut := x.wd.pool.isAbandoned()
+	neverRead = !cut && (fail == failCrashed || fail == failExchange) && !x.headSent && caused && !x.replayLost &&
 		(bf == bodyOK || bf == bodyWorker) && x.headLen > 0 &&
 		int64(w.unreadRequestBytes()) == int64(x.headLen)+x.bodyWritten
 
 	switch {
+	case cut:
+		x.wd.log.printf("w%d: request %s cut short at the end of shutdown_timeout", w.id, x.id)
+		fail = &failure{fail.reason, errUnavailable}
 	case fail == failExchange:
 		x.wd.m.protocolErrors.WithLabelValues("exchange").Inc()
 		if neverRead {

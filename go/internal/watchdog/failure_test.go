@@ -545,6 +545,93 @@ func TestShutdownKillsStragglers(t *testing.T) {
 	h.logs.waitContains(t, "still running after shutdown_timeout: killing it")
 }
 
+// TestShutdownAnswersCutRequests: §9.4 — at the end of shutdown_timeout a
+// request in flight whose response head was not sent, and one queued behind
+// it, are answered 503 unavailable with Connection: close rather than cut
+// off bare; one whose head went out is aborted (§8.7); serve returns nil.
+func TestShutdownAnswersCutRequests(t *testing.T) {
+	t.Parallel()
+	const grace = 300 * time.Millisecond
+	h := start(t, func(c *Config) {
+		c.Workers = 2
+		c.ShutdownTimeout = grace
+		c.ExecTimeout = 0
+	})
+	h.waitState("two idle workers", func(st status, ready bool) bool { return st.Idle == 2 })
+
+	// A stream whose head went out, the worker waiting for more body.
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	req, _ := http.NewRequest("POST", h.url+"/stream", pr)
+	resp, err := h.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(pw, "hold\n")
+	stream := bufio.NewReader(resp.Body)
+	if line, err := stream.ReadString('\n'); err != nil || line != "data: hold\n" {
+		t.Fatalf("holding stream: %q %v", line, err)
+	}
+
+	type result struct {
+		resp *http.Response
+		body string
+		err  error
+	}
+	send := func(path string) <-chan result {
+		ch := make(chan result, 1)
+		go func() {
+			resp, err := h.client.Get(h.url + path)
+			if err != nil {
+				ch <- result{err: err}
+				return
+			}
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			ch <- result{resp, string(b), err}
+		}()
+		return ch
+	}
+	hung := send("/hang")
+	h.waitState("two busy workers", func(st status, ready bool) bool { return st.Busy == 2 })
+	queued := send("/queued")
+	h.waitQueued(1)
+
+	stopping := time.Now()
+	stopped := make(chan error, 1)
+	go func() { stopped <- h.stop() }()
+	for _, tc := range []struct {
+		what string
+		ch   <-chan result
+	}{{"in flight, no head sent", hung}, {"queued", queued}} {
+		r := <-tc.ch
+		if r.err != nil {
+			t.Errorf("%s at the end of shutdown_timeout: %v; want 503 unavailable", tc.what, r.err)
+			continue
+		}
+		wantError(t, r.resp, r.body, 503, errUnavailable)
+		if !r.resp.Close {
+			t.Errorf("%s: the 503 has no Connection: close", tc.what)
+		}
+		if took := time.Since(stopping); took < grace*9/10 {
+			t.Errorf("%s: answered %v after shutdown began; want shutdown_timeout (%v)", tc.what, took, grace)
+		}
+	}
+	if _, err := io.ReadAll(stream); err == nil {
+		t.Errorf("the stream whose head went out ended cleanly; want it visibly incomplete (§8.7)")
+	}
+	resp.Body.Close()
+	if err := <-stopped; err != nil {
+		t.Fatalf("serve returned %v", err)
+	}
+	h.logs.waitContains(t, "cut short at the end of shutdown_timeout")
+	for _, reason := range []string{"crashed", "timeout"} {
+		if n := counter(t, h.wd.m.restarts, reason); n != 0 {
+			t.Errorf("restarts{reason=%q} = %v; want 0: nothing is restarted at shutdown", reason, n)
+		}
+	}
+}
+
 // TestClientGoneMidResponse: PROTOCOL.md §6.5 — a client that leaves while
 // its response is being forwarded costs no worker: the watchdog reads the
 // response to its end, discarding it, and the same worker serves on.

@@ -45,11 +45,19 @@ package watchdog
 //   - The EOF that follows the synthetic head reaches net/http only while
 //     the synthetic request is handled (its background read) or after;
 //     the handler of that request does not depend on the client.
-//   - Read deadlines (read_timeout, idle timeout) are net/http's, set on
-//     this conn and applied to every socket read, so a head sent a byte at
-//     a time still ends at read_timeout. A timeout leaves the guard's state
-//     as it was: net/http's abortPendingRead ends its background read with
-//     a deadline in the past and reads on afterwards.
+//   - Read deadlines are net/http's (read_timeout, the idle timeout), set
+//     on this conn and applied to every socket read, except while part of a
+//     head is held: net/http has not seen a byte of it, so it would still
+//     be waiting for a next request under its idle timeout (90 s), or
+//     reading in the background without a deadline. The head then has a
+//     deadline of its own, read_timeout from its first byte (§10.5). When
+//     that passes, the head is rejected like an offending one, answered
+//     408 request_timeout; a connection on which no head has begun is left
+//     to net/http's deadlines and closed without a response.
+//   - net/http also sets a deadline in the past to end its background read
+//     (abortPendingRead) and then reads on. That timeout is not the
+//     client's: it goes to net/http as it came, and the guard's state is
+//     left as it was.
 //   - CloseWrite is passed through, so net/http's closeWriteAndWait still
 //     half-closes before it closes.
 //   - When a valid request before the bad head ends the connection itself
@@ -78,6 +86,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -93,8 +102,9 @@ var guardBufs = sync.Pool{New: func() any { return new([guardBufSize]byte) }}
 
 // clientGuard is what every guarded connection of one watchdog shares.
 type clientGuard struct {
-	maxHead int
-	log     *logger
+	maxHead     int
+	readTimeout time.Duration // a head's time from its first byte; 0 = none
+	log         *logger
 	// target and synthetic are the stand-in request that carries a
 	// rejection through net/http to ServeHTTP; target holds a random token
 	// so that no client can send it.
@@ -102,15 +112,16 @@ type clientGuard struct {
 	synthetic []byte
 }
 
-func newClientGuard(maxHeaderBytes int, log *logger) *clientGuard {
+func newClientGuard(maxHeaderBytes int, readTimeout time.Duration, log *logger) *clientGuard {
 	var token [16]byte
 	rand.Read(token[:])
 	target := "/.afterburn-rejected/" + hex.EncodeToString(token[:])
 	return &clientGuard{
-		maxHead:   maxHeaderBytes + headSlack,
-		log:       log,
-		target:    target,
-		synthetic: []byte("GET " + target + " HTTP/1.1\r\nHost: afterburn\r\n\r\n"),
+		maxHead:     maxHeaderBytes + headSlack,
+		readTimeout: readTimeout,
+		log:         log,
+		target:      target,
+		synthetic:   []byte("GET " + target + " HTTP/1.1\r\nHost: afterburn\r\n\r\n"),
 	}
 }
 
@@ -160,6 +171,17 @@ type guardConn struct {
 	rej          atomic.Pointer[rejection]
 	rest         []byte // after a rejection: what net/http reads before final
 	final        error
+
+	// Read deadlines. SetReadDeadline comes from other goroutines than
+	// Read (net/http's abortPendingRead), so these are guarded by dl.
+	dl       sync.Mutex
+	httpDL   time.Time // the deadline net/http (or an exchange) set
+	aborting bool      // httpDL was past when set: a read cut short on purpose
+	headDL   time.Time // the held head's deadline (PROTOCOL.md §10.5); zero when none is held
+	// Read's own: the held head's deadline is set (headDL, by Read only),
+	// and the checker's count of heads when it was.
+	headArmed bool
+	headNo    uint32
 }
 
 func (gc *guardConn) Read(p []byte) (int, error) {
@@ -227,10 +249,79 @@ func (gc *guardConn) fill() {
 		if why != nil {
 			gc.reject(why)
 		}
+		gc.trackHead()
 	}
 	if err != nil && gc.final == nil {
+		if gc.headTimedOut(err) {
+			gc.reject(gc.chk.timedOut()) // PROTOCOL.md §10.5: 408
+			gc.trackHead()
+			return
+		}
 		gc.err = err
 	}
+}
+
+// trackHead gives a head that has begun to arrive, and is held, a deadline
+// of its own: read_timeout from its first byte (PROTOCOL.md §10.5); and
+// hands the socket back to net/http's deadline once no head is held. Empty
+// lines before a request line begin nothing.
+func (gc *guardConn) trackHead() {
+	held := gc.buf[gc.lo+gc.free : gc.hi]
+	begun := gc.g.readTimeout > 0 && gc.chk.state == stHead && len(bytes.TrimLeft(held, "\r\n")) > 0
+	switch {
+	case begun && (!gc.headArmed || gc.headNo != gc.chk.heads):
+		gc.headArmed, gc.headNo = true, gc.chk.heads
+		gc.setHeadDeadline(time.Now().Add(gc.g.readTimeout))
+	case !begun && gc.headArmed:
+		gc.headArmed = false
+		gc.setHeadDeadline(time.Time{})
+	}
+}
+
+func (gc *guardConn) setHeadDeadline(t time.Time) {
+	gc.dl.Lock()
+	defer gc.dl.Unlock()
+	gc.headDL = t
+	gc.setSocketDeadlineLocked()
+}
+
+// headTimedOut reports whether err is the held head's own deadline passing,
+// not net/http cutting a read short.
+func (gc *guardConn) headTimedOut(err error) bool {
+	if !gc.headArmed || !errors.Is(err, os.ErrDeadlineExceeded) {
+		return false
+	}
+	gc.dl.Lock()
+	defer gc.dl.Unlock()
+	return !gc.aborting && !time.Now().Before(gc.headDL)
+}
+
+// SetReadDeadline records net/http's deadline and puts on the socket the
+// one in force: net/http's, or while a head is held the head's, unless
+// net/http is cutting a read short (a deadline already past).
+func (gc *guardConn) SetReadDeadline(t time.Time) error {
+	gc.dl.Lock()
+	defer gc.dl.Unlock()
+	gc.httpDL = t
+	gc.aborting = !t.IsZero() && !t.After(time.Now())
+	return gc.setSocketDeadlineLocked()
+}
+
+// SetDeadline is SetReadDeadline and the socket's SetWriteDeadline
+// (net/http clears both of a hijacked connection).
+func (gc *guardConn) SetDeadline(t time.Time) error {
+	if err := gc.Conn.SetWriteDeadline(t); err != nil {
+		return err
+	}
+	return gc.SetReadDeadline(t)
+}
+
+func (gc *guardConn) setSocketDeadlineLocked() error {
+	t := gc.httpDL
+	if !gc.headDL.IsZero() && !gc.aborting {
+		t = gc.headDL
+	}
+	return gc.Conn.SetReadDeadline(t)
 }
 
 // releaseBuf gives the buffer back once it holds nothing. A buffer grown

@@ -42,6 +42,7 @@ var (
 	reasonChunkSize    = &rejectReason{errBadRequest, "a chunk-size line that is not 1-16 hex digits with optional extensions (RFC 9112 §7.1)"}
 	reasonChunkCRLF    = &rejectReason{errBadRequest, "chunk data not followed by CRLF (RFC 9112 §7.1)"}
 	reasonTrailerLarge = &rejectReason{errBadRequest, "the trailer section is longer than max_header_bytes + 4096 (PROTOCOL.md §4.3)"}
+	reasonHeadTimeout  = &rejectReason{errRequestTimeout, "the request head was not complete read_timeout after its first byte"}
 )
 
 type checkState uint8
@@ -71,6 +72,7 @@ type checker struct {
 	mark, lineStart, seen int
 
 	remaining   uint64 // stBody, stChunkData: bytes to pass before the next step
+	heads       uint32 // heads begun to wait for so far (wraps)
 	trailerLen  int    // stTrailer: bytes of complete trailer lines so far
 	headOffence bool   // stRejected: the offence is in a head, not in a body
 
@@ -302,7 +304,14 @@ func (c *checker) chunkSizeLine(text []byte, end int) *rejectReason {
 
 // startHead makes the checker wait for a new head at offset at.
 func (c *checker) startHead(at int) {
-	*c = checker{maxHead: c.maxHead, mark: at, lineStart: at, seen: c.seen}
+	*c = checker{maxHead: c.maxHead, mark: at, lineStart: at, seen: c.seen, heads: c.heads + 1}
+}
+
+// timedOut ends the head being read: it was not complete in time
+// (PROTOCOL.md §10.5). The checker is then done, as after an offence.
+func (c *checker) timedOut() *rejectReason {
+	c.state, c.headOffence = stRejected, true
+	return reasonHeadTimeout
 }
 
 // passable is how many bytes may go from the socket to net/http unexamined

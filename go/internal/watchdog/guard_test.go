@@ -44,7 +44,7 @@ const guardTestHeaderBytes = 256
 // asks for readSize bytes per Read. It returns what was read and the error
 // that ended it.
 func throughGuard(in string, piece, readSize int) (string, error, *guardConn) {
-	g := newClientGuard(guardTestHeaderBytes, newLogger(io.Discard, false))
+	g := newClientGuard(guardTestHeaderBytes, 0, newLogger(io.Discard, false))
 	gc := &guardConn{Conn: &scriptConn{in: []byte(in), piece: piece}, g: g, chk: newChecker(g.maxHead)}
 	var out []byte
 	p := make([]byte, readSize)
@@ -236,7 +236,7 @@ func TestGuardNoAllocation(t *testing.T) {
 // connection takes its buffer from the pool and gives it back, so it costs
 // no allocation either (§10.5).
 func TestGuardConnNoAllocation(t *testing.T) {
-	g := newClientGuard(32768, newLogger(io.Discard, false))
+	g := newClientGuard(32768, 0, newLogger(io.Discard, false))
 	sc := &scriptConn{piece: 1 << 20}
 	gc := &guardConn{Conn: sc, g: g, chk: newChecker(g.maxHead)}
 	p := make([]byte, 4096)

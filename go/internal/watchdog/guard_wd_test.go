@@ -7,6 +7,7 @@ package watchdog
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -225,8 +226,10 @@ func TestGuardRejectsBadChunks(t *testing.T) {
 }
 
 // TestGuardSlowClients: read_timeout ends a head or a body sent a byte at a
-// time (slowloris). These are timing tests because read_timeout is what is
-// under test; the margins are wide.
+// time (slowloris): a head with 408 request_timeout (§10.5), on a new
+// connection, on a kept-alive one and pipelined behind a running request; a
+// connection that sent nothing without a response. These are timing tests
+// because read_timeout is what is under test; the margins are wide.
 func TestGuardSlowClients(t *testing.T) {
 	t.Parallel()
 	const readTimeout = 300 * time.Millisecond
@@ -246,28 +249,97 @@ func TestGuardSlowClients(t *testing.T) {
 		}
 	}
 
-	t.Run("slowloris head: closed at read_timeout, no worker used", func(t *testing.T) {
-		h.t = t
+	// want408 reads a 408 request_timeout (§10.5) on a closing connection,
+	// read_timeout or more after since, and checks that the slow head
+	// reached no worker and was counted and logged.
+	want408 := func(t *testing.T, br *bufio.Reader, since time.Time, rejected float64) {
+		t.Helper()
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("reading the response: %v; want 408", err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		wantError(t, resp, string(body), 408, errRequestTimeout)
+		if took := time.Since(since); took < readTimeout*9/10 {
+			t.Errorf("answered after %v; want read_timeout (%v)", took, readTimeout)
+		}
+		if !resp.Close {
+			t.Errorf("the 408 has no Connection: close")
+		}
+		if n, err := br.Read(make([]byte, 1)); n != 0 || !closedByPeer(err) {
+			t.Errorf("after the 408: read %d bytes, %v; want the connection closed", n, err)
+		}
+		h.logs.waitContains(t, "path=/slowloris status=408")
+		if got := counter(t, h.wd.m.rejected, string(errRequestTimeout)); got != rejected {
+			t.Errorf(`requests_rejected_total{type="request_timeout"} = %v; want %v`, got, rejected)
+		}
+		resp, b := h.get("/x")
+		wantBody(t, resp, b, 200, "ok GET /x")
+		for _, l := range strings.Split(h.logs.String(), "\n") {
+			if strings.Contains(l, "path=/slowloris") && strings.Contains(l, "worker=w") {
+				t.Errorf("the slow head reached a worker: %s", l)
+			}
+		}
+	}
+	dial := func(t *testing.T) (net.Conn, *bufio.Reader) {
 		c, err := net.Dial("tcp", h.addr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.Close()
+		t.Cleanup(func() { c.Close() })
+		c.SetReadDeadline(time.Now().Add(waitLimit))
+		return c, bufio.NewReader(c)
+	}
+
+	t.Run("slowloris head: 408 at read_timeout, no worker used", func(t *testing.T) {
+		h.t = t
+		c, br := dial(t)
 		started := time.Now()
 		go drip(c, "GET /slowloris HTTP/1.1\r\nHost: fn\r\nX: ")
-		c.SetReadDeadline(time.Now().Add(waitLimit))
-		n, err := c.Read(make([]byte, 1))
-		if n != 0 || !closedByPeer(err) {
+		want408(t, br, started, 1)
+	})
+
+	t.Run("slowloris head on a kept-alive connection: 408 at read_timeout, not the idle timeout", func(t *testing.T) {
+		h.t = t
+		c, br := dial(t)
+		io.WriteString(c, "GET /first HTTP/1.1\r\nHost: fn\r\n\r\n")
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.ReadAll(resp.Body)
+		started := time.Now()
+		go drip(c, "GET /slowloris HTTP/1.1\r\nHost: fn\r\nX: ")
+		want408(t, br, started, 2)
+	})
+
+	t.Run("slowloris head pipelined behind a running request: its answer, then 408", func(t *testing.T) {
+		h.t = t
+		c, br := dial(t)
+		started := time.Now()
+		sleep := fmt.Sprintf("/sleep?ms=%d", 2*readTimeout.Milliseconds())
+		go drip(c, "GET "+sleep+" HTTP/1.1\r\nHost: fn\r\n\r\nGET /slowloris HTTP/1.1\r\nHost: fn\r\nX: ")
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		wantBody(t, resp, string(body), 200, "slept "+strconv.FormatInt(2*readTimeout.Milliseconds(), 10))
+		want408(t, br, started, 3)
+	})
+
+	t.Run("nothing sent: closed at read_timeout without a response", func(t *testing.T) {
+		h.t = t
+		_, br := dial(t)
+		started := time.Now()
+		if n, err := br.Read(make([]byte, 1)); n != 0 || !closedByPeer(err) {
 			t.Fatalf("got %d bytes, %v; want the connection closed without a response", n, err)
 		}
 		if took := time.Since(started); took < readTimeout*9/10 {
 			t.Errorf("closed after %v; want read_timeout (%v)", took, readTimeout)
 		}
-		resp, body := h.get("/x")
-		wantBody(t, resp, body, 200, "ok GET /x")
-		h.logs.waitContains(t, "path=/x ")
-		if strings.Contains(h.logs.String(), "/slowloris") {
-			t.Errorf("the slow head reached the handler:\n%s", h.logs.String())
+		if got := counter(t, h.wd.m.rejected, string(errRequestTimeout)); got != 3 {
+			t.Errorf(`requests_rejected_total{type="request_timeout"} = %v; want 3 (no new one)`, got)
 		}
 	})
 

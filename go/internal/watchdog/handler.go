@@ -12,7 +12,8 @@ import (
 )
 
 // ServeHTTP answers the reserved paths of PROTOCOL.md §10.1 itself and
-// hands every other request to a worker.
+// hands every other request to a worker: /metrics too, unless metrics_port
+// is MetricsOnPort.
 func (wd *Watchdog) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if r.RequestURI == wd.guard.target && wd.serveRejected(rw, r) {
 		return // PROTOCOL.md §10.5: stands for a head the guard rejected
@@ -25,7 +26,7 @@ func (wd *Watchdog) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		wd.serveStatus(rw, true)
 		return
 	case "/metrics":
-		if wd.cfg.MetricsPort == 0 {
+		if wd.cfg.MetricsPort == MetricsOnPort {
 			wd.metricsHandler.ServeHTTP(rw, r)
 			return
 		}
@@ -160,8 +161,12 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 }
 
 // fail answers an error the watchdog raised (PROTOCOL.md §8.1) and counts it.
+// While shutting down it closes the connection (§9.4).
 func (wd *Watchdog) fail(rw http.ResponseWriter, t errorType, e *accessEntry) {
 	wd.m.rejected.WithLabelValues(string(t)).Inc()
+	if wd.stopping.Load() {
+		rw.Header().Set("Connection", "close")
+	}
 	status, n := writeError(rw, t, e.requestID)
 	e.status, e.bytes = status, int64(n)
 }

@@ -45,43 +45,85 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
-// TestMetricsPort: §10.1 — with metrics_port, /metrics has its own listener
-// and the main port passes /metrics to the function.
+// TestMetricsPort: §10.1 — /metrics is on a listener of its own (metrics_port
+// 0 picks a free port and logs it before "listening on"), which answers
+// nothing else, and the function port passes /metrics to the function; with
+// metrics_port -1 there is no such listener and the function port answers
+// /metrics.
 func TestMetricsPort(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig()
-	cfg.MetricsPort = 1 // any non-zero value; serve gets the listener
-	logs := &syncBuffer{}
-	cfg.Log = logs
-	cfg.env = []string{"AFTERBURN_TEST_CHILD=1"}
-	wd, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
+	get := func(url string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
 	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	mln, _ := net.Listen("tcp", "127.0.0.1:0")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- wd.serve(ctx, ln, mln) }()
-	defer func() { cancel(); <-done }()
-	logs.waitContains(t, "metrics on "+mln.Addr().String())
-	resp, err := http.Get("http://" + mln.Addr().String() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(b), "afterburn_workers") {
-		t.Errorf("metrics listener: %d %q", resp.StatusCode, b[:min(len(b), 200)])
-	}
-	resp, err = http.Get("http://" + ln.Addr().String() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if string(b) != "ok GET /metrics" {
-		t.Errorf("main port /metrics: %q; want the function's answer", b)
+	for _, tc := range []struct {
+		name        string
+		metricsPort int
+	}{
+		{"own listener", 0},
+		{"on port", MetricsOnPort},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig()
+			cfg.ListenHost = "127.0.0.1"
+			cfg.MetricsPort = tc.metricsPort
+			logs := &syncBuffer{}
+			cfg.Log = logs
+			cfg.env = []string{"AFTERBURN_TEST_CHILD=1"}
+			wd, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- wd.Run(ctx) }()
+			defer func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			}()
+			addr := strings.TrimPrefix(logs.waitContains(t, "listening on "), "afterburn-watchdog: listening on ")
+			base := "http://" + addr
+			metricsLine := ""
+			for _, l := range strings.Split(logs.String(), "\n") {
+				if strings.Contains(l, "metrics on ") {
+					metricsLine = l
+				}
+			}
+			if tc.metricsPort == MetricsOnPort {
+				if metricsLine != "" {
+					t.Errorf("metrics_port -1 logged %q; want no listener of its own", metricsLine)
+				}
+				if code, body := get(base + "/metrics"); code != 200 || !strings.Contains(body, "afterburn_workers") {
+					t.Errorf("/metrics on port: %d %q; want the metrics", code, body[:min(len(body), 200)])
+				}
+				return
+			}
+			_, maddr, ok := strings.Cut(metricsLine, "metrics on ")
+			if !ok || maddr == addr {
+				t.Fatalf("metrics_port 0: no \"metrics on ADDR\" line of its own before \"listening on\"; log:\n%s", logs.String())
+			}
+			if code, body := get("http://" + maddr + "/metrics"); code != 200 || !strings.Contains(body, "afterburn_workers") {
+				t.Errorf("metrics listener /metrics: %d %q; want the metrics", code, body[:min(len(body), 200)])
+			}
+			if code, _ := get("http://" + maddr + "/_/health"); code != 404 {
+				t.Errorf("metrics listener /_/health: %d; want 404 (§10.1: health and readiness are on port)", code)
+			}
+			if code, body := get(base + "/metrics"); code != 200 || body != "ok GET /metrics" {
+				t.Errorf("/metrics on port: %d %q; want the function's answer", code, body[:min(len(body), 200)])
+			}
+			if code, _ := get(base + "/_/health"); code != 200 {
+				t.Errorf("/_/health on port: %d; want 200", code)
+			}
+		})
 	}
 }
 

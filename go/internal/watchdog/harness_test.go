@@ -110,6 +110,7 @@ func testConfig() Config {
 		RequestBufferMemory: defaultRequestBufferMemory,
 		BufferDir:           os.TempDir(),
 		BufferSpillMax:      1 << 30,
+		MetricsPort:         MetricsOnPort, // start serves no metrics listener
 	}
 }
 

@@ -110,7 +110,7 @@ func newMetrics(p poolGauges) *metrics {
 		m.protocolErrors.WithLabelValues(k)
 	}
 	for _, t := range []errorType{errBadRequest, errHeadersTooLarge, errBodyTooLarge, errNotImplemented,
-		errOverloaded, errUnavailable, errWorkerCrashed, errBadResponse, errTimeout} {
+		errOverloaded, errUnavailable, errWorkerCrashed, errBadResponse, errTimeout, errRequestTimeout} {
 		m.rejected.WithLabelValues(string(t))
 	}
 	return m

@@ -65,9 +65,12 @@ type pool struct {
 	held    int       // busy plus queued requests, for max_inflight
 	looping int       // slots crash-looping
 	closing bool
-	stop    chan struct{} // closed when closing starts
-	watchCh chan struct{} // closed at the next state change; nil when nobody watches
-	wg      sync.WaitGroup
+	// abandoned: shutdown's grace period ended with requests still held
+	// (PROTOCOL.md §9.4); the exchanges it cut answer 503.
+	abandoned bool
+	stop      chan struct{} // closed when closing starts
+	watchCh   chan struct{} // closed at the next state change; nil when nobody watches
+	wg        sync.WaitGroup
 }
 
 func newPool(cfg *Config, log *logger) *pool {
@@ -96,7 +99,7 @@ func (p *pool) onExit(w *worker) {
 	case wsIdle:
 		p.removeIdleLocked(w)
 		p.retireLocked(w, "exited")
-	case wsDraining:
+	case wsDraining, wsParked:
 		p.retireLocked(w, "exited")
 	}
 }
@@ -159,6 +162,10 @@ func (p *pool) putIdleLocked(w *worker) {
 // release returns w after an exchange: to the pool when reason is empty,
 // else to its supervisor for replacement.
 func (p *pool) release(w *worker, reason string) {
+	var rss int64
+	if p.cfg.MaxWorkerRSS > 0 && reason == "" {
+		rss = w.residentBytes() // PROTOCOL.md §9.7: after every exchange, outside p.mu
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if reason != "" {
@@ -166,8 +173,11 @@ func (p *pool) release(w *worker, reason string) {
 		return
 	}
 	w.served++
-	if why := p.recycleDueLocked(w); why != "" {
+	if why := p.recycleDueLocked(w, rss); why != "" {
 		p.startRecycleLocked(w, why)
+	}
+	if p.parkLocked(w, rss) {
+		return
 	}
 	p.putIdleLocked(w)
 }
@@ -191,7 +201,26 @@ func (p *pool) enter() errorType {
 func (p *pool) leave() {
 	p.mu.Lock()
 	p.held--
+	p.changedLocked() // for waitHeld
 	p.mu.Unlock()
+}
+
+// waitHeld waits until no request is held or deadline passes, and reports
+// whether none is.
+func (p *pool) waitHeld(deadline time.Time) bool {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	for {
+		ch := p.watch()
+		if p.inflight() == 0 {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return p.inflight() == 0
+		}
+	}
 }
 
 // acquire returns an idle worker, waiting in FIFO order until deadline (zero:
@@ -307,30 +336,67 @@ func (p *pool) isClosing() bool {
 	return p.closing
 }
 
-// close stops the pool (PROTOCOL.md §9.4): no restarts, every idle worker's
-// request pipe closed, busy ones closed as their exchange ends, workers not
-// yet initialised killed; workers still running at deadline are killed.
-func (p *pool) close(deadline time.Time) {
-	p.mu.Lock()
-	if !p.closing {
-		p.closing = true
-		close(p.stop)
-		for _, w := range p.idle {
-			w.state = wsDraining
-			w.closeRequest()
-		}
-		p.idle = nil
-		for _, wt := range p.waiters {
-			wt.ch <- acquired{err: errUnavailable}
-		}
-		p.waiters = nil
-		// A worker still initialising holds no request: nothing to finish.
-		for _, s := range p.slots {
-			if s.w != nil && s.w.state == wsStarting {
-				s.w.kill()
-			}
+// closeLocked stops the pool (PROTOCOL.md §9.4): no restarts, every idle
+// worker's request pipe closed, busy ones closed as their exchange ends,
+// queued requests answered 503, workers not yet initialised killed. p.mu is
+// held; a second call does nothing.
+func (p *pool) closeLocked() {
+	if p.closing {
+		return
+	}
+	p.closing = true
+	close(p.stop)
+	for _, w := range p.idle {
+		w.state = wsDraining
+		w.closeRequest()
+	}
+	p.idle = nil
+	for _, wt := range p.waiters {
+		wt.ch <- acquired{err: errUnavailable}
+	}
+	p.waiters = nil
+	for _, s := range p.slots {
+		switch {
+		case s.w == nil:
+		case s.w.state == wsStarting:
+			s.w.kill() // still initialising, it holds no request: nothing to finish
+		case s.w.state == wsParked:
+			s.w.state = wsDraining // §9.7: waiting for a replacement that will not come
+			s.w.closeRequest()
 		}
 	}
+}
+
+// abandon ends shutdown's grace period with requests still held
+// (PROTOCOL.md §9.4): those still queued are answered 503, and every worker
+// carrying an exchange is killed, so that the exchange ends now, answered
+// 503 when no response head was sent yet (exchange.run), else aborted
+// (§8.7). Workers without an exchange are left to exit on EOF.
+func (p *pool) abandon() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closeLocked()
+	p.abandoned = true
+	for _, s := range p.slots {
+		if w := s.w; w != nil && w.state == wsBusy {
+			p.log.printf("w%d pid %d still running after shutdown_timeout: killing it", s.id, w.pid)
+			w.cut = true
+			w.kill()
+		}
+	}
+}
+
+func (p *pool) isAbandoned() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.abandoned
+}
+
+// close stops the pool (closeLocked) and waits for its workers to exit;
+// those still running at deadline are killed.
+func (p *pool) close(deadline time.Time) {
+	p.mu.Lock()
+	p.closeLocked()
 	p.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
@@ -347,7 +413,9 @@ func (p *pool) close(deadline time.Time) {
 	p.mu.Lock()
 	for _, s := range p.slots {
 		if s.w != nil {
-			p.log.printf("w%d pid %d still running after shutdown_timeout: killing it", s.id, s.w.pid)
+			if !s.w.cut {
+				p.log.printf("w%d pid %d still running after shutdown_timeout: killing it", s.id, s.w.pid)
+			}
 			s.w.kill()
 		}
 	}

@@ -1,11 +1,11 @@
 package watchdog
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -14,10 +14,19 @@ import (
 // Its replacement starts while it goes on serving; once the replacement has
 // answered its handshake, the old worker finishes the exchange it may hold and
 // then gets EOF on its request pipe, and exits 0 (§9.4). No request is
-// dropped, and none waits for a cold start because of recycling.
+// dropped, and none waits for a cold start because of recycling, with one
+// exception: a worker that grows past its RSS ceiling (max_worker_rss plus
+// a twentieth) while its replacement starts takes no more requests, so that
+// a fast leak cannot take it far past the limit. Its resident size is read
+// after every exchange: one pread(2) of /proc/PID/statm, kept open.
 
-// rssCheckEvery bounds how often a worker's resident size is read from /proc.
-const rssCheckEvery = time.Second
+// rssRetryAfter is how long a worker over max_worker_rss whose replacement
+// failed to start serves on before another is tried.
+const rssRetryAfter = time.Second
+
+// rssCeiling is the resident size past which a worker due for recycling
+// takes no more requests until its replacement is ready (PROTOCOL.md §9.7).
+func rssCeiling(limit int64) int64 { return limit + limit/20 }
 
 // withJitter adds up to a tenth of n to n, so that workers started together
 // are not all recycled together.
@@ -35,22 +44,33 @@ func (p *pool) planRecycle(w *worker) {
 	}
 }
 
-// recycleDueLocked reports why w, having just completed an exchange, should
-// be recycled, or "". p.mu is held.
-func (p *pool) recycleDueLocked(w *worker) string {
+// recycleDueLocked reports why w, having just completed an exchange after
+// which its resident size was rss (0 when not read), should be recycled, or
+// "". p.mu is held.
+func (p *pool) recycleDueLocked(w *worker, rss int64) string {
 	if w.recycling || w.recycled {
 		return ""
 	}
 	if w.recycleAt > 0 && w.served >= w.recycleAt {
 		return fmt.Sprintf("served %d requests", w.served)
 	}
-	if p.cfg.MaxWorkerRSS > 0 && time.Since(w.rssChecked) >= rssCheckEvery {
-		w.rssChecked = time.Now()
-		if rss := residentBytes(w.pid); rss > p.cfg.MaxWorkerRSS {
-			return fmt.Sprintf("resident size %d bytes over max_worker_rss", rss)
-		}
+	if p.cfg.MaxWorkerRSS > 0 && rss > p.cfg.MaxWorkerRSS && time.Now().After(w.rssRetryAt) {
+		return fmt.Sprintf("resident size %d bytes over max_worker_rss", rss)
 	}
 	return ""
+}
+
+// parkLocked takes w, just released with resident size rss, out of service
+// when it is past its RSS ceiling while its replacement starts (PROTOCOL.md
+// §9.7), and reports whether it did. Requests then wait for another worker
+// or for the replacement. p.mu is held.
+func (p *pool) parkLocked(w *worker, rss int64) bool {
+	if !w.recycling || w.recycled || p.closing || p.cfg.MaxWorkerRSS == 0 || rss <= rssCeiling(p.cfg.MaxWorkerRSS) {
+		return false
+	}
+	w.state = wsParked
+	p.log.printf("w%d pid %d: resident size %d bytes is past max_worker_rss + 5%%: no more requests until its replacement is ready", w.id, w.pid, rss)
+	return true
 }
 
 // startRecycleLocked asks w's supervisor for a replacement. p.mu is held.
@@ -71,6 +91,10 @@ func (p *pool) replace(s *slot, w *worker) *worker {
 	if err != nil && p.isClosing() {
 		p.mu.Lock()
 		s.w = w
+		if w.state == wsParked { // §9.4: it gets EOF like an idle worker
+			w.state = wsDraining
+			w.closeRequest()
+		}
 		p.mu.Unlock()
 		return nil
 	}
@@ -81,6 +105,10 @@ func (p *pool) replace(s *slot, w *worker) *worker {
 		s.w = w
 		w.recycling = false
 		w.recycleAt = w.served + max(p.cfg.MaxRequests/10, 1)
+		w.rssRetryAt = time.Now().Add(rssRetryAfter)
+		if w.state == wsParked {
+			p.putIdleLocked(w)
+		}
 		p.mu.Unlock()
 		return nil
 	}
@@ -95,7 +123,7 @@ func (p *pool) replace(s *slot, w *worker) *worker {
 	}
 	w.recycled = true
 	switch w.state {
-	case wsIdle:
+	case wsIdle, wsParked:
 		p.removeIdleLocked(w)
 		w.state = wsDraining
 		w.closeRequest()
@@ -128,17 +156,34 @@ func (p *pool) reapRecycled(w *worker) {
 	p.log.printf("w%d pid %d recycled (%s)", w.id, w.pid, w.exitStatus())
 }
 
-// residentBytes is a process's resident set size (VmRSS), 0 if unknown.
-func residentBytes(pid int) int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+// residentBytes is the worker's resident set size, 0 if unknown. It reads
+// /proc/PID/statm, opened once for the worker's life: after every exchange
+// (PROTOCOL.md §9.7) that is one pread(2) of a few dozen bytes, which the
+// kernel fills from counters it keeps anyway. Only the goroutine that holds
+// the worker calls it; closePipes closes the file.
+func (w *worker) residentBytes() int64 {
+	if w.statm == nil {
+		f, err := os.Open("/proc/" + strconv.Itoa(w.pid) + "/statm")
+		if err != nil {
+			return 0
+		}
+		w.statm = f
+	}
+	var buf [128]byte
+	n, _ := w.statm.ReadAt(buf[:], 0)
+	return statmResident(buf[:n]) * int64(os.Getpagesize())
+}
+
+// statmResident is the second field of /proc/PID/statm: resident pages.
+func statmResident(b []byte) int64 {
+	_, rest, ok := bytes.Cut(b, []byte(" "))
+	if !ok {
+		return 0
+	}
+	field, _, _ := bytes.Cut(rest, []byte(" "))
+	n, err := strconv.ParseInt(string(field), 10, 64)
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
+	return n
 }

@@ -17,10 +17,10 @@ import (
 
 // bufferedBody is one request body read whole from the client.
 type bufferedBody struct {
-	mem    []byte   // the first bytes, or all of them
-	file   *os.File // the rest, nil when mem holds everything
-	fileN  int64
-	budget *spillBudget
+	mem     []byte   // the first bytes, or all of them
+	file    *os.File // the rest, nil when mem holds everything
+	fileN   int64
+	budget  *spillBudget
 	m       *metrics
 	pooled  bool // mem came from memPool
 	counted bool // its bytes are in the gauge

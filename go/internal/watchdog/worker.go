@@ -46,6 +46,7 @@ const (
 	wsIdle                        // in the idle queue
 	wsBusy                        // owned by an exchange or a liveness check
 	wsDraining                    // request pipe closed at shutdown, exiting
+	wsParked                      // past its RSS ceiling, waiting for its replacement (§9.7)
 	wsRetired                     // handed back to its supervisor
 )
 
@@ -84,12 +85,14 @@ type worker struct {
 
 	state   workerState // guarded by pool.mu
 	gone    bool        // guarded by pool.mu: the process was reaped
+	cut     bool        // guarded by pool.mu: killed at the end of shutdown's grace period (§9.4)
 	retired chan string // the restart reason, for the slot's supervisor
 
 	// Recycling (PROTOCOL.md §9.7), guarded by pool.mu.
 	served     int           // exchanges completed
 	recycleAt  int           // served count that makes it due; 0 = never
-	rssChecked time.Time     // last look at its resident size
+	rssRetryAt time.Time     // no recycling for max_worker_rss before, after a failed replacement
+	statm      *os.File      // /proc/PID/statm, once opened (residentBytes)
 	recycling  bool          // a replacement is starting
 	recycled   bool          // replaced: it finishes its exchange, then gets EOF
 	recycle    chan struct{} // wakes the supervisor to start a replacement
@@ -399,4 +402,7 @@ func (w *worker) closePipes() {
 	w.reqW.Close()
 	w.reqUnread.Close()
 	w.respR.Close()
+	if w.statm != nil {
+		w.statm.Close()
+	}
 }

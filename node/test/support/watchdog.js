@@ -16,7 +16,7 @@ const NODE_DIR = path.resolve(__dirname, '../..');
  * @param {{flags?: string[], env?: object}} [options]
  */
 async function startWatchdog(worker, { flags = [], env = {} } = {}) {
-  const child = spawn(WATCHDOG, ['-port', '0', '-listen_host', '127.0.0.1', '-workers', '1', ...flags, '--', ...worker], {
+  const child = spawn(WATCHDOG, ['-port', '0', '-metrics_port', '0', '-listen_host', '127.0.0.1', '-workers', '1', ...flags, '--', ...worker], {
     cwd: NODE_DIR,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -39,7 +39,7 @@ class WatchdogTest {
         Path watchdogBinary = repo.resolve("go/bin/afterburn-watchdog");
         if (!Files.isExecutable(watchdogBinary)) fail(watchdogBinary + " is missing: build it with make (top-level Makefile)");
         String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        List<String> cmd = new ArrayList<>(List.of(watchdogBinary.toString(), "-port", "0", "-listen_host", "127.0.0.1",
+        List<String> cmd = new ArrayList<>(List.of(watchdogBinary.toString(), "-port", "0", "-metrics_port", "0", "-listen_host", "127.0.0.1",
                 "-workers", "1"));
         if (mode.equals("stdio")) cmd.add("-stdio");
         cmd.addAll(List.of("--", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
