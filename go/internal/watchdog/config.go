@@ -37,6 +37,12 @@ type Config struct {
 	MaxWorkerRSS        int64         // max_worker_rss: recycle a worker past this resident size, 0 = no limit (§9.7)
 	TrustRequestID      bool          // trust_request_id: a client's valid X-Request-Id becomes the request id (§5.6)
 
+	// Response buffering (PROTOCOL.md §6.1, respbuffer.go).
+	ResponseBuffering    bool   // response_buffering: read responses ahead of slow clients
+	ResponseBufferMemory int64  // response_buffer_memory: bytes of one response held in memory
+	BufferDir            string // buffer_dir: directory of the temporary files, "" = os.TempDir()
+	BufferSpillMax       int64  // buffer_spill_max: bytes in temporary files, all responses together
+
 	// Log receives the watchdog's own lines, worker output and the access
 	// log (§9.5). New uses os.Stderr when it is nil.
 	Log io.Writer
@@ -74,6 +80,10 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		PrefixLogs:      true,
 		Handshake:       true,
 		TrustRequestID:  true,
+
+		ResponseBuffering:    true,
+		ResponseBufferMemory: 1 << 20,
+		BufferSpillMax:       1 << 30,
 	}
 	fs := flag.NewFlagSet("afterburn-watchdog", flag.ContinueOnError)
 	if usage == nil {
@@ -105,6 +115,10 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	fs.Var((*seconds)(&cfg.MaxAge), "max_age", "recycle a worker after this `duration`, plus up to 10% jitter; 0 = never")
 	fs.Int64Var(&cfg.MaxWorkerRSS, "max_worker_rss", 0, "recycle a worker whose resident memory passes this many `bytes`; 0 = no limit")
 	fs.BoolVar(&cfg.TrustRequestID, "trust_request_id", cfg.TrustRequestID, "use a client's valid X-Request-Id as the request id; false = always a fresh one")
+	fs.BoolVar(&cfg.ResponseBuffering, "response_buffering", cfg.ResponseBuffering, "read each response from its worker as fast as it is written, so that a slow client does not hold the worker")
+	fs.Int64Var(&cfg.ResponseBufferMemory, "response_buffer_memory", cfg.ResponseBufferMemory, "`bytes` of one response held in memory ahead of its client; the rest goes to a temporary file")
+	fs.StringVar(&cfg.BufferDir, "buffer_dir", "", "`directory` of the temporary files of response buffers (default $TMPDIR, else /tmp)")
+	fs.Int64Var(&cfg.BufferSpillMax, "buffer_spill_max", cfg.BufferSpillMax, "`bytes` held in temporary files, all responses together; past it the watchdog stops reading workers until clients read; 0 = memory only")
 
 	// PROTOCOL.md §10.2: the environment first, so that flags parsed after it win.
 	var envErr error
@@ -163,6 +177,10 @@ func (c *Config) check() error {
 		return fmt.Errorf("watchdog: bad max_request_body %d", c.MaxRequestBody)
 	case c.MaxHeaderBytes < 1:
 		return fmt.Errorf("watchdog: bad max_header_bytes %d", c.MaxHeaderBytes)
+	case c.ResponseBufferMemory < 0:
+		return fmt.Errorf("watchdog: bad response_buffer_memory %d", c.ResponseBufferMemory)
+	case c.BufferSpillMax < 0:
+		return fmt.Errorf("watchdog: bad buffer_spill_max %d", c.BufferSpillMax)
 	case c.InitTimeout <= 0:
 		return fmt.Errorf("watchdog: bad init_timeout %v: must be positive", c.InitTimeout)
 	}

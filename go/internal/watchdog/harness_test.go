@@ -104,6 +104,10 @@ func testConfig() Config {
 		PrefixLogs:      true,
 		Handshake:       true,
 		TrustRequestID:  true,
+
+		ResponseBuffering:    true,
+		ResponseBufferMemory: 1 << 20,
+		BufferSpillMax:       1 << 30,
 	}
 }
 

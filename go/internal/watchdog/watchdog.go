@@ -28,6 +28,7 @@ type Watchdog struct {
 	cfg            Config
 	log            *logger
 	pool           *pool
+	buffers        *respBuffers // PROTOCOL.md §6.1 (respbuffer.go)
 	m              *metrics
 	guard          *clientGuard // PROTOCOL.md §10.5
 	rejoin         *rejoinListener
@@ -47,7 +48,8 @@ func New(cfg Config) (*Watchdog, error) {
 	}
 	wd := &Watchdog{cfg: cfg, log: newLogger(out, cfg.PrefixLogs)}
 	wd.pool = newPool(&wd.cfg, wd.log)
-	wd.m = newMetrics(wd.pool)
+	wd.buffers = newRespBuffers(&wd.cfg, wd.log)
+	wd.m = newMetrics(wd.pool, wd.buffers)
 	wd.pool.m = wd.m
 	wd.guard = newClientGuard(cfg.MaxHeaderBytes, wd.log)
 	wd.metricsHandler = promhttp.HandlerFor(wd.m.reg, promhttp.HandlerOpts{})
@@ -62,6 +64,7 @@ func (wd *Watchdog) Start() {
 		if err := markInheritedCloseOnExec(); err != nil {
 			wd.log.printf("could not mark inherited descriptors close-on-exec: %v; workers may inherit them", err)
 		}
+		wd.buffers.checkDir()
 		wd.pool.start()
 	})
 }
