@@ -63,6 +63,11 @@ type respBuffers struct {
 
 	memHeld  atomic.Int64 // bytes in memory blocks
 	fileHeld atomic.Int64 // bytes in temporary files, counted against spillMax
+
+	// The log says once, not for every response, that spilling fails or
+	// that buffer_spill_max is reached, until a spill succeeds again.
+	spillFailing atomic.Bool
+	capReached   atomic.Bool
 }
 
 func newRespBuffers(cfg *Config, log *logger) *respBuffers {
@@ -92,6 +97,7 @@ func (bs *respBuffers) checkDir() {
 	}
 	f, err := bs.tempFile()
 	if err != nil {
+		bs.spillFailing.Store(true)
 		bs.log.printf("buffer_dir: %v: responses will be buffered in memory only", err)
 		return
 	}
@@ -122,6 +128,9 @@ func (bs *respBuffers) reserve(n int64) int64 {
 			return 0
 		}
 		if bs.fileHeld.CompareAndSwap(held, held+k) {
+			if bs.capReached.Load() {
+				bs.capReached.Store(false)
+			}
 			return k
 		}
 	}
@@ -250,7 +259,6 @@ type respBuffer struct {
 	fileOut int64    // of those, bytes written to the client
 	noSpill bool     // the temporary file failed: memory only
 	capped  bool     // the last put found buffer_spill_max reached
-	logged  bool     // the wait for room was logged
 	ended   bool     // the exchange put its last byte, or failed
 	failed  bool     // ... failed: the queue ends before the body
 	gone    bool     // the client writer stopped: the rest is discarded (§6.5)
@@ -296,16 +304,15 @@ func (b *respBuffer) put(p []byte) error {
 			// one block however small the limits, as without buffering.
 			n = b.toMemoryLocked(p, respBlockSize)
 		}
-		wait := n == 0 && b.capped && !b.logged
-		b.logged = b.logged || wait
+		capped := b.capped
 		b.mu.Unlock()
 		if n > 0 {
 			notify(b.more)
 			p = p[n:]
 			continue
 		}
-		if wait {
-			b.bs.log.printf("w%d waits for the client of request %s: buffer_spill_max (%d bytes) is spilled by responses already",
+		if capped && !b.bs.capReached.Swap(true) {
+			b.bs.log.printf("w%d waits for the client of request %s: its response fills response_buffer_memory and temporary files hold buffer_spill_max (%d bytes)",
 				b.x.w.id, b.x.id, b.bs.spillMax)
 		}
 		if err := b.waitRoom(); err != nil {
@@ -364,6 +371,9 @@ func (b *respBuffer) toFileLocked(p []byte) int {
 		b.spillFailedLocked(k, err)
 		return 0
 	}
+	if b.bs.spillFailing.Load() {
+		b.bs.spillFailing.Store(false)
+	}
 	if n := len(b.segs); n > b.head && b.segs[n-1].blk == nil && b.segs[n-1].off+b.segs[n-1].n == b.fileEnd {
 		b.segs[n-1].n += k
 	} else {
@@ -378,7 +388,9 @@ func (b *respBuffer) toFileLocked(p []byte) int {
 func (b *respBuffer) spillFailedLocked(k int64, err error) {
 	b.bs.fileHeld.Add(-k)
 	b.noSpill = true
-	b.bs.log.printf("w%d: request %s: cannot spill its response to buffer_dir: %v: holding it in memory only", b.x.w.id, b.x.id, err)
+	if !b.bs.spillFailing.Swap(true) {
+		b.bs.log.printf("w%d: request %s: cannot spill its response to buffer_dir: %v: holding responses in memory only while this lasts", b.x.w.id, b.x.id, err)
+	}
 }
 
 // waitRoom waits until the client writer frees room or stops, the deadline
