@@ -281,3 +281,38 @@ func TestChunkedEndIn(t *testing.T) {
 		}
 	}
 }
+
+// TestBufferedDeadline: §5.2, §8.6, §8.7 — exec_timeout runs to the end of
+// reading the response from the pipe: a worker held back by full buffers is
+// killed at the deadline like any other, and the client, reading at last,
+// gets the bytes read before it, intact, then an aborted response.
+func TestBufferedDeadline(t *testing.T) {
+	h := start(t, func(c *Config) {
+		c.ResponseBufferMemory, c.BufferSpillMax = 64<<10, 64<<10
+		c.ExecTimeout = 500 * time.Millisecond
+		c.WriteTimeout = time.Minute // the client's side does not end it first
+	})
+	const n = 8 << 20
+	c := h.slowClient("GET /pattern?n=8388608 HTTP/1.1\r\nHost: fn\r\n\r\n")
+	h.logs.waitContains(t, "waits for the client of request")
+	h.logs.waitContains(t, "passed the deadline of request")
+	c.SetReadDeadline(time.Now().Add(waitLimit))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("reading the response head: %v", err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err == nil || len(body) >= n {
+		t.Errorf("the response ended with %d of %d bytes and error %v; want it aborted (§8.7)", len(body), n, err)
+	}
+	if want := patterned(n)[:len(body)]; !bytes.Equal(body, want) {
+		t.Errorf("the %d bytes before the abort differ from the pattern at %d", len(body), firstDifference(body, want))
+	}
+	if got := counter(t, h.wd.m.restarts, "timeout"); got != 1 {
+		t.Errorf(`restarts_total{reason="timeout"} = %v; want 1`, got)
+	}
+	resp2, body2 := h.get("/x")
+	wantBody(t, resp2, body2, 200, "ok GET /x")
+	h.logs.waitContains(t, "path=/pattern status=200")
+	wantBuffersEmpty(t, h)
+}
