@@ -477,7 +477,7 @@ func (b *respBuffer) write() {
 			if scratch == nil {
 				scratch = respBlocks.Get().(*[]byte)
 			}
-			err, lost = b.sendExtent(s, *scratch)
+			lost, err = b.sendExtent(s, *scratch)
 		}
 		b.free(s)
 		if err != nil {
@@ -490,21 +490,21 @@ func (b *respBuffer) write() {
 
 // sendExtent writes a spilled extent to the client through buf. lost is
 // true when the file, not the client, failed.
-func (b *respBuffer) sendExtent(s segment, buf []byte) (err error, lost bool) {
+func (b *respBuffer) sendExtent(s segment, buf []byte) (lost bool, err error) {
 	for off, end := s.off, s.off+s.n; off < end; {
 		k, err := b.file.ReadAt(buf[:min(int64(len(buf)), end-off)], off)
 		if err != nil {
 			b.bs.log.printf("request %s: reading its spilled response back: %v: aborting the response", b.x.id, err)
-			return err, true
+			return true, err
 		}
 		n, err := b.x.rw.Write(buf[:k])
 		b.x.entry.bytes += int64(n)
 		if err != nil {
-			return err, false
+			return false, err
 		}
 		off += int64(k)
 	}
-	return nil, false
+	return false, nil
 }
 
 // free gives back what a segment written to the client held. The file is
