@@ -254,6 +254,37 @@ func childHandle(req *http.Request, bw *bufio.Writer, in, out *os.File) {
 			bw.Flush()
 		}
 		bw.WriteString("0\r\n\r\n")
+	case "/pattern":
+		// patterned(n), framed by Content-Length, or with chunked=1 in
+		// chunks of 64 KiB and with an X-Length trailer; with crash=k the
+		// child dies after the first k bytes of the body (§8.7).
+		n, _ := strconv.Atoi(q.Get("n"))
+		body := patterned(n)
+		if k, err := strconv.Atoi(q.Get("crash")); err == nil {
+			body = body[:k]
+		}
+		chunked := q.Get("chunked") == "1"
+		if chunked {
+			bw.WriteString("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+		} else {
+			fmt.Fprintf(bw, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", n)
+		}
+		for len(body) > 0 {
+			piece := body[:min(len(body), 64<<10)]
+			body = body[len(piece):]
+			if chunked {
+				fmt.Fprintf(bw, "%x\r\n%s\r\n", len(piece), piece)
+			} else {
+				bw.Write(piece)
+			}
+		}
+		if q.Has("crash") {
+			bw.Flush()
+			os.Exit(3)
+		}
+		if chunked {
+			fmt.Fprintf(bw, "0\r\nX-Length: %d\r\n\r\n", n)
+		}
 	case "/head":
 		bw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 42\r\n\r\n")
 	case "/nocontent":
@@ -353,6 +384,16 @@ func childHandle(req *http.Request, bw *bufio.Writer, in, out *os.File) {
 	default:
 		writeResponse(bw, 200, nil, "ok "+req.Method+" "+req.RequestURI)
 	}
+}
+
+// patterned is n bytes repeating with a prime period, so that a piece lost,
+// repeated or misplaced by any power-of-two buffer shows.
+func patterned(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i % 251)
+	}
+	return b
 }
 
 type flushWriter struct{ bw *bufio.Writer }

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -37,10 +36,15 @@ type Config struct {
 	MaxAge              time.Duration // max_age: recycle a worker after about this long, 0 = never (§9.7)
 	MaxWorkerRSS        int64         // max_worker_rss: recycle a worker past this resident size, 0 = no limit (§9.7)
 	TrustRequestID      bool          // trust_request_id: a client's valid X-Request-Id becomes the request id (§5.6)
-	RequestBuffering    bool          // request_buffering: read Content-Length bodies whole before taking a worker (§6.6)
-	RequestBufferMemory int64         // request_buffer_memory: bytes of a buffered body held in memory (§6.6)
-	BufferDir           string        // buffer_dir: where buffered bodies spill to temporary files (§6.6)
-	BufferSpillMax      int64         // buffer_spill_max: bytes all buffered bodies may hold in files at once (§6.6)
+
+	// Buffering between clients and workers: request bodies (PROTOCOL.md §6.6,
+	// reqbuffer.go) and responses (§6.1, respbuffer.go).
+	RequestBuffering     bool   // request_buffering: read Content-Length bodies whole before taking a worker (§6.6)
+	RequestBufferMemory  int64  // request_buffer_memory: bytes of a buffered request body held in memory (§6.6)
+	ResponseBuffering    bool   // response_buffering: read responses ahead of slow clients (§6.1)
+	ResponseBufferMemory int64  // response_buffer_memory: bytes of one response held in memory (§6.1)
+	BufferDir            string // buffer_dir: directory of the temporary files, "" = os.TempDir()
+	BufferSpillMax       int64  // buffer_spill_max: bytes in temporary files, requests and responses together
 
 	// Log receives the watchdog's own lines, worker output and the access
 	// log (§9.5). New uses os.Stderr when it is nil.
@@ -85,10 +89,11 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		Handshake:       true,
 		TrustRequestID:  true,
 
-		RequestBuffering:    true,
-		RequestBufferMemory: defaultRequestBufferMemory,
-		BufferDir:           os.TempDir(),
-		BufferSpillMax:      1 << 30,
+		RequestBuffering:     true,
+		RequestBufferMemory:  defaultRequestBufferMemory,
+		ResponseBuffering:    true,
+		ResponseBufferMemory: 1 << 20,
+		BufferSpillMax:       1 << 30,
 	}
 	fs := flag.NewFlagSet("afterburn-watchdog", flag.ContinueOnError)
 	if usage == nil {
@@ -122,8 +127,10 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	fs.BoolVar(&cfg.TrustRequestID, "trust_request_id", cfg.TrustRequestID, "use a client's valid X-Request-Id as the request id; false = always a fresh one")
 	fs.BoolVar(&cfg.RequestBuffering, "request_buffering", cfg.RequestBuffering, "read a request body of known length whole before it takes a worker; false = stream it")
 	fs.Int64Var(&cfg.RequestBufferMemory, "request_buffer_memory", cfg.RequestBufferMemory, "`bytes` of a buffered request body held in memory; the rest goes to a temporary file")
-	fs.StringVar(&cfg.BufferDir, "buffer_dir", cfg.BufferDir, "`directory` for the temporary files of buffered bodies")
-	fs.Int64Var(&cfg.BufferSpillMax, "buffer_spill_max", cfg.BufferSpillMax, "most `bytes` all buffered bodies hold in temporary files at once; 0 = memory only")
+	fs.BoolVar(&cfg.ResponseBuffering, "response_buffering", cfg.ResponseBuffering, "read each response from its worker as fast as it is written, so that a slow client does not hold the worker")
+	fs.Int64Var(&cfg.ResponseBufferMemory, "response_buffer_memory", cfg.ResponseBufferMemory, "`bytes` of one response held in memory ahead of its client; the rest goes to a temporary file")
+	fs.StringVar(&cfg.BufferDir, "buffer_dir", "", "`directory` of the temporary files of buffered request bodies and responses (default $TMPDIR, else /tmp)")
+	fs.Int64Var(&cfg.BufferSpillMax, "buffer_spill_max", cfg.BufferSpillMax, "`bytes` held in temporary files, all requests and responses together; 0 = memory only")
 
 	// PROTOCOL.md §10.2: the environment first, so that flags parsed after it win.
 	var envErr error
@@ -186,6 +193,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("watchdog: bad max_header_bytes %d", c.MaxHeaderBytes)
 	case c.RequestBufferMemory < 1:
 		return fmt.Errorf("watchdog: bad request_buffer_memory %d: need at least 1", c.RequestBufferMemory)
+	case c.ResponseBufferMemory < 0:
+		return fmt.Errorf("watchdog: bad response_buffer_memory %d", c.ResponseBufferMemory)
 	case c.BufferSpillMax < 0:
 		return fmt.Errorf("watchdog: bad buffer_spill_max %d", c.BufferSpillMax)
 	case c.InitTimeout <= 0:

@@ -3,7 +3,6 @@ package watchdog
 import (
 	"errors"
 	"flag"
-	"os"
 	"reflect"
 	"runtime"
 	"strings"
@@ -40,6 +39,13 @@ func TestParseConfig(t *testing.T) {
 		{"zero disables", []string{"--exec_timeout=0", "--", "app"}, nil, func(c *Config) { c.ExecTimeout = 0 }},
 		{"PORT fallback", []string{"app"}, map[string]string{"PORT": "9090"}, func(c *Config) { c.Port = 9090 }},
 		{"trust_request_id off", []string{"--trust_request_id=false", "--", "app"}, nil, func(c *Config) { c.TrustRequestID = false }},
+		{"response buffering", []string{"--response_buffer_memory=65536", "--buffer_dir=/var/tmp", "--", "app"},
+			map[string]string{"buffer_spill_max": "0", "response_buffering": "false"}, func(c *Config) {
+				c.ResponseBuffering = false
+				c.ResponseBufferMemory = 65536
+				c.BufferDir = "/var/tmp"
+				c.BufferSpillMax = 0
+			}},
 		{"port wins over PORT", []string{"app"}, map[string]string{"PORT": "9090", "port": "7070"}, func(c *Config) { c.Port = 7070 }},
 		{"port flag wins", []string{"--port=0", "app"}, map[string]string{"PORT": "9090"}, func(c *Config) { c.Port = 0 }},
 		{"fprocess", nil, map[string]string{"fprocess": "python app.py"}, func(c *Config) {
@@ -77,8 +83,9 @@ func TestParseConfig(t *testing.T) {
 				Port: 8080, MetricsPort: 8081, Workers: runtime.NumCPU(), ExecTimeout: 10 * time.Second,
 				ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, InitTimeout: time.Minute,
 				ShutdownTimeout: 15 * time.Second, MaxRequestBody: 64 << 20, MaxHeaderBytes: 32768,
-				PrefixLogs: true, Handshake: true, TrustRequestID: true,
-				RequestBuffering: true, RequestBufferMemory: defaultRequestBufferMemory, BufferDir: os.TempDir(), BufferSpillMax: 1 << 30, Command: []string{"app"},
+				PrefixLogs: true, Handshake: true, TrustRequestID: true, Command: []string{"app"},
+				RequestBuffering: true, RequestBufferMemory: defaultRequestBufferMemory,
+				ResponseBuffering: true, ResponseBufferMemory: 1 << 20, BufferSpillMax: 1 << 30,
 			}
 			tc.want(&want)
 			if !reflect.DeepEqual(got, want) {
@@ -109,6 +116,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{[]string{"--init_timeout=0", "app"}, nil, "watchdog: bad init_timeout 0s"},
 		{[]string{"--max_header_bytes=0", "app"}, nil, "watchdog: bad max_header_bytes 0"},
 		{[]string{"--nope", "app"}, nil, "watchdog: flag provided but not defined: -nope"},
+		{[]string{"--response_buffer_memory=-1", "app"}, nil, "watchdog: bad response_buffer_memory -1"},
+		{[]string{"app"}, map[string]string{"buffer_spill_max": "-1"}, "watchdog: bad buffer_spill_max -1"},
 	} {
 		_, err := ParseConfig(tc.args, func(k string) string { return tc.env[k] }, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -128,7 +137,8 @@ func TestHelpListsEverySetting(t *testing.T) {
 	}
 	for _, name := range []string{"port", "listen_host", "fprocess", "workers", "exec_timeout", "read_timeout",
 		"write_timeout", "max_inflight", "init_timeout", "healthcheck_interval", "shutdown_timeout",
-		"max_request_body", "max_header_bytes", "prefix_logs", "stdio", "handshake", "metrics_port"} {
+		"max_request_body", "max_header_bytes", "prefix_logs", "stdio", "handshake", "metrics_port",
+		"response_buffering", "response_buffer_memory", "buffer_dir", "buffer_spill_max"} {
 		if !strings.Contains(out.String(), "  -"+name+" ") && !strings.Contains(out.String(), "  -"+name+"\n") {
 			t.Errorf("--help does not document %s:\n%s", name, out.String())
 		}

@@ -101,6 +101,7 @@ type exchange struct {
 	rw       http.ResponseWriter
 	rc       *http.ResponseController
 	hj       *hijackedResponse // rw, when the body is spliced (hijack.go)
+	rb       *respBuffer       // the response body's buffer, when it has one (respbuffer.go)
 	r        *http.Request
 	id       string
 	target   string
@@ -141,6 +142,10 @@ type exchange struct {
 // of a bodiless request: the caller sends it to another worker (§9.3).
 func (x *exchange) run() (neverRead bool) {
 	w := x.w
+	// PROTOCOL.md §6.1: a buffered response goes on to the client after the
+	// worker was given back; the exchange ends, or is aborted (§8.7), only
+	// once it is out (respbuffer.go).
+	defer x.awaitBuffered()
 	// PROTOCOL.md §5.2: the deadline runs to the end of the response; every
 	// read and write on the worker's pipes stops there.
 	w.respR.SetReadDeadline(x.deadline)
@@ -494,7 +499,8 @@ func (x *exchange) keepForReplay(p []byte) {
 }
 
 // forward reads the worker's response and copies it to the client as it
-// arrives (PROTOCOL.md §4.4, §6.1). It returns nil when the response was
+// arrives (PROTOCOL.md §4.4, §6.1), or, when its body is not all read yet,
+// through a buffer (respbuffer.go). It returns nil when the response was
 // read to its end, even if the client went away meanwhile (§6.5).
 func (x *exchange) forward() *failure {
 	w := x.w
@@ -547,6 +553,11 @@ func (x *exchange) forward() *failure {
 	if x.hj != nil && !chunked {
 		return x.spliceResponse(resp.ContentLength)
 	}
+	if x.buffersBody(resp, chunked) {
+		// PROTOCOL.md §6.1: read at the worker's pace, written at the
+		// client's (respbuffer.go).
+		return x.bufferBody(resp, h, conn)
+	}
 	if chunked && w.br.Buffered() == 0 {
 		// A stream: the client gets the head before the first chunk, which
 		// may be a while (§6.1).
@@ -579,12 +590,18 @@ func (x *exchange) forward() *failure {
 			return classify(rerr)
 		}
 	}
-	for k, vv := range resp.Trailer {
-		if hopByHop[k] || conn[k] || isReserved(k) || len(vv) == 0 { // §4.4, §5.4
+	setTrailers(h, resp.Trailer, conn)
+	x.respDone = true
+	return nil
+}
+
+// setTrailers has net/http send the worker's trailers after the body, less
+// the fields of §4.4 and §5.4.
+func setTrailers(h, trailer http.Header, conn map[string]bool) {
+	for k, vv := range trailer {
+		if hopByHop[k] || conn[k] || isReserved(k) || len(vv) == 0 {
 			continue
 		}
 		h[http.TrailerPrefix+k] = vv
 	}
-	x.respDone = true
-	return nil
 }

@@ -38,6 +38,8 @@ func TestMetrics(t *testing.T) {
 		`afterburn_protocol_errors_total{kind="handshake"} 0`,
 		`afterburn_protocol_errors_total{kind="bad_response"} 0`,
 		`afterburn_protocol_errors_total{kind="unsolicited_output"} 0`,
+		`afterburn_response_buffer_bytes{where="memory"} 0`,
+		`afterburn_response_buffer_bytes{where="file"} 0`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)

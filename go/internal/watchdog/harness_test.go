@@ -106,11 +106,12 @@ func testConfig() Config {
 		TrustRequestID:  true,
 		// Streaming request bodies, as before §6.6, unless a test asks for
 		// buffering: most tests here are about the exchange itself.
-		RequestBuffering:    false,
-		RequestBufferMemory: defaultRequestBufferMemory,
-		BufferDir:           os.TempDir(),
-		BufferSpillMax:      1 << 30,
-		MetricsPort:         MetricsOnPort, // start serves no metrics listener
+		RequestBuffering:     false,
+		RequestBufferMemory:  defaultRequestBufferMemory,
+		ResponseBuffering:    true,
+		ResponseBufferMemory: 1 << 20,
+		BufferSpillMax:       1 << 30,
+		MetricsPort:          MetricsOnPort, // start serves no metrics listener
 	}
 }
 

@@ -21,16 +21,6 @@ import (
 	"time"
 )
 
-// patterned is n bytes repeating with a prime period, so that a piece lost,
-// repeated or misplaced by any power-of-two buffer shows.
-func patterned(n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(i % 251)
-	}
-	return b
-}
-
 // bigClient is one request with a large body on a connection of its own.
 type bigClient struct {
 	t    *testing.T

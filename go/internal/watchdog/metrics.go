@@ -36,7 +36,12 @@ type poolGauges interface {
 	crashLoopingCount() int
 }
 
-func newMetrics(p poolGauges) *metrics {
+// bufferGauges is what the response buffer gauge reads at scrape time.
+type bufferGauges interface {
+	heldBytes(where string) int64
+}
+
+func newMetrics(p poolGauges, b bufferGauges) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -100,6 +105,14 @@ func newMetrics(p poolGauges) *metrics {
 			Help:        "Worker slots by state.",
 			ConstLabels: prometheus.Labels{"state": s.String()},
 		}, func() float64 { return float64(p.stateCount(s)) }))
+	}
+	for _, where := range []string{"memory", "file"} {
+		where := where
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "afterburn_response_buffer_bytes",
+			Help:        "Bytes of responses read from workers and not yet written to clients, in memory or in temporary files (PROTOCOL.md §6.1).",
+			ConstLabels: prometheus.Labels{"where": where},
+		}, func() float64 { return float64(b.heldBytes(where)) }))
 	}
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Known label values start at zero, so every series exists from the start.

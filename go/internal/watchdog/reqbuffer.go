@@ -53,10 +53,10 @@ func (wd *Watchdog) bufferBody(r *http.Request) (*bufferedBody, errorType) {
 			return nil, errUnavailable
 		}
 		b.fileN = rest
-		f, err := spillFile(wd.cfg.BufferDir)
+		f, err := spillFile(bufferDir(&wd.cfg))
 		if err != nil {
 			b.release()
-			wd.log.printf("cannot buffer a request body in %s: %v", wd.cfg.BufferDir, err)
+			wd.log.printf("cannot buffer a request body in %s: %v", bufferDir(&wd.cfg), err)
 			return nil, errUnavailable
 		}
 		b.file = f
@@ -73,7 +73,7 @@ func (wd *Watchdog) bufferBody(r *http.Request) (*bufferedBody, errorType) {
 			if isClientError(err) {
 				return nil, errBadRequest
 			}
-			wd.log.printf("cannot buffer a request body in %s: %v", wd.cfg.BufferDir, err)
+			wd.log.printf("cannot buffer a request body in %s: %v", bufferDir(&wd.cfg), err)
 			return nil, errUnavailable
 		}
 	}

@@ -28,6 +28,7 @@ type Watchdog struct {
 	cfg            Config
 	log            *logger
 	pool           *pool
+	buffers        *respBuffers // PROTOCOL.md §6.1 (respbuffer.go)
 	m              *metrics
 	guard          *clientGuard // PROTOCOL.md §10.5
 	rejoin         *rejoinListener
@@ -49,7 +50,8 @@ func New(cfg Config) (*Watchdog, error) {
 	wd := &Watchdog{cfg: cfg, log: newLogger(out, cfg.PrefixLogs)}
 	wd.spill.max = cfg.BufferSpillMax
 	wd.pool = newPool(&wd.cfg, wd.log)
-	wd.m = newMetrics(wd.pool)
+	wd.buffers = newRespBuffers(&wd.cfg, &wd.spill, wd.log)
+	wd.m = newMetrics(wd.pool, wd.buffers)
 	wd.pool.m = wd.m
 	wd.guard = newClientGuard(cfg.MaxHeaderBytes, cfg.ReadTimeout, wd.log)
 	wd.metricsHandler = promhttp.HandlerFor(wd.m.reg, promhttp.HandlerOpts{})
@@ -64,6 +66,7 @@ func (wd *Watchdog) Start() {
 		if err := markInheritedCloseOnExec(); err != nil {
 			wd.log.printf("could not mark inherited descriptors close-on-exec: %v; workers may inherit them", err)
 		}
+		wd.buffers.checkDir()
 		wd.pool.start()
 	})
 }
