@@ -19,10 +19,12 @@ const (
 	trickleBodyBytes = 64 << 10 // announced; at 1 KB/s it would take over a minute
 	trickleChunk     = 100      // bytes every 100 ms: 1 KB/s
 	unreadResponse   = 50 << 20 // bytes asked for and never read
-	// slowClientMemory is what a watchdog may hold for one slow client in
-	// memory (a request buffer and a response buffer); the soak's RSS
-	// check allows it on top of its 10 %.
-	slowClientMemory = 1.25
+	// slowClientMemory (MiB) is what a watchdog may hold in memory for one
+	// slow client: a request buffer (256 KiB) and a response buffer (1 MiB),
+	// twice over because Go's collector lets the heap reach twice what is
+	// live before it collects. The soak's RSS check allows it on top of its
+	// 10 %.
+	slowClientMemory = 2.5
 )
 
 // slowClients starts n trickling and n non-reading clients and returns a

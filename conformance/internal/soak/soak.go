@@ -68,6 +68,7 @@ type Report struct {
 	RSSEndMiB   float64
 	FDsStart    int
 	FDsEnd      int
+	FDsEndList  []string // descriptors opened or closed since warm-up, when their count changed
 	Restarts    float64
 	Elapsed     time.Duration
 	RSSSlackMiB float64 // from Config: growth always allowed on top of 10 %
@@ -114,7 +115,7 @@ func (r *Report) Err() error {
 		why = append(why, fmt.Sprintf("%.0f workers replaced while %d slow clients ran with no fault by design", r.SlowClientRestarts, r.SlowClients))
 	}
 	if r.FDsEnd != r.FDsStart {
-		why = append(why, fmt.Sprintf("watchdog open descriptors %d -> %d", r.FDsStart, r.FDsEnd))
+		why = append(why, fmt.Sprintf("watchdog open descriptors %d -> %d (%s)", r.FDsStart, r.FDsEnd, strings.Join(r.FDsEndList, " ")))
 	}
 	if len(why) == 0 {
 		return nil
@@ -154,6 +155,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		return nil, err
 	}
 	s.logf("warm-up done: %d requests; watchdog rss %.1f MiB, %d fds", warm, s.rep.RSSStartMiB, s.rep.FDsStart)
+	startFDs := fdTargets(wd.Pid())
 	restartsBefore, err := restartCount(wd)
 	if err != nil {
 		return nil, err
@@ -169,6 +171,9 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	stopSlow()
 	if s.rep.FDsEnd, s.rep.RSSEndMiB, err = s.quiesce(ctx, transport, s.rep.FDsStart); err != nil {
 		return nil, err
+	}
+	if s.rep.FDsEnd != s.rep.FDsStart {
+		s.rep.FDsEndList = changed(startFDs, fdTargets(wd.Pid()))
 	}
 	s.rep.Elapsed = time.Since(start)
 	s.rep.Requests = s.sent.Load()
@@ -381,6 +386,40 @@ func openFDs(pid int) (int, error) {
 	return len(ents), err
 }
 
+// fdTargets lists where each open descriptor of pid leads, for a failure message.
+func fdTargets(pid int) []string {
+	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	var out []string
+	for _, e := range ents {
+		t, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name()))
+		out = append(out, e.Name()+"="+t)
+	}
+	return out
+}
+
+// changed lists the descriptors in only one of before and after: "+fd=target"
+// opened since, "-fd=target" closed.
+func changed(before, after []string) []string {
+	was := map[string]bool{}
+	for _, d := range before {
+		was[d] = true
+	}
+	is := map[string]bool{}
+	var out []string
+	for _, d := range after {
+		is[d] = true
+		if !was[d] {
+			out = append(out, "+"+d)
+		}
+	}
+	for _, d := range before {
+		if !is[d] {
+			out = append(out, "-"+d)
+		}
+	}
+	return out
+}
+
 func residentMiB(pid int) (float64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -395,8 +434,12 @@ func residentMiB(pid int) (float64, error) {
 	return 0, fmt.Errorf("/proc/%d/status has no VmRSS", pid)
 }
 
+// metricsClient keeps no connection open, so that a scrape in the middle of
+// the run does not show as a descriptor the watchdog holds at its end.
+var metricsClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
 func metrics(wd *e2e.Watchdog) (*e2e.Metrics, error) {
-	resp, err := http.Get(wd.MetricsURL())
+	resp, err := metricsClient.Get(wd.MetricsURL())
 	if err != nil {
 		return nil, err
 	}
