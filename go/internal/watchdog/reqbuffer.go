@@ -22,12 +22,41 @@ type bufferedBody struct {
 	fileN   int64
 	budget  *spillBudget
 	m       *metrics
-	pooled  bool // mem came from memPool
+	pooled  bool // mem came from memPools
 	counted bool // its bytes are in the gauge
 }
 
-// memPool recycles memory parts of the default size, the common case.
-var memPool = sync.Pool{New: func() any { return make([]byte, 0, defaultRequestBufferMemory) }}
+// memPools recycle memory parts in three sizes up to the default
+// request_buffer_memory, so that the common small body (an inline one,
+// §6.1) takes 16 KiB and not the most a body may hold in memory.
+var memPools = [...]struct {
+	size int64
+	pool sync.Pool
+}{{size: inlineBodyMax}, {size: 64 << 10}, {size: defaultRequestBufferMemory}}
+
+// pooledMem is a slice of n bytes from the smallest pool that fits, or nil
+// when n is larger than every pool's size.
+func pooledMem(n int64) []byte {
+	for i := range memPools {
+		if p := &memPools[i]; n <= p.size {
+			if b, ok := p.pool.Get().([]byte); ok {
+				return b[:n]
+			}
+			return make([]byte, n, p.size)
+		}
+	}
+	return nil
+}
+
+// putMem gives a pooled slice back to the pool of its size.
+func putMem(b []byte) {
+	for i := range memPools {
+		if p := &memPools[i]; int64(cap(b)) == p.size {
+			p.pool.Put(b[:0])
+			return
+		}
+	}
+}
 
 // defaultRequestBufferMemory is request_buffer_memory's default.
 const defaultRequestBufferMemory = 256 << 10
@@ -41,8 +70,8 @@ func (wd *Watchdog) bufferBody(r *http.Request) (*bufferedBody, errorType) {
 	n := r.ContentLength
 	memN := min(n, wd.cfg.RequestBufferMemory)
 	b := &bufferedBody{budget: &wd.spill, m: wd.m}
-	if wd.cfg.RequestBufferMemory == defaultRequestBufferMemory {
-		b.mem, b.pooled = memPool.Get().([]byte)[:memN], true
+	if b.mem = pooledMem(memN); b.mem != nil {
+		b.pooled = true
 	} else {
 		b.mem = make([]byte, memN)
 	}
@@ -124,7 +153,7 @@ func (b *bufferedBody) release() {
 		b.budget.release(b.fileN)
 	}
 	if b.pooled {
-		memPool.Put(b.mem[:0])
+		putMem(b.mem)
 	}
 	b.mem = nil
 }
