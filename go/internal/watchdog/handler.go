@@ -90,13 +90,15 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 	received := e.start
 	if wd.cfg.RequestBuffering && r.ContentLength > 0 {
 		b, t := wd.bufferBody(r)
-		if t != "" {
+		switch {
+		case t != "":
 			rw.Header().Set("Connection", "close") // the body was not read to its end
 			wd.fail(rw, t, e)
 			return
+		case b != nil:
+			defer b.release()
+			buffered, received = b, time.Now()
 		}
-		defer b.release()
-		buffered, received = b, time.Now()
 	}
 	if t := wd.pool.enter(); t != "" {
 		wd.fail(rw, t, e)

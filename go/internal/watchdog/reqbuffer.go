@@ -3,6 +3,7 @@ package watchdog
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -64,8 +65,10 @@ const defaultRequestBufferMemory = 256 << 10
 // bufferBody reads the n-byte body of r. It returns the error type to answer
 // when the body cannot be had: bad_request when the client stalled past
 // read_timeout or went away (§6.4 cannot apply: no worker saw a byte),
-// unavailable when the body would take the spilled bytes past
-// buffer_spill_max.
+// unavailable when a temporary file failed half-way. It returns neither body
+// nor error when the part beyond request_buffer_memory cannot go to a file
+// (buffer_spill_max reached, buffer_dir unusable): nothing was read yet, and
+// the body streams to the worker as it would without buffering (§6.6).
 func (wd *Watchdog) bufferBody(r *http.Request) (*bufferedBody, errorType) {
 	n := r.ContentLength
 	memN := min(n, wd.cfg.RequestBufferMemory)
@@ -78,17 +81,20 @@ func (wd *Watchdog) bufferBody(r *http.Request) (*bufferedBody, errorType) {
 	if rest := n - memN; rest > 0 {
 		if !wd.spill.reserve(rest) {
 			b.release()
-			wd.log.printf("request body of %d bytes refused: %v (%d bytes)", n, errSpillFull, wd.spill.max)
-			return nil, errUnavailable
+			wd.spillRefused(fmt.Sprintf("%v (%d bytes)", errSpillFull, wd.spill.max))
+			return nil, ""
 		}
 		b.fileN = rest
 		f, err := spillFile(bufferDir(&wd.cfg))
 		if err != nil {
 			b.release()
-			wd.log.printf("cannot buffer a request body in %s: %v", bufferDir(&wd.cfg), err)
-			return nil, errUnavailable
+			wd.spillRefused(err.Error())
+			return nil, ""
 		}
 		b.file = f
+		if wd.reqSpillRefused.Swap(false) {
+			wd.log.printf("request bodies spill to %s again", bufferDir(&wd.cfg))
+		}
 	}
 	b.gauge(1)
 	b.counted = true
@@ -107,6 +113,14 @@ func (wd *Watchdog) bufferBody(r *http.Request) (*bufferedBody, errorType) {
 		}
 	}
 	return b, ""
+}
+
+// spillRefused logs, once while it lasts, that bodies too large for memory
+// stream instead of being buffered (§6.6).
+func (wd *Watchdog) spillRefused(why string) {
+	if !wd.reqSpillRefused.Swap(true) {
+		wd.log.printf("request bodies larger than request_buffer_memory stream to their worker unbuffered: %s", why)
+	}
 }
 
 // isClientError tells a failed read from the client (the copy's source)

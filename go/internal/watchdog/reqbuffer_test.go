@@ -86,16 +86,36 @@ func gaugeValue(t *testing.T, h *harness, where string) float64 {
 }
 
 // PROTOCOL.md §6.6: a body that would take the temporary files past
-// buffer_spill_max is answered 503 without reaching a worker.
-func TestBufferedBodySpillCap(t *testing.T) {
+// buffer_spill_max, or that cannot go to buffer_dir, streams to its worker
+// as without buffering: it is served, and the log says why once.
+func TestBufferedBodySpillRefusedStreams(t *testing.T) {
 	t.Parallel()
-	h := start(t, buffering(func(c *Config) { c.RequestBufferMemory = 1024; c.BufferSpillMax = 1000 }))
-	resp, body := h.post("/digest", strings.Repeat("y", 4096))
-	wantError(t, resp, body, http.StatusServiceUnavailable, errUnavailable)
-	h.logs.waitContains(t, "buffer_spill_max reached")
-	resp, body = h.post("/digest", strings.Repeat("z", 2000)) // 976 bytes spilled: within the cap
-	sum := sha256.Sum256([]byte(strings.Repeat("z", 2000)))
-	wantBody(t, resp, body, 200, hex.EncodeToString(sum[:]))
+	for _, tc := range []struct {
+		name string
+		mut  func(*Config)
+		why  string
+	}{
+		{"buffer_spill_max", func(c *Config) { c.BufferSpillMax = 1000 }, "buffer_spill_max reached"},
+		{"buffer_dir", func(c *Config) { c.BufferDir = "/nonexistent/afterburn" }, "no such file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := start(t, buffering(func(c *Config) { c.RequestBufferMemory = 1024; tc.mut(c) }))
+			for i := 0; i < 2; i++ {
+				payload := strings.Repeat("y", 4096)
+				resp, body := h.post("/digest", payload)
+				sum := sha256.Sum256([]byte(payload))
+				wantBody(t, resp, body, 200, hex.EncodeToString(sum[:]))
+			}
+			if n := strings.Count(h.logs.String(), "stream to their worker unbuffered"); n != 1 {
+				t.Errorf("%d log lines about unbuffered bodies; want 1:\n%s", n, h.logs.String())
+			}
+			h.logs.waitContains(t, tc.why)
+			payload := strings.Repeat("z", 2000) // 976 bytes spilled: within the cap
+			resp, body := h.post("/digest", payload)
+			sum := sha256.Sum256([]byte(payload))
+			wantBody(t, resp, body, 200, hex.EncodeToString(sum[:]))
+		})
+	}
 }
 
 // PROTOCOL.md §6.6, §9.3: a buffered body of any size is sent again to

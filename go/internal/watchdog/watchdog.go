@@ -36,6 +36,9 @@ type Watchdog struct {
 	stopping       atomic.Bool
 	startOnce      sync.Once
 	spill          spillBudget // buffer_spill_max (§6.6)
+	// reqSpillRefused: request bodies could not spill to buffer_dir last
+	// time, and stream instead; logged once while it lasts (§6.6).
+	reqSpillRefused atomic.Bool
 }
 
 // New checks cfg and returns a Watchdog whose workers are not started yet.
