@@ -1,0 +1,219 @@
+package watchdog
+
+// The request side of an exchange (PROTOCOL.md §4.2, §5, §6.1–§6.4): the
+// head as the watchdog writes it, and the body streamed, inline or replayed.
+// exchange.go runs the exchange and reads the response.
+
+import (
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// writeHead writes the request line and fields of PROTOCOL.md §4.2 and §5,
+// flushed in one write.
+func (x *exchange) writeHead() error {
+	r, bw := x.r, x.w.bw
+	bw.WriteString(r.Method)
+	bw.WriteByte(' ')
+	bw.WriteString(x.target)
+	bw.WriteString(" HTTP/1.1\r\nHost: ")
+	bw.WriteString(requestHost(r))
+	bw.WriteString("\r\n")
+
+	conn := connectionFields(r.Header)
+	var keyArr [32]string
+	keys := keyArr[:0]
+	for k := range r.Header {
+		if !dropRequestField(k, conn) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys) // deterministic order; each value its own line (§4.2)
+	for _, k := range keys {
+		for _, v := range r.Header[k] {
+			bw.WriteString(k)
+			bw.WriteString(": ")
+			bw.WriteString(v)
+			bw.WriteString("\r\n")
+		}
+	}
+	bw.WriteString("AfterBurn-Request-Id: ")
+	bw.WriteString(x.id)
+	bw.WriteString("\r\n")
+	if x.w.tokens {
+		x.token = nextToken() // PROTOCOL.md §4.6
+		bw.WriteString("AfterBurn-Exchange: ")
+		bw.Write(x.token.bytes())
+		bw.WriteString("\r\n")
+	}
+	if !x.deadline.IsZero() {
+		// PROTOCOL.md §5.2: whole milliseconds left now, rounded down.
+		ms := max(time.Until(x.deadline).Milliseconds(), 0)
+		bw.WriteString("AfterBurn-Timeout-Ms: ")
+		bw.Write(strconv.AppendInt(x.scratch[:0], ms, 10))
+		bw.WriteString("\r\n")
+	}
+	if r.ContentLength >= 0 {
+		bw.WriteString("Content-Length: ")
+		bw.Write(strconv.AppendInt(x.scratch[:0], r.ContentLength, 10))
+		bw.WriteString("\r\n\r\n")
+	} else {
+		bw.WriteString("Transfer-Encoding: chunked\r\n\r\n")
+	}
+	// A head larger than bw was partly flushed already and is undercounted,
+	// which only makes the §9.3 retry more cautious.
+	x.headLen = bw.Buffered()
+	if x.inline != nil {
+		bw.Write(x.inline) // §6.1: with its head, in one write when both fit bw
+		x.bodyWritten = int64(len(x.inline))
+	}
+	return bw.Flush()
+}
+
+// inlineBodyMax is the largest body announced by Content-Length that is read
+// whole before its head is written, so that head and body reach the worker
+// in one write and wake it once (PROTOCOL.md §6.1). With a head it fits the
+// worker's head buffer (reqBufSize).
+const inlineBodyMax = 16 << 10
+
+// readInline reads the whole body of x.r, at most inlineBodyMax bytes, into
+// the worker's body buffer, before anything is written to the worker. The
+// client's read is held to the request's deadline (§5.2) as well as to
+// read_timeout. It returns the error to answer when the client does not
+// deliver the body: timeout past the deadline, bad_request otherwise (§6.4).
+func (x *exchange) readInline() errorType {
+	buf := x.w.bodyBuf[chunkRoom : chunkRoom+int(x.r.ContentLength)]
+	// net/http holds the whole request to read_timeout from its start; the
+	// deadline may come sooner. Restored after, for the background read
+	// net/http does while the handler runs.
+	var readBy time.Time
+	if rt := x.wd.cfg.ReadTimeout; rt > 0 {
+		readBy = x.entry.start.Add(rt)
+	}
+	tightened := !x.deadline.IsZero() && (readBy.IsZero() || x.deadline.Before(readBy))
+	if tightened {
+		x.rc.SetReadDeadline(x.deadline)
+	}
+	_, err := io.ReadFull(x.body, buf)
+	if err != nil {
+		if tightened && !time.Now().Before(x.deadline) {
+			return errTimeout
+		}
+		return errBadRequest
+	}
+	if tightened {
+		x.rc.SetReadDeadline(readBy)
+	}
+	x.keepForReplay(buf) // §9.3
+	x.inline = buf
+	return ""
+}
+
+// requestHost is the Host field of PROTOCOL.md §4.2: the client's, or for
+// an HTTP/1.0 client that sent none the address it connected to.
+func requestHost(r *http.Request) string {
+	if r.Host != "" {
+		return r.Host
+	}
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(interface{ String() string }); ok {
+		return a.String()
+	}
+	return "localhost"
+}
+
+// sendBody streams the client's body to the request pipe as it arrives
+// (PROTOCOL.md §6.1), re-chunked when its length is unknown, with the
+// client's trailers (§4.2). Each piece read from the client is one write.
+// On a failure it cannot end honestly (§6.4) it kills the worker.
+func (x *exchange) sendBody() bodyFailure {
+	w := x.w
+	buf := w.bodyBuf
+	chunked := x.r.ContentLength < 0
+	limit := x.wd.cfg.MaxRequestBody
+	var total int64
+	for {
+		n, rerr := x.body.Read(buf[chunkRoom : chunkRoom+bodyBufSize])
+		if n > 0 {
+			total += int64(n)
+			x.keepForReplay(buf[chunkRoom : chunkRoom+n])
+			if chunked && limit > 0 && total > limit {
+				return x.abortBody(bodyTooLarge) // §7.2, enforced as bytes arrive
+			}
+			out := buf[chunkRoom : chunkRoom+n]
+			if chunked {
+				size := strconv.AppendUint(x.scratch[:0], uint64(n), 16)
+				size = append(size, '\r', '\n')
+				start := chunkRoom - len(size)
+				copy(buf[start:], size)
+				buf[chunkRoom+n], buf[chunkRoom+n+1] = '\r', '\n'
+				out = buf[start : chunkRoom+n+2]
+			}
+			nw, err := w.reqW.Write(out)
+			x.bodyWritten += int64(nw)
+			if err != nil {
+				return bodyWorker
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return x.abortBody(bodyClient)
+		}
+	}
+	if !chunked {
+		return bodyOK
+	}
+	bw := w.bw
+	bw.WriteString("0\r\n")
+	conn := connectionFields(x.r.Header) // §5.4: fields named in Connection, trailers too
+	for k, vv := range x.r.Trailer {
+		if dropRequestField(k, conn) {
+			continue
+		}
+		for _, v := range vv {
+			bw.WriteString(k)
+			bw.WriteString(": ")
+			bw.WriteString(v)
+			bw.WriteString("\r\n")
+		}
+	}
+	bw.WriteString("\r\n")
+	x.bodyWritten += int64(bw.Buffered())
+	if bw.Flush() != nil {
+		return bodyWorker
+	}
+	return bodyOK
+}
+
+// abortBody kills the worker because the body cannot be completed (§6.4).
+// That wakes up forward, which then reports the failure.
+func (x *exchange) abortBody(f bodyFailure) bodyFailure {
+	close(x.aborting)
+	x.w.kill()
+	return f
+}
+
+// replayMax is the most body bytes kept for a second attempt (§9.3): a copy
+// made for every request with a body, so it stays small; a larger body is
+// not replayed.
+const replayMax = 64 << 10
+
+// keepForReplay copies body bytes about to be sent, while they may still be
+// retried on another worker (PROTOCOL.md §9.3). A buffered body (§6.6) needs
+// no copy: it can be read again from its start.
+func (x *exchange) keepForReplay(p []byte) {
+	switch {
+	case x.replayLost, x.buffered != nil:
+	case len(x.replay)+len(p) > replayMax:
+		x.replay, x.replayLost = nil, true
+	default:
+		if x.replay == nil && x.r.ContentLength > 0 {
+			x.replay = make([]byte, 0, min(x.r.ContentLength, replayMax))
+		}
+		x.replay = append(x.replay, p...)
+	}
+}
