@@ -114,20 +114,9 @@ func (bs *respBuffers) checkDir() {
 	f.Close()
 }
 
-// tempFile is an empty temporary file that nothing can leave behind: its
-// name is removed at once, and the space goes when it is closed, or when the
-// watchdog dies.
-func (bs *respBuffers) tempFile() (*os.File, error) {
-	f, err := os.CreateTemp(bs.dir, "afterburn-response-*")
-	if err != nil {
-		return nil, err
-	}
-	if err := os.Remove(f.Name()); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}
+// tempFile is an empty temporary file in buffer_dir that nothing can leave
+// behind (spillFile, shared with request buffering).
+func (bs *respBuffers) tempFile() (*os.File, error) { return spillFile(bs.dir) }
 
 // reserve takes up to n bytes of buffer_spill_max and returns how many it took.
 func (bs *respBuffers) reserve(n int64) int64 {

@@ -32,8 +32,9 @@ func (b *spillBudget) reserve(n int64) bool {
 
 func (b *spillBudget) release(n int64) { b.used.Add(-n) }
 
-// spillFile is an anonymous temporary file in dir: removed as soon as it is
-// made, so that nothing is left behind whatever happens to the watchdog.
+// spillFile is an anonymous temporary file in dir for buffered bodies and
+// responses: its name is removed as soon as it is made, and the space goes
+// when it is closed or when the watchdog dies, so nothing is left behind.
 func spillFile(dir string) (*os.File, error) {
 	f, err := os.CreateTemp(dir, "afterburn-spill-*")
 	if err != nil {
