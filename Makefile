@@ -33,7 +33,7 @@ GO_SOURCES          := $(shell find go -name '*.go' -not -path 'go/bin/*') go/go
 CONFORMANCE_SOURCES := $(shell find conformance -name '*.go' -not -path 'conformance/bin/*') conformance/go.mod
 
 .PHONY: help build run test test-all test-go test-conformance conformance conformance-go fmt lint clean \
-	bench bench-build bench-go bench-java bench-tools test-bench \
+	bench bench-build bench-go bench-c bench-java bench-tools test-bench \
 	dist dist-test fuzz fuzz-short run-go soak soak-short soak-go soak-short-go soak-short-slow-clients soak-python soak-short-python soak-node soak-short-node soak-java soak-short-java lint-workflows lint-dockerfile test-deploy docs-config
 
 help:
@@ -165,13 +165,23 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 bench: bench-build
 	bench/bin/afterburn-bench $(if $(QUICK),-quick) $(if $(LANGS),-langs $(LANGS))
 
-bench-build: bench-tools $(WATCHDOG) bench-go $(PY_COMPILED) $(NODE_STAMP) bench-java
+bench-build: bench-tools $(WATCHDOG) bench-go bench-c $(PY_COMPILED) $(NODE_STAMP) bench-java
 
 bench-tools:
 	@command -v wrk >/dev/null || { echo "installing wrk from Debian's packages"; \
 		$(SUDO) apt-get install -y wrk || { $(SUDO) apt-get update && $(SUDO) apt-get install -y wrk; }; }
 
 bench-go: $(BENCH_GO_BINS)
+
+# The relay and the C child (bench/README.md, "The relay"), built with the system's C compiler.
+BENCH_C_BINS := bench/bin/c-relay bench/bin/c-child
+BENCH_CFLAGS := -O2 -Wall -Wextra
+bench-c: $(BENCH_C_BINS)
+
+bench/bin/c-%: bench/functions/c/%.c bench/functions/c/framing.h
+	@command -v $(CC) >/dev/null || { echo "no C compiler ($(CC)): the relay needs one (Debian: apt-get install gcc)"; exit 1; }
+	@mkdir -p bench/bin
+	$(CC) $(BENCH_CFLAGS) -o $@ $<
 
 # The Java benchmark programs, compiled with javac; the function runs on the library as the
 # shaded hello.jar carries it (the library and its dependencies).
