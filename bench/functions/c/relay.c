@@ -17,7 +17,8 @@
  *
  * Not a proxy: no validation, no handshake, no timeouts, no Transfer-Encoding (a connection
  * that sends one is closed), no limits beyond memory. A child that exits or answers out of
- * turn stops the relay.
+ * turn stops the relay. SIGTERM or SIGINT closes the children's request pipes (the end of the
+ * pipe is shutdown, §9.4), waits for them and exits.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -31,7 +32,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "framing.h"
@@ -39,7 +42,7 @@
 enum { max_message = 64 << 20 };
 
 /* epoll data: what a descriptor belongs to. */
-enum kind { k_listener, k_conn, k_req, k_resp };
+enum kind { k_listener, k_signal, k_conn, k_req, k_resp };
 struct tag {
 	enum kind kind;
 	void *p;
@@ -367,6 +370,7 @@ static void start_child(struct child *ch, char **argv)
 		fail_sys("fork");
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		signal(SIGPIPE, SIG_DFL); /* an ignored signal stays ignored across exec */
 		/* Above 4 first, so that neither dup2 below overwrites the other's source. */
 		int r = fcntl(req[0], F_DUPFD, 5), w = fcntl(resp[1], F_DUPFD, 5);
 		int null = open("/dev/null", O_RDONLY);
@@ -394,6 +398,17 @@ static void start_child(struct child *ch, char **argv)
 	watch(EPOLL_CTL_ADD, ch->resp_fd, EPOLLIN, &ch->resp_tag);
 	ch->next_idle = idle;
 	idle = ch;
+}
+
+/* shutdown_children ends the children the way a watchdog does (§9.4) and waits for them, so
+ * that none outlives the relay unreaped. */
+__attribute__((noreturn)) static void shutdown_children(struct child **all, int n)
+{
+	for (int k = 0; k < n; k++)
+		close(all[k]->req_fd);
+	while (wait(NULL) > 0 || errno == EINTR)
+		;
+	exit(0);
 }
 
 static int listen_on(const char *addr)
@@ -446,12 +461,23 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if ((ep = epoll_create1(EPOLL_CLOEXEC)) < 0)
 		fail_sys("epoll_create1");
+	struct child **all = calloc((size_t)children, sizeof *all);
+	if (!all)
+		fail("out of memory");
 	for (int k = 0; k < children; k++) {
-		struct child *ch = calloc(1, sizeof *ch);
-		if (!ch)
+		if (!(all[k] = calloc(1, sizeof *all[k])))
 			fail("out of memory");
-		start_child(ch, argv + i + 1);
+		start_child(all[k], argv + i + 1);
 	}
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	int sfd = signalfd(-1, &stop, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sfd < 0 || sigprocmask(SIG_BLOCK, &stop, NULL) < 0)
+		fail_sys("signalfd");
+	struct tag signals = {k_signal, NULL};
+	watch(EPOLL_CTL_ADD, sfd, EPOLLIN, &signals);
 	int lfd = listen_on(addr);
 	struct tag listener = {k_listener, NULL};
 	watch(EPOLL_CTL_ADD, lfd, EPOLLIN, &listener);
@@ -469,6 +495,8 @@ int main(int argc, char **argv)
 			case k_listener:
 				accept_all(lfd);
 				break;
+			case k_signal:
+				shutdown_children(all, children);
 			case k_conn: {
 				struct conn *c = t->p;
 				if (c->gone)
