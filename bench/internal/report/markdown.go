@@ -13,8 +13,8 @@ import (
 	"github.com/afterburn-dev/afterburn/bench/internal/harness"
 )
 
-// WriteJSON writes the results, indented, to path.
-func WriteJSON(path string, r *harness.Results) error {
+// WriteJSON writes results (a *harness.Results or a *harness.Counts), indented, to path.
+func WriteJSON(path string, r any) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
