@@ -32,7 +32,7 @@ type PerRequest struct {
 	// RWCalls is /proc/PID/io syscr + syscw: the read-family and write-family system calls
 	// (read, readv, pread, write, writev, ...; each counts whether it moved bytes or returned
 	// EAGAIN). Not every system call: epoll_wait, futex, accept, sendto/recvfrom, nanosleep
-	// and the like are not in it. make bench-counts counts every call with strace.
+	// and the like are not in it. make bench-counts counts every call (tracers.go).
 	RWCalls float64 `json:"read_write_calls"`
 }
 
