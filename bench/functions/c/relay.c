@@ -16,7 +16,8 @@
  * every child busy wait in a first-in first-out queue. Connections are kept alive.
  *
  * Not a proxy: no validation, no handshake, no timeouts, no Transfer-Encoding (a connection
- * that sends one is closed), no limits beyond memory. A child that exits or answers out of
+ * that sends one is closed), no HEAD (the answer's Content-Length would be waited for), no
+ * limits beyond memory. A child that exits or answers out of
  * turn stops the relay. SIGTERM or SIGINT closes the children's request pipes (the end of the
  * pipe is shutdown, §9.4), waits for them and exits.
  */
