@@ -7,6 +7,7 @@
 #   make soak         a long mixed load with faults per language (N=... requests; default 1e6 for Go, 1e5 others)
 #   make fuzz         the Go fuzz targets for FUZZTIME each (default 5m); make test runs 5 s of each
 #   make bench        every language against its baselines (QUICK=1: about five minutes)
+#   make bench-counts instructions, system calls and context switches per request (valgrind; a few minutes)
 #   make fmt lint     formatting and static checks
 #   make dist         release artifacts into dist/ (wheel, sdist, npm tarball, jars, static watchdogs, SHA256SUMS)
 #   make dist-test    installs each dist/ artifact outside the tree and runs the conformance suite on it
@@ -33,7 +34,7 @@ GO_SOURCES          := $(shell find go -name '*.go' -not -path 'go/bin/*') go/go
 CONFORMANCE_SOURCES := $(shell find conformance -name '*.go' -not -path 'conformance/bin/*') conformance/go.mod
 
 .PHONY: help build run test test-all test-go test-conformance conformance conformance-go fmt lint clean \
-	bench bench-build bench-go bench-java bench-tools test-bench \
+	bench bench-build bench-go bench-c bench-java bench-tools bench-counts test-bench \
 	dist dist-test fuzz fuzz-short run-go soak soak-short soak-go soak-short-go soak-short-slow-clients soak-python soak-short-python soak-node soak-short-node soak-java soak-short-java lint-workflows lint-dockerfile test-deploy docs-config
 
 help:
@@ -165,13 +166,23 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 bench: bench-build
 	bench/bin/afterburn-bench $(if $(QUICK),-quick) $(if $(LANGS),-langs $(LANGS))
 
-bench-build: bench-tools $(WATCHDOG) bench-go $(PY_COMPILED) $(NODE_STAMP) bench-java
+bench-build: bench-tools $(WATCHDOG) bench-go bench-c $(PY_COMPILED) $(NODE_STAMP) bench-java
 
 bench-tools:
 	@command -v wrk >/dev/null || { echo "installing wrk from Debian's packages"; \
 		$(SUDO) apt-get install -y wrk || { $(SUDO) apt-get update && $(SUDO) apt-get install -y wrk; }; }
 
 bench-go: $(BENCH_GO_BINS)
+
+# The relay and the C child (bench/README.md, "The relay"), built with the system's C compiler.
+BENCH_C_BINS := bench/bin/c-relay bench/bin/c-child
+BENCH_CFLAGS := -O2 -Wall -Wextra
+bench-c: $(BENCH_C_BINS)
+
+bench/bin/c-%: bench/functions/c/%.c bench/functions/c/framing.h
+	@command -v $(CC) >/dev/null || { echo "no C compiler ($(CC)): the relay needs one (Debian: apt-get install gcc)"; exit 1; }
+	@mkdir -p bench/bin
+	$(CC) $(BENCH_CFLAGS) -o $@ $<
 
 # The Java benchmark programs, compiled with javac; the function runs on the library as the
 # shaded hello.jar carries it (the library and its dependencies).
@@ -182,7 +193,17 @@ bench/build/java/AfterBurnFn.class: $(wildcard bench/functions/java/*.java) $(JA
 	javac -cp $(JAVA_HELLO_JAR) -d bench/build/java bench/functions/java/*.java
 	echo $(JAVA_HELLO_JAR) > bench/build/java-runtime.classpath
 
-bench/bin/afterburn-bench bench/bin/limit-child bench/bin/fork-server bench/bin/http-proxy: $(BENCH_SOURCES)
+# Counts that noise does not move, for the relay, the watchdog and the bare server: user-space
+# instructions per request (valgrind's callgrind), system calls (perf's tracepoint, else
+# strace) and context switches (/proc) over a fixed number of requests (REQUESTS=..., default
+# 2000 under callgrind). Slow, so not part of make bench. valgrind and strace come from
+# Debian's packages, like wrk.
+bench-counts: $(WATCHDOG) bench/bin/afterburn-counts bench/bin/go-server bench-c
+	@for t in valgrind strace; do command -v $$t >/dev/null || { echo "installing $$t from Debian's packages"; \
+		$(SUDO) apt-get install -y $$t || { $(SUDO) apt-get update && $(SUDO) apt-get install -y $$t; }; }; done
+	bench/bin/afterburn-counts $(if $(REQUESTS),-requests $(REQUESTS))
+
+bench/bin/afterburn-bench bench/bin/afterburn-counts bench/bin/limit-child bench/bin/fork-server bench/bin/http-proxy: $(BENCH_SOURCES)
 	cd bench && $(GO) build -o bin/$(notdir $@) ./cmd/$(notdir $@)
 
 bench/bin/go-%: $(BENCH_SOURCES) $(GO_SOURCES)

@@ -12,12 +12,14 @@ const (
 type Mode string
 
 const (
-	AfterBurn Mode = "afterburn" // the watchdog and the library
-	Fork      Mode = "fork"      // the function started for every request
-	Proxy     Mode = "proxy"     // a reverse proxy to the language's own HTTP server
-	Limit     Mode = "limit"     // the watchdog and a child answering canned bytes
-	Ceiling   Mode = "ceiling"   // a bare Go net/http server, no child at all
-	Floor     Mode = "floor"     // the watchdog and the thinnest worker on the library's dependencies
+	AfterBurn Mode = "afterburn"  // the watchdog and the library
+	Fork      Mode = "fork"       // the function started for every request
+	Proxy     Mode = "proxy"      // a reverse proxy to the language's own HTTP server
+	Limit     Mode = "limit"      // the watchdog and a child answering canned bytes
+	Ceiling   Mode = "ceiling"    // a bare Go net/http server, no child at all
+	Floor     Mode = "floor"      // the watchdog and the thinnest worker on the library's dependencies
+	Relay     Mode = "relay"      // the C relay and the C child: the hop's physical limit (relay.go)
+	WatchdogC Mode = "watchdog-c" // the watchdog and the C child: the watchdog's own cost (relay.go)
 )
 
 // Modes in report order.
@@ -30,6 +32,8 @@ type Figures struct {
 	P99us  Spread       `json:"p99_us"`
 	Errors int          `json:"errors"`
 	Runs   []LoadResult `json:"runs"`
+	// Host is what the configuration's processes spent per request (hostcost.go).
+	Host *HostSpread `json:"host,omitempty"`
 }
 
 func (f *Figures) add(r LoadResult) {
@@ -40,6 +44,7 @@ func (f *Figures) add(r LoadResult) {
 		rps, p50, p99 = append(rps, r.RPS), append(p50, r.P50us), append(p99, r.P99us)
 	}
 	f.RPS, f.P50us, f.P99us = spreadOf(rps), spreadOf(p50), spreadOf(p99)
+	f.Host = hostSpread(f.Runs)
 }
 
 // ByConcurrency keys figures by "c1", "c8".
@@ -56,6 +61,12 @@ type LanguageResults struct {
 	Proxy     ByWorkload `json:"proxy"`
 	Limit     ByWorkload `json:"limit"`
 	Ceiling   ByWorkload `json:"ceiling"`
+	// Relay and WatchdogC are the C relay and the watchdog in front of the C child, shared
+	// like limit and ceiling (relay.go). LibraryCPU is the library's own CPU per request
+	// above the C child's.
+	Relay      ByWorkload   `json:"relay,omitempty"`
+	WatchdogC  ByWorkload   `json:"watchdog_c_child,omitempty"`
+	LibraryCPU []LibraryCPU `json:"library_cpu_us_above_c_child,omitempty"`
 	// Floor is measured for a language whose Language.Floor is set; FloorTargets are the
 	// throughput and tail goals applied to the floor in AfterBurn's place.
 	Floor        ByWorkload `json:"floor,omitempty"`
@@ -78,6 +89,10 @@ func (l *LanguageResults) mode(m Mode) ByWorkload {
 		return l.Limit
 	case Floor:
 		return l.Floor
+	case Relay:
+		return l.Relay
+	case WatchdogC:
+		return l.WatchdogC
 	default:
 		return l.Ceiling
 	}
@@ -89,6 +104,8 @@ func (l *LanguageResults) Mode(m Mode) ByWorkload { return l.mode(m) }
 // Ratio is AfterBurn's throughput over a baseline's, per repetition (the two ran in the same
 // repetition, one after the other), as a median with its spread.
 type Ratio struct {
+	// Of is the configuration over the baseline; empty for AfterBurn.
+	Of          Mode     `json:"of,omitempty"`
 	Baseline    Mode     `json:"baseline"`
 	Workload    Workload `json:"workload"`
 	Concurrency string   `json:"concurrency"`
@@ -116,6 +133,8 @@ type Results struct {
 	Workers   int                         `json:"workers"`
 	Order     []string                    `json:"languages_order"`
 	Languages map[string]*LanguageResults `json:"languages"`
+	// Hop is the watchdog's own cost against the C relay, shared by every language.
+	Hop *Hop `json:"hop,omitempty"`
 }
 
 func newByWorkload() ByWorkload { return ByWorkload{} }

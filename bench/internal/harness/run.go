@@ -83,6 +83,11 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		{key: "limit", program: "afterburn-watchdog", argv: watchdog([]string{"bench/bin/limit-child"}), pool: true},
 		{key: "ceiling", program: "server", argv: []string{"bench/bin/go-server"}, env: []string{"PORT=0"}},
 	}
+	hop, err := hopConfigs(o.Root, watchdog) // relay.go
+	if err != nil {
+		return nil, err
+	}
+	configs = append(configs, hop...)
 	for _, l := range langs {
 		configs = append(configs,
 			&config{key: l.Name + "/afterburn", program: "afterburn-watchdog", argv: watchdog(l.AfterBurn), pool: true, warmup: l.Warmup},
@@ -136,7 +141,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 					if err := c.srv.thaw(); err != nil {
 						return nil, err
 					}
-					r, err := load.Run(c.srv.url(), w, n, o.Duration)
+					r, err := c.srv.measure(load, w, n, o.Duration) // hostcost.go
 					if err == nil {
 						err = c.srv.freeze()
 					}
@@ -168,11 +173,13 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		Workers:   o.Workers,
 		Order:     o.Langs,
 		Languages: map[string]*LanguageResults{},
+		Hop:       newHop(byKey),
 	}
 	for _, l := range langs {
 		lr := &LanguageResults{
 			AfterBurn: byKey[l.Name+"/afterburn"], Fork: byKey[l.Name+"/fork"], Proxy: byKey[l.Name+"/proxy"],
 			Limit: byKey["limit"], Ceiling: byKey["ceiling"], Floor: byKey[l.Name+"/floor"],
+			Relay: byKey[string(Relay)], WatchdogC: byKey[string(WatchdogC)],
 		}
 		fmt.Fprintf(o.Log, "cold start %s (%d × with and without the library)\n", l.Name, o.ColdReps)
 		if lr.ColdStart, err = measureColdStart(o.Root, l, o.ColdReps); err != nil {
@@ -185,6 +192,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 			}
 		}
 		lr.Ratios = ratios(lr)
+		lr.LibraryCPU = libraryCPU(lr)
 		lr.Targets = targets(l.Name, lr)
 		lr.FloorTargets = floorTargets(l.Name, lr)
 		res.Languages[l.Name] = lr

@@ -5,7 +5,7 @@ import "fmt"
 // ratios computes AfterBurn's throughput over every baseline, per repetition.
 func ratios(l *LanguageResults) []Ratio {
 	var out []Ratio
-	for _, base := range []Mode{Fork, Proxy, Limit, Ceiling, Floor} {
+	for _, base := range []Mode{Relay, Fork, Proxy, Limit, Ceiling, Floor} {
 		for _, w := range []Workload{Hello, Echo1K} {
 			for _, c := range []string{"c1", "c8"} {
 				ab, bl := l.AfterBurn[w][c], l.mode(base)[w][c]

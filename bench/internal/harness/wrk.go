@@ -19,6 +19,10 @@ type LoadResult struct {
 	P50us  float64 `json:"p50_us"`
 	P99us  float64 `json:"p99_us"`
 	Errors int     `json:"errors"`
+	// Requests is how many requests wrk completed; Host what the configuration's processes
+	// spent on them (hostcost.go).
+	Requests int64     `json:"requests"`
+	Host     *HostCost `json:"host,omitempty"`
 }
 
 // errNoRequests is a run in which not one request completed: a warm-up of a slow baseline
@@ -36,6 +40,7 @@ var (
 	latencyLine = regexp.MustCompile(`^\s+(50|99)%\s+([0-9.]+)(us|ms|s)\s*$`)
 	errorsLine  = regexp.MustCompile(`Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
 	non2xxLine  = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`)
+	totalLine   = regexp.MustCompile(`(?m)^\s*(\d+) requests in `)
 )
 
 // Run runs wrk with one thread and conns connections for d.
@@ -83,6 +88,9 @@ func parseWrk(text string) (LoadResult, error) {
 				r.P99us = v
 			}
 		}
+	}
+	if m := totalLine.FindStringSubmatch(text); m != nil {
+		r.Requests, _ = strconv.ParseInt(m[1], 10, 64)
 	}
 	if m := errorsLine.FindStringSubmatch(text); m != nil {
 		for _, s := range m[1:] {

@@ -33,9 +33,10 @@ func Chart(path string, r *harness.Results) error {
 		harness.Proxy:     {0x3b, 0x6e, 0xb5, 0xff},
 		harness.Fork:      {0x88, 0x88, 0x88, 0xff},
 		harness.Limit:     {0x2f, 0x9e, 0x5b, 0xff},
+		harness.Relay:     {0x8e, 0x44, 0xad, 0xff},
 		harness.Ceiling:   {0x22, 0x22, 0x22, 0xff},
 	}
-	order := []harness.Mode{harness.Fork, harness.Proxy, harness.AfterBurn, harness.Limit, harness.Ceiling}
+	order := []harness.Mode{harness.Fork, harness.Proxy, harness.AfterBurn, harness.Limit, harness.Relay, harness.Ceiling}
 	maxRPS := 1.0
 	for _, l := range r.Languages {
 		for _, m := range order {

@@ -13,8 +13,8 @@ import (
 	"github.com/afterburn-dev/afterburn/bench/internal/harness"
 )
 
-// WriteJSON writes the results, indented, to path.
-func WriteJSON(path string, r *harness.Results) error {
+// WriteJSON writes results (a *harness.Results or a *harness.Counts), indented, to path.
+func WriteJSON(path string, r any) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
@@ -25,9 +25,10 @@ func WriteJSON(path string, r *harness.Results) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
-// Markdown writes the seed's table per language (fork against AfterBurn, with the proxy,
-// pipe-limit and ceiling columns and AfterBurn's ratio to each), then the targets, then the
-// floor where one was measured.
+// Markdown writes the hop (the watchdog against the relay, hop.go), then per language the
+// seed's table (AfterBurn against the relay first, then the fork, proxy, pipe-limit and
+// ceiling columns with AfterBurn's ratio to each), the library's CPU above the C child's,
+// the targets, and the floor where one was measured.
 func Markdown(w io.Writer, r *harness.Results) {
 	fmt.Fprintf(w, "# AfterBurn benchmarks, %s\n\n", r.Date)
 	if r.Quick {
@@ -36,28 +37,30 @@ func Markdown(w io.Writer, r *harness.Results) {
 	}
 	fmt.Fprintf(w, "- machine: %s\n- placement: %s\n- each figure: median of %d × %s wrk runs (min–max in brackets); "+
 		"ratios are AfterBurn ÷ baseline per repetition, then the median\n\n", r.Machine, r.Placement, r.Reps, r.Duration)
+	hop(w, r.Hop, r.Workers)
 	for _, name := range r.Order {
 		l := r.Languages[name]
 		if l == nil {
 			continue
 		}
 		fmt.Fprintf(w, "## %s\n\n", name)
-		fmt.Fprintln(w, "| workload | c | fork req/s | AfterBurn req/s | × fork | proxy req/s | × proxy | pipe limit req/s | × limit | ceiling req/s | × ceiling | fork p50/p99 µs | AfterBurn p50/p99 µs |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+		fmt.Fprintln(w, "| workload | c | AfterBurn req/s | relay req/s | × relay | fork req/s | × fork | proxy req/s | × proxy | pipe limit req/s | × limit | ceiling req/s | × ceiling | fork p50/p99 µs | AfterBurn p50/p99 µs |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 		for _, wl := range []harness.Workload{harness.Hello, harness.Echo1K} {
 			for _, c := range []string{"c1", "c8"} {
 				ab := l.AfterBurn[wl][c]
 				if ab == nil {
 					continue
 				}
-				fk, px, lm, cl := l.Fork[wl][c], l.Proxy[wl][c], l.Limit[wl][c], l.Ceiling[wl][c]
-				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-					wl, strings.TrimPrefix(c, "c"), rps(fk), rps(ab), ratio(l, harness.Fork, wl, c),
+				fk, px, lm, cl, rl := l.Fork[wl][c], l.Proxy[wl][c], l.Limit[wl][c], l.Ceiling[wl][c], l.Relay[wl][c]
+				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+					wl, strings.TrimPrefix(c, "c"), rps(ab), rps(rl), ratio(l, harness.Relay, wl, c), rps(fk), ratio(l, harness.Fork, wl, c),
 					rps(px), ratio(l, harness.Proxy, wl, c), rps(lm), ratio(l, harness.Limit, wl, c),
 					rps(cl), ratio(l, harness.Ceiling, wl, c), lat(fk), lat(ab))
 			}
 		}
 		fmt.Fprintln(w)
+		libraryCPU(w, l)
 		if cs := l.ColdStart; cs != nil {
 			fmt.Fprintf(w, "Cold start (spawn to handshake passed): %.1f ms with the library (%.1f–%.1f), %.1f ms without (%.1f–%.1f): the library adds %.1f ms.\n\n",
 				cs.WithLibraryMs.Median, cs.WithLibraryMs.Min, cs.WithLibraryMs.Max,
@@ -165,13 +168,21 @@ func lat(f *harness.Figures) string {
 func ratio(l *harness.LanguageResults, base harness.Mode, w harness.Workload, c string) string {
 	for _, r := range l.Ratios {
 		if r.Baseline == base && r.Workload == w && r.Concurrency == c {
-			if r.Ratio.N > 1 {
-				return fmt.Sprintf("%s× (%s–%s)", num(r.Ratio.Median), num(r.Ratio.Min), num(r.Ratio.Max))
-			}
-			return num(r.Ratio.Median) + "×"
+			return times(r.Ratio, true)
 		}
 	}
 	return "–"
+}
+
+// times prints a ratio: its median, with its min–max when there was more than one repetition.
+func times(s harness.Spread, ok bool) string {
+	if !ok {
+		return "–"
+	}
+	if s.N > 1 {
+		return fmt.Sprintf("%s× (%s–%s)", num(s.Median), num(s.Min), num(s.Max))
+	}
+	return num(s.Median) + "×"
 }
 
 // num prints 3 significant figures, enough for a ratio or a rate.
