@@ -28,8 +28,9 @@ func TestParseWrk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := LoadResult{RPS: 7601.12, P50us: 940, P99us: 3030, Errors: 7}
-	if math.Abs(got.RPS-want.RPS) > 1e-9 || got.P50us != want.P50us || math.Abs(got.P99us-want.P99us) > 1e-9 || got.Errors != want.Errors {
+	want := LoadResult{RPS: 7601.12, P50us: 940, P99us: 3030, Errors: 7, Requests: 22803}
+	if math.Abs(got.RPS-want.RPS) > 1e-9 || got.P50us != want.P50us || math.Abs(got.P99us-want.P99us) > 1e-9 || got.Errors != want.Errors ||
+		got.Requests != want.Requests {
 		t.Errorf("parseWrk = %+v; want %+v", got, want)
 	}
 }

@@ -116,7 +116,12 @@ type Results struct {
 	Workers   int                         `json:"workers"`
 	Order     []string                    `json:"languages_order"`
 	Languages map[string]*LanguageResults `json:"languages"`
+	Quiet     *QuietSummary               `json:"quiet_guard,omitempty"` // quiet.go
 }
+
+// Noisy reports whether a run stayed over the quiet-run guard's thresholds: such a session
+// is not published as latest.
+func (r *Results) Noisy() bool { return r.Quiet.IsNoisy() }
 
 func newByWorkload() ByWorkload { return ByWorkload{} }
 

@@ -15,10 +15,13 @@ import (
 
 // LoadResult is one wrk run.
 type LoadResult struct {
-	RPS    float64 `json:"rps"`
-	P50us  float64 `json:"p50_us"`
-	P99us  float64 `json:"p99_us"`
-	Errors int     `json:"errors"`
+	RPS      float64 `json:"rps"`
+	P50us    float64 `json:"p50_us"`
+	P99us    float64 `json:"p99_us"`
+	Errors   int     `json:"errors"`
+	Requests int64   `json:"requests"`
+	WrkCPUms float64 `json:"wrk_cpu_ms"`      // wrk's own CPU time, user and system
+	Guard    *Guard  `json:"guard,omitempty"` // quiet.go
 }
 
 // errNoRequests is a run in which not one request completed: a warm-up of a slow baseline
@@ -33,6 +36,7 @@ type Load struct {
 
 var (
 	rpsLine     = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+	countLine   = regexp.MustCompile(`(\d+) requests in `)
 	latencyLine = regexp.MustCompile(`^\s+(50|99)%\s+([0-9.]+)(us|ms|s)\s*$`)
 	errorsLine  = regexp.MustCompile(`Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
 	non2xxLine  = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`)
@@ -54,7 +58,10 @@ func (l Load) Run(url string, workload Workload, conns int, d time.Duration) (Lo
 	if err := cmd.Run(); err != nil {
 		return LoadResult{}, fmt.Errorf("%s: %v\n%s", strings.Join(args, " "), err, out.String())
 	}
-	return parseWrk(out.String())
+	r, err := parseWrk(out.String())
+	// taskset execs wrk, so the process waited for is wrk itself.
+	r.WrkCPUms = ms(cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime())
+	return r, err
 }
 
 func parseWrk(text string) (LoadResult, error) {
@@ -66,6 +73,9 @@ func parseWrk(text string) (LoadResult, error) {
 	r.RPS, _ = strconv.ParseFloat(m[1], 64)
 	if r.RPS == 0 {
 		return r, errNoRequests
+	}
+	if m := countLine.FindStringSubmatch(text); m != nil {
+		r.Requests, _ = strconv.ParseInt(m[1], 10, 64)
 	}
 	sc := bufio.NewScanner(strings.NewReader(text))
 	for sc.Scan() {
