@@ -15,8 +15,9 @@ import (
 // watched, and judged against thresholds stated in bench/README.md:
 //
 //   - others' CPU: the time something outside the measured process tree ran on the measured
-//     CPUs (everything the kernel charged to those CPUs, less the tree's own time), as a share
-//     of the run's wall time on those CPUs;
+//     CPUs (everything the kernel charged to those CPUs, less the tree's own time and less
+//     kernel threads', which do the tree's deferred work: quietkernel.go), as a share of the
+//     run's wall time on those CPUs;
 //   - steal: the time the hypervisor ran something else on those CPUs, the same share;
 //   - calibration: a fixed CPU-bound loop (calibrate.go) timed on the measured CPUs before and
 //     after the run, against the session's best.
@@ -51,6 +52,7 @@ type Guard struct {
 	BusyPct       float64 `json:"busy_pct"`    // everything that ran on the measured CPUs
 	TreePct       float64 `json:"tree_pct"`    // the measured process tree's own CPU
 	OthersPct     float64 `json:"others_cpu_pct"`
+	KernelPct     float64 `json:"kernel_threads_pct"` // kernel threads there, at least (quietkernel.go): not others'
 	StealPct      float64 `json:"steal_pct"`
 	CalBeforeMs   float64 `json:"calibration_before_ms"`
 	CalAfterMs    float64 `json:"calibration_after_ms"`
@@ -109,6 +111,7 @@ type window struct {
 type quietGuard struct {
 	t        QuietThresholds
 	cpus     []int // measured
+	rest     []int // the others
 	load     []int // wrk's
 	cpuList  string
 	best     time.Duration
@@ -135,6 +138,12 @@ func newQuietGuard(t QuietThresholds, serverCPU, loadCPU string, log io.Writer) 
 	}
 	if q.load, err = parseCPUList(loadCPU, s.stat); err != nil {
 		return nil, fmt.Errorf("quiet-run guard: %v", err)
+	}
+	all, _ := parseCPUList("", s.stat)
+	for _, c := range all {
+		if !slices.Contains(q.cpus, c) {
+			q.rest = append(q.rest, c)
+		}
 	}
 	q.observe = q.observeRun
 	for range sessionCalibrations {
@@ -246,8 +255,14 @@ func (q *quietGuard) figures(w window, r LoadResult) *Guard {
 	busy, source := busyBetween(w.before, w.after, q.cpus)
 	tree := w.treeAfter - w.treeBefore
 	wrk := time.Duration(r.WrkCPUms * float64(time.Millisecond))
-	others := busy - tree
 	overlap := slices.ContainsFunc(q.load, func(c int) bool { return slices.Contains(q.cpus, c) })
+	elsewhere, _ := busyBetween(w.before, w.after, q.rest) // what the other CPUs did, less wrk
+	if !overlap {
+		elsewhere -= wrk
+	}
+	kBound, kUnbound := kernelOn(w.procsBefore, w.procsAft, q.cpus, elsewhere)
+	kernel := kBound + kUnbound
+	others := busy - tree - kernel
 	if overlap { // wrk ran on the measured CPUs too: it is not an other
 		others -= wrk
 	}
@@ -263,6 +278,7 @@ func (q *quietGuard) figures(w window, r LoadResult) *Guard {
 		BusyPct:       pct(busy, len(q.cpus)),
 		TreePct:       pct(tree, len(q.cpus)),
 		OthersPct:     pct(others, len(q.cpus)),
+		KernelPct:     pct(kernel, len(q.cpus)),
 		StealPct:      pct(stealBetween(w.before, w.after, q.cpus), len(q.cpus)),
 		CalBeforeMs:   ms(w.calBefore),
 		CalAfterMs:    ms(w.calAfter),

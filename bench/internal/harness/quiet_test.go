@@ -24,6 +24,7 @@ type synthetic struct {
 	tree, wrk     time.Duration
 	requests      int64
 	cal           [2]time.Duration
+	kernel1       time.Duration // ksoftirqd/1's time
 }
 
 const syntheticWall = 3 * time.Second
@@ -51,6 +52,10 @@ func (s synthetic) window(t *testing.T) (window, LoadResult) {
 	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	w := window{before: cpuSample{at: t0, stat: a}, after: cpuSample{at: t0.Add(syntheticWall), stat: b},
 		treeBefore: 40 * time.Second, treeAfter: 40*time.Second + s.tree, calBefore: s.cal[0], calAfter: s.cal[1]}
+	ksoftirqd := func(ran time.Duration) map[int]procTimes {
+		return map[int]procTimes{22: {name: "ksoftirqd/1", flags: pfKThread, ran: ran, mask: maskOf([]int{1})}}
+	}
+	w.procsBefore, w.procsAft = ksoftirqd(time.Second), ksoftirqd(time.Second+s.kernel1)
 	if s.acct1 != 0 {
 		w.before.acct = []int64{70e9, 80e9}
 		w.after.acct = []int64{70e9 + int64(s.busy0)*int64(tick), 80e9 + s.acct1}
@@ -89,6 +94,11 @@ func TestGuardFigures(t *testing.T) {
 	}
 	if g.Source != "proc-stat" {
 		t.Errorf("source = %q; want proc-stat", g.Source)
+	}
+	// Kernel threads bound to the measured CPU are not others.
+	w, r = synthetic{busy1: 250, tree: 2400 * time.Millisecond, kernel1: 60 * time.Millisecond}.window(t)
+	if g := q.figures(w, r); math.Abs(g.OthersPct-100*0.04/3) > 1e-9 || math.Abs(g.KernelPct-100*0.06/3) > 1e-9 {
+		t.Errorf("with ksoftirqd/1 60 ms: others %v %%, kernel threads %v %%; want %v and %v", g.OthersPct, g.KernelPct, 100*0.04/3, 100*0.06/3)
 	}
 	// With cpuacct, busy is its nanoseconds, not the ticks.
 	w, r = synthetic{busy1: 250, tree: 2480 * time.Millisecond, acct1: 2490e6}.window(t)

@@ -137,21 +137,35 @@ func stealBetween(a, b cpuSample, cpus []int) (d time.Duration) {
 	return d
 }
 
-// procTimes are the CPU figures of one process from /proc/PID/stat, in USER_HZ ticks.
+// procTimes are the CPU figures of one process from /proc/PID/stat, in USER_HZ ticks, with
+// its flags; for a kernel thread, kthreadTimes adds the rest.
 type procTimes struct {
 	name                         string
+	flags                        uint64
 	utime, stime, cutime, cstime int64
+	ran                          time.Duration // kernel threads only: schedstat, ns
+	mask                         cpuMask       // kernel threads only: the CPUs it may run on
 }
+
+// pfKThread is PF_KTHREAD in a process's flags (field 9 of /proc/PID/stat).
+const pfKThread = 0x00200000
+
+func (t procTimes) kernel() bool { return t.flags&pfKThread != 0 }
 
 func parsePidStat(text string) (procTimes, error) {
 	open, end := strings.IndexByte(text, '('), strings.LastIndexByte(text, ')')
 	if open < 0 || end < open {
 		return procTimes{}, fmt.Errorf("/proc/PID/stat: no (comm) in %q", text)
 	}
-	// After the comm: state is field 3 of proc(5); utime, stime, cutime, cstime are 14–17.
+	// After the comm: state is field 3 of proc(5), flags 9; utime, stime, cutime, cstime are
+	// 14–17.
 	f := strings.Fields(text[end+1:])
 	if len(f) < 15 {
 		return procTimes{}, fmt.Errorf("/proc/PID/stat: %d fields after the comm", len(f))
+	}
+	flags, err := strconv.ParseUint(f[6], 10, 64)
+	if err != nil {
+		return procTimes{}, fmt.Errorf("/proc/PID/stat: bad flags %q", f[6])
 	}
 	var v [4]int64
 	for i := range v {
@@ -161,7 +175,7 @@ func parsePidStat(text string) (procTimes, error) {
 		}
 		v[i] = n
 	}
-	return procTimes{text[open+1 : end], v[0], v[1], v[2], v[3]}, nil
+	return procTimes{name: text[open+1 : end], flags: flags, utime: v[0], stime: v[1], cutime: v[2], cstime: v[3]}, nil
 }
 
 func readPidStat(pid int) (procTimes, error) {
@@ -212,7 +226,7 @@ func treeTime(root int) (time.Duration, error) {
 }
 
 // allProcs reads every process's own utime+stime, to name the busiest processes outside
-// the tree when a run is noisy.
+// the tree when a run is noisy, and every kernel thread's time and CPUs (quietkernel.go).
 func allProcs() map[int]procTimes {
 	ents, _ := os.ReadDir("/proc")
 	out := make(map[int]procTimes, len(ents))
@@ -222,6 +236,9 @@ func allProcs() map[int]procTimes {
 			continue
 		}
 		if t, err := readPidStat(pid); err == nil {
+			if t.kernel() {
+				t = kthreadTimes(pid, t)
+			}
 			out[pid] = t
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // statText is /proc/stat as Linux prints it, with the given per-CPU counters.
@@ -64,8 +65,13 @@ func TestParsePidStat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (procTimes{"tmux: (server)", 310, 42, 7, 3}); got != want {
-		t.Errorf("parsePidStat = %+v; want %+v", got, want)
+	if want := (procTimes{name: "tmux: (server)", flags: 4194560, utime: 310, stime: 42, cutime: 7, cstime: 3}); got != want || got.kernel() {
+		t.Errorf("parsePidStat = %+v; want %+v, not a kernel thread", got, want)
+	}
+	// A kernel thread: PF_KTHREAD (0x00200000) in the flags.
+	kt := "22 (ksoftirqd/1) S 2 0 0 0 -1 69238848 0 0 0 0 3 95 0 0 20 0 1 0 8 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 1 0 0 0 0 0\n"
+	if got, err := parsePidStat(kt); err != nil || !got.kernel() || got.name != "ksoftirqd/1" || got.stime != 95 {
+		t.Errorf("parsePidStat(ksoftirqd/1) = %+v, %v; want a kernel thread with stime 95", got, err)
 	}
 }
 
@@ -83,6 +89,42 @@ func TestParseCPUList(t *testing.T) {
 	for _, bad := range []string{"8", "2-1", "a", "1,"} {
 		if _, err := parseCPUList(bad, all); err == nil {
 			t.Errorf("parseCPUList(%q): no error; want one", bad)
+		}
+	}
+}
+
+// TestKernelThreadsOnTheMeasuredCPUs: a kernel thread bound to the measured CPUs counts
+// wholly, an unbound one for what the other CPUs cannot have run, a user process or a kernel
+// thread bound elsewhere not at all.
+func TestKernelThreadsOnTheMeasuredCPUs(t *testing.T) {
+	k := func(name string, ran time.Duration, cpus ...int) procTimes {
+		return procTimes{name: name, flags: pfKThread, ran: ran, mask: maskOf(cpus)}
+	}
+	a := map[int]procTimes{
+		22:  k("ksoftirqd/1", time.Second, 1),
+		12:  k("kworker/u8:0-events_unbound", 5*time.Second, 0, 1),
+		14:  k("ksoftirqd/0", time.Second, 0),
+		500: {name: "hog", utime: 100, ran: time.Second, mask: maskOf([]int{1})},
+	}
+	b := map[int]procTimes{
+		22:  k("ksoftirqd/1", 1020*time.Millisecond, 1),
+		12:  k("kworker/u8:0-kvfree_rcu_reclaim", 5040*time.Millisecond, 0, 1), // renamed: the same thread
+		14:  k("ksoftirqd/0", 1500*time.Millisecond, 0),
+		600: k("kworker/1:2-events", 5*time.Millisecond, 1),                          // new since a
+		500: {name: "hog", utime: 400, ran: 4 * time.Second, mask: maskOf([]int{1})}, // not a kernel thread
+	}
+	for _, c := range []struct {
+		elsewhere      time.Duration
+		bound, unbound time.Duration
+	}{
+		{0, 25 * time.Millisecond, 40 * time.Millisecond},
+		{15 * time.Millisecond, 25 * time.Millisecond, 25 * time.Millisecond},
+		{50 * time.Millisecond, 25 * time.Millisecond, 0},
+		{-5 * time.Millisecond, 25 * time.Millisecond, 40 * time.Millisecond},
+	} {
+		bound, unbound := kernelOn(a, b, []int{1}, c.elsewhere)
+		if bound != c.bound || unbound != c.unbound {
+			t.Errorf("kernelOn(elsewhere %v) = %v, %v; want %v bound, %v unbound", c.elsewhere, bound, unbound, c.bound, c.unbound)
 		}
 	}
 }
