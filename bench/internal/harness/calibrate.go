@@ -17,11 +17,15 @@ import (
 
 // calibrationWork is SHA-256 over 8 MiB, a 64 KiB buffer 128 times: about 6 ms on the
 // 2-CPU VMs the benchmarks were written on, long enough to time to a fraction of a percent,
-// short enough to run twice around every run.
+// short enough to run around every run. A calibration is the fastest of three in a row: a
+// CPU that is slower stays slower for all three, while a kernel thread finishing the run's
+// deferred work (RCU frees after the fork baseline) takes a millisecond out of one; the
+// others' CPU figure is there for what runs beside the tree.
 const (
 	calibrationBlock  = 64 << 10
 	calibrationRounds = 128
-	calibrationWork   = "SHA-256 of 8 MiB (64 KiB × 128)"
+	calibrationTrials = 3
+	calibrationWork   = "SHA-256 of 8 MiB (64 KiB × 128), fastest of 3"
 )
 
 var calibrationBuf = bytes.Repeat([]byte("0123456789abcdef"), calibrationBlock/16)
@@ -54,11 +58,16 @@ func calibrate(cpus []int) (time.Duration, error) {
 		}
 		h := sha256.New()
 		h.Write(calibrationBuf) // the buffer into this CPU's cache, the code into its i-cache
-		start := time.Now()
-		for range calibrationRounds {
-			h.Write(calibrationBuf)
+		var d time.Duration
+		for i := range calibrationTrials {
+			start := time.Now()
+			for range calibrationRounds {
+				h.Write(calibrationBuf)
+			}
+			if t := time.Since(start); i == 0 || t < d {
+				d = t
+			}
 		}
-		d := time.Since(start)
 		h.Sum(nil)
 		if err := old.set(); err != nil {
 			// Left pinned, the thread would carry the harness's work onto the measured CPUs;
