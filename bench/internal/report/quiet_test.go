@@ -19,7 +19,7 @@ func guarded(noisy bool) *harness.Results {
 	for _, by := range []harness.ByWorkload{l.AfterBurn, l.Fork, l.Proxy, l.Limit, l.Ceiling} {
 		for _, f := range by[harness.Hello] {
 			f.Runs = []harness.LoadResult{{RPS: f.RPS.Median, Requests: 30000, WrkCPUms: 1500,
-				Guard: &harness.Guard{Attempt: 1, OthersPct: 0.4, StealPct: 0.1, CalBeforeMs: 6, CalAfterMs: 6.12, WrkCPUPct: 50, WrkUsPerReq: 50}}}
+				Guard: &harness.Guard{Attempt: 1, OthersPct: 0.4, KernelPct: 0.3, StealPct: 0.1, CalBeforeMs: 6, CalAfterMs: 6.12, WrkCPUPct: 50, WrkUsPerReq: 50}}}
 		}
 	}
 	r.Quiet = &harness.QuietSummary{Thresholds: harness.DefaultQuietThresholds, CPUs: "1",
@@ -45,12 +45,12 @@ func TestMarkdownSaysANoisyRunAtTheTop(t *testing.T) {
 	}
 	mustContain(t, out,
 		"- java/afterburn hello c=1 rep 1, attempt 3: others' CPU 48.50 % >= 2 % (busiest outside the tree, any CPU: hog[4242] 1450 ms)",
-		"| java/afterburn | hello | 1 | 3 | 48.50 | 0.10 | 2.0 | 50 | 50.0 |",
+		"| java/afterburn | hello | 1 | 3 | 48.50 | 0.30 | 0.10 | 2.0 | 50 | 50.0 |",
 	)
 	b.Reset()
 	Markdown(&b, guarded(false))
 	mustContain(t, b.String(), "Quiet run: each of the 10 measured runs stayed within the quiet-run guard's thresholds",
-		"| limit | hello | 1 | 1 | 0.40 | 0.10 | 2.0 | 50 | 50.0 |")
+		"| limit | hello | 1 | 1 | 0.40 | 0.30 | 0.10 | 2.0 | 50 | 50.0 |")
 	if strings.Contains(b.String(), "NOISY") {
 		t.Errorf("a quiet run's markdown says NOISY:\n%s", b.String())
 	}
