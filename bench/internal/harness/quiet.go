@@ -187,14 +187,15 @@ func (q *quietGuard) measure(s *server, config string, w Workload, conc string, 
 		}
 		q.repeated = append(q.repeated, gr)
 		fmt.Fprintf(q.log, "noisy: rep %d %s c=%s %s attempt %d: %s; busiest outside: %v; repeating\n",
-			rep, w, conc, config, attempt, strings.Join(g.Noisy, "; "), g.Busiest)
+			rep, w, strings.TrimPrefix(conc, "c"), config, attempt, strings.Join(g.Noisy, "; "), g.Busiest)
 	}
 }
 
 // observeRun takes the readings around one run: calibrate, read, thaw, run, freeze, read,
-// calibrate. The tree is frozen at both readings (SIGSTOP lands within microseconds of
-// freeze), so only its run falls between them, and the calibrations have the measured CPUs
-// to themselves.
+// calibrate. The tree is frozen at both readings, so only its run falls between them, and
+// the calibrations have the measured CPUs to themselves. SIGSTOP lands a little after freeze
+// returns: a tree still spinning may run up to a few ms past the second CPU reading (seen:
+// 4 ms, a tick), which lowers others' CPU by as much, 0.13 % of a 3 s run.
 func (q *quietGuard) observeRun(s *server, run func() (LoadResult, error)) (LoadResult, window, error) {
 	var w window
 	var err error
