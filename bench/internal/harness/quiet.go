@@ -302,17 +302,17 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 func (t QuietThresholds) judge(g *Guard, best time.Duration) []string {
 	var out []string
 	if g.OthersPct >= t.OthersPct {
-		out = append(out, fmt.Sprintf("others' CPU %.2f %% >= %g %%", g.OthersPct, t.OthersPct))
+		out = append(out, fmt.Sprintf("others' CPU %.2f %%, not under %g %%", g.OthersPct, t.OthersPct))
 	}
 	if g.StealPct >= t.StealPct {
-		out = append(out, fmt.Sprintf("steal %.2f %% >= %g %%", g.StealPct, t.StealPct))
+		out = append(out, fmt.Sprintf("steal %.2f %%, not under %g %%", g.StealPct, t.StealPct))
 	}
 	for _, c := range []struct {
 		when string
 		ms   float64
 	}{{"before", g.CalBeforeMs}, {"after", g.CalAfterMs}} {
 		if over := calibrationOver(c.ms, best); over > t.CalibrationPct {
-			out = append(out, fmt.Sprintf("calibration %s %.2f ms, %.1f %% over the best %.2f ms > %g %%",
+			out = append(out, fmt.Sprintf("calibration %s %.2f ms, %.1f %% over the best %.2f ms, more than %g %%",
 				c.when, c.ms, over, ms(best), t.CalibrationPct))
 		}
 	}

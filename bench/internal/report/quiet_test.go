@@ -27,7 +27,7 @@ func guarded(noisy bool) *harness.Results {
 	if noisy {
 		g := l.AfterBurn[harness.Hello]["c1"].Runs[0].Guard
 		g.Attempt, g.OthersPct = 3, 48.5
-		g.Noisy = []string{"others' CPU 48.50 % >= 2 %"}
+		g.Noisy = []string{"others' CPU 48.50 %, not under 2 %"}
 		g.Busiest = []string{"hog[4242] 1450 ms"}
 		r.Quiet.Noisy = []harness.GuardedRun{{Config: "java/afterburn", Workload: harness.Hello, Concurrency: "c1", Rep: 1,
 			Result: l.AfterBurn[harness.Hello]["c1"].Runs[0]}}
@@ -44,7 +44,7 @@ func TestMarkdownSaysANoisyRunAtTheTop(t *testing.T) {
 		t.Errorf("markdown does not open with the noisy banner:\n%s", out)
 	}
 	mustContain(t, out,
-		"- java/afterburn hello c=1 rep 1, attempt 3: others' CPU 48.50 % >= 2 % (busiest outside the tree, any CPU: hog[4242] 1450 ms)",
+		"- java/afterburn hello c=1 rep 1, attempt 3: others' CPU 48.50 %, not under 2 % (busiest outside the tree, any CPU: hog[4242] 1450 ms)",
 		"| java/afterburn | hello | 1 | 3 | 48.50 | 0.30 | 0.10 | 2.0 | 50 | 50.0 |",
 	)
 	b.Reset()
