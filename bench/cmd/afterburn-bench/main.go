@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -59,24 +58,16 @@ func main() {
 	if o.Quick {
 		stamp += "-quick"
 	}
-	for _, p := range []string{filepath.Join(*out, stamp+".json"), filepath.Join(*out, "latest.json")} {
-		if err := report.WriteJSON(p, res); err != nil {
-			fatal(err)
-		}
-	}
-	md, err := os.Create(filepath.Join(*out, "latest.md"))
+	written, err := report.Publish(*out, stamp, res)
 	if err != nil {
 		fatal(err)
 	}
-	report.Markdown(md, res)
-	if err := md.Close(); err != nil {
-		fatal(err)
-	}
-	if err := report.Chart(filepath.Join(*out, "latest.png"), res); err != nil {
-		fatal(err)
-	}
 	report.Markdown(os.Stdout, res)
-	fmt.Printf("wrote %s/{%s.json,latest.json,latest.md,latest.png}\n", *out, stamp)
+	fmt.Printf("wrote %s\n", strings.Join(written, ", "))
+	if res.Noisy() {
+		fmt.Fprintf(os.Stderr, "afterburn-bench: noisy run (%d runs over the quiet-run guard's thresholds): not published as latest\n",
+			len(res.Quiet.Noisy))
+	}
 }
 
 func fatal(err error) {

@@ -134,8 +134,13 @@ type Results struct {
 	Order     []string                    `json:"languages_order"`
 	Languages map[string]*LanguageResults `json:"languages"`
 	// Hop is the watchdog's own cost against the C relay, shared by every language.
-	Hop *Hop `json:"hop,omitempty"`
+	Hop   *Hop          `json:"hop,omitempty"`
+	Quiet *QuietSummary `json:"quiet_guard,omitempty"` // quiet.go
 }
+
+// Noisy reports whether a run stayed over the quiet-run guard's thresholds: such a session
+// is not published as latest.
+func (r *Results) Noisy() bool { return r.Quiet.IsNoisy() }
 
 func newByWorkload() ByWorkload { return ByWorkload{} }
 

@@ -134,23 +134,24 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 			return nil, err
 		}
 	}
+	guard, err := newQuietGuard(DefaultQuietThresholds, o.ServerCPU, o.LoadCPU, o.Log) // quiet.go
+	if err != nil {
+		return nil, err
+	}
 	for rep := 1; rep <= o.Reps; rep++ {
 		for _, w := range o.Workloads {
 			for _, n := range o.Conns {
 				for _, c := range configs {
-					if err := c.srv.thaw(); err != nil {
-						return nil, err
-					}
-					r, err := c.srv.measure(load, w, n, o.Duration) // hostcost.go
-					if err == nil {
-						err = c.srv.freeze()
-					}
+					// The guard thaws c, runs it, freezes it, and runs it again while it is noisy.
+					r, err := guard.measure(c.srv, c.key, w, conc(n), rep, func() (LoadResult, error) {
+						return c.srv.measure(load, w, n, o.Duration) // hostcost.go
+					})
 					if err != nil {
 						return nil, fmt.Errorf("%s: %v", c.key, err)
 					}
 					c.figs.figures(w, conc(n)).add(r)
-					fmt.Fprintf(o.Log, "rep %d/%d %-7s c=%d %-16s %9.0f req/s  p50 %7.0f µs  p99 %7.0f µs  errors %d\n",
-						rep, o.Reps, w, n, c.key, r.RPS, r.P50us, r.P99us, r.Errors)
+					fmt.Fprintf(o.Log, "rep %d/%d %-7s c=%d %-16s %9.0f req/s  p50 %7.0f µs  p99 %7.0f µs  errors %d  %s\n",
+						rep, o.Reps, w, n, c.key, r.RPS, r.P50us, r.P99us, r.Errors, r.Guard.Brief())
 				}
 			}
 		}
@@ -174,6 +175,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		Order:     o.Langs,
 		Languages: map[string]*LanguageResults{},
 		Hop:       newHop(byKey),
+		Quiet:     guard.summary(),
 	}
 	for _, l := range langs {
 		lr := &LanguageResults{

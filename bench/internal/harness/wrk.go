@@ -20,9 +20,12 @@ type LoadResult struct {
 	P99us  float64 `json:"p99_us"`
 	Errors int     `json:"errors"`
 	// Requests is how many requests wrk completed; Host what the configuration's processes
-	// spent on them (hostcost.go).
+	// spent on them (hostcost.go); WrkCPUms wrk's own CPU time, user and system; Guard the
+	// quiet-run guard's figures for the run (quiet.go).
 	Requests int64     `json:"requests"`
 	Host     *HostCost `json:"host,omitempty"`
+	WrkCPUms float64   `json:"wrk_cpu_ms"`
+	Guard    *Guard    `json:"guard,omitempty"`
 }
 
 // errNoRequests is a run in which not one request completed: a warm-up of a slow baseline
@@ -37,6 +40,7 @@ type Load struct {
 
 var (
 	rpsLine     = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+	countLine   = regexp.MustCompile(`(\d+) requests in `)
 	latencyLine = regexp.MustCompile(`^\s+(50|99)%\s+([0-9.]+)(us|ms|s)\s*$`)
 	errorsLine  = regexp.MustCompile(`Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
 	non2xxLine  = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`)
@@ -59,7 +63,10 @@ func (l Load) Run(url string, workload Workload, conns int, d time.Duration) (Lo
 	if err := cmd.Run(); err != nil {
 		return LoadResult{}, fmt.Errorf("%s: %v\n%s", strings.Join(args, " "), err, out.String())
 	}
-	return parseWrk(out.String())
+	r, err := parseWrk(out.String())
+	// taskset execs wrk, so the process waited for is wrk itself.
+	r.WrkCPUms = ms(cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime())
+	return r, err
 }
 
 func parseWrk(text string) (LoadResult, error) {
@@ -71,6 +78,9 @@ func parseWrk(text string) (LoadResult, error) {
 	r.RPS, _ = strconv.ParseFloat(m[1], 64)
 	if r.RPS == 0 {
 		return r, errNoRequests
+	}
+	if m := countLine.FindStringSubmatch(text); m != nil {
+		r.Requests, _ = strconv.ParseInt(m[1], 10, 64)
 	}
 	sc := bufio.NewScanner(strings.NewReader(text))
 	for sc.Scan() {

@@ -35,6 +35,7 @@ func Markdown(w io.Writer, r *harness.Results) {
 		fmt.Fprintln(w, "QUICK run: short, one repetition; for a sanity check, not for publishing.")
 		fmt.Fprintln(w)
 	}
+	quietHeader(w, r) // quiet.go: a noisy run says so before any figure
 	fmt.Fprintf(w, "- machine: %s\n- placement: %s\n- each figure: median of %d × %s wrk runs (min–max in brackets); "+
 		"ratios are AfterBurn ÷ baseline per repetition, then the median\n\n", r.Machine, r.Placement, r.Reps, r.Duration)
 	hop(w, r.Hop, r.Workers)
@@ -78,6 +79,7 @@ func Markdown(w io.Writer, r *harness.Results) {
 		p99Baselines(w, l)
 		floor(w, l)
 	}
+	quietSection(w, r)
 }
 
 // floor reports the floor (harness.Language.Floor), measured in the same repetitions: its

@@ -1,0 +1,48 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/afterburn-dev/afterburn/bench/internal/harness"
+)
+
+// Publish writes a run into dir: <stamp>.json, and latest.json, latest.md and latest.png. A
+// run the quiet-run guard found noisy is written as <stamp>-noisy.json and <stamp>-noisy.md
+// only, and latest.* stay as they were: figures taken on a busy machine must not replace a
+// quiet run's (bench/README.md). It returns the files it wrote.
+func Publish(dir, stamp string, r *harness.Results) ([]string, error) {
+	var written []string
+	writeJSON := func(name string) error {
+		p := filepath.Join(dir, name)
+		written = append(written, p)
+		return WriteJSON(p, r)
+	}
+	writeMarkdown := func(name string) error {
+		p := filepath.Join(dir, name)
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		written = append(written, p)
+		Markdown(f, r)
+		return f.Close()
+	}
+	if r.Noisy() {
+		if err := writeJSON(stamp + "-noisy.json"); err != nil {
+			return written, err
+		}
+		return written, writeMarkdown(stamp + "-noisy.md")
+	}
+	for _, name := range []string{stamp + ".json", "latest.json"} {
+		if err := writeJSON(name); err != nil {
+			return written, err
+		}
+	}
+	if err := writeMarkdown("latest.md"); err != nil {
+		return written, err
+	}
+	p := filepath.Join(dir, "latest.png")
+	written = append(written, p)
+	return written, Chart(p, r)
+}
