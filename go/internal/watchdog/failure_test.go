@@ -369,20 +369,10 @@ func TestQueueFIFO(t *testing.T) {
 	t.Parallel()
 	h := start(t, nil)
 	_, done := holdWorker(t, h)
-	got := make(chan string, 1)
-	go func() {
-		r, err := h.client.Get(h.url + "/queued")
-		if err != nil {
-			got <- err.Error()
-			return
-		}
-		b, _ := io.ReadAll(r.Body)
-		r.Body.Close()
-		got <- string(b)
-	}()
+	got := h.getLater("/queued")
 	h.waitQueued(1)
 	done()
-	if b := <-got; b != "ok GET /queued" {
+	if b := <-got; b != "200 ok GET /queued" {
 		t.Fatalf("queued request got %q", b)
 	}
 }

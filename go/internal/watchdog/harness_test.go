@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -273,6 +274,23 @@ func wantBody(t *testing.T, resp *http.Response, body string, status int, want s
 	if resp.StatusCode != status || body != want {
 		t.Fatalf("got %d %q; want %d %q", resp.StatusCode, body, status, want)
 	}
+}
+
+// getLater sends GET path in the background; its channel gets "STATUS body"
+// (or the client's error) once the response has been read whole.
+func (h *harness) getLater(path string) <-chan string {
+	got := make(chan string, 1)
+	go func() {
+		resp, err := h.client.Get(h.url + path)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got <- strconv.Itoa(resp.StatusCode) + " " + string(b)
+	}()
+	return got
 }
 
 // waitQueued waits until n requests wait in the queue.

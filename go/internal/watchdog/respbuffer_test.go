@@ -172,17 +172,7 @@ func TestBufferedBackPressure(t *testing.T) {
 			if got := h.wd.buffers.heldBytes("file"); got > h.wd.cfg.BufferSpillMax {
 				t.Errorf(`afterburn_response_buffer_bytes{where="file"} = %d; want at most buffer_spill_max, %d`, got, h.wd.cfg.BufferSpillMax)
 			}
-			got := make(chan string, 1)
-			go func() {
-				resp, err := h.client.Get(h.url + "/pid")
-				if err != nil {
-					got <- err.Error()
-					return
-				}
-				b, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				got <- strconv.Itoa(resp.StatusCode) + " " + string(b)
-			}()
+			got := h.getLater("/pid")
 			h.waitQueued(1) // the worker is held
 			readPattern(t, c, n, false)
 			if b := <-got; b != "200 "+pid {
