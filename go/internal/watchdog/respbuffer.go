@@ -54,12 +54,11 @@ var respBlocks = sync.Pool{New: func() any { b := make([]byte, respBlockSize); r
 // and the bytes all responses hold, for buffer_spill_max and the gauge of
 // PROTOCOL.md §10.4.
 type respBuffers struct {
-	on       bool         // response_buffering
-	memMax   int64        // response_buffer_memory, per response
-	spillMax int64        // buffer_spill_max, requests and responses together
-	budget   *spillBudget // the bytes of buffer_spill_max in use, shared with request buffering (§6.6)
-	dir      string
-	log      *logger
+	on     bool         // response_buffering
+	memMax int64        // response_buffer_memory, per response
+	budget *spillBudget // buffer_spill_max and the bytes of it in use, shared with request buffering (§6.6)
+	dir    string
+	log    *logger
 
 	memHeld  atomic.Int64 // bytes in memory blocks
 	fileHeld atomic.Int64 // bytes responses hold in temporary files, for the gauge
@@ -73,7 +72,7 @@ type respBuffers struct {
 func newRespBuffers(cfg *Config, budget *spillBudget, log *logger) *respBuffers {
 	return &respBuffers{
 		on: cfg.ResponseBuffering, memMax: cfg.ResponseBufferMemory,
-		spillMax: cfg.BufferSpillMax, budget: budget, dir: bufferDir(cfg), log: log,
+		budget: budget, dir: bufferDir(cfg), log: log,
 	}
 }
 
@@ -102,7 +101,7 @@ func (bs *respBuffers) heldBytes(where string) int64 {
 // checkDir tells at start when temporary files cannot be made in buffer_dir:
 // responses then stay in memory, up to response_buffer_memory each.
 func (bs *respBuffers) checkDir() {
-	if !bs.on || bs.spillMax == 0 {
+	if !bs.on || bs.budget.max == 0 {
 		return
 	}
 	f, err := bs.tempFile()
@@ -122,7 +121,7 @@ func (bs *respBuffers) tempFile() (*os.File, error) { return spillFile(bs.dir) }
 func (bs *respBuffers) reserve(n int64) int64 {
 	for {
 		held := bs.budget.used.Load()
-		k := min(n, bs.spillMax-held)
+		k := min(n, bs.budget.max-held)
 		if k <= 0 {
 			return 0
 		}

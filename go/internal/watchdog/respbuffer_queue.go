@@ -80,7 +80,7 @@ func (b *respBuffer) put(p []byte) error {
 		}
 		if capped && !b.bs.capReached.Swap(true) {
 			b.bs.log.printf("w%d waits for the client of request %s: its response fills response_buffer_memory and temporary files hold buffer_spill_max (%d bytes)",
-				b.x.w.id, b.x.id, b.bs.spillMax)
+				b.x.w.id, b.x.id, b.bs.budget.max)
 		}
 		if err := b.waitRoom(); err != nil {
 			return err
@@ -118,7 +118,7 @@ func (b *respBuffer) toMemoryLocked(p []byte, limit int64) int {
 // a write may be under way, and waits for the lock a few microseconds at most.
 func (b *respBuffer) toFileLocked(p []byte) int {
 	b.capped = false
-	if b.noSpill || b.bs.spillMax == 0 {
+	if b.noSpill || b.bs.budget.max == 0 {
 		return 0
 	}
 	k := b.bs.reserve(int64(len(p)))
