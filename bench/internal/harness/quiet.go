@@ -20,7 +20,8 @@ import (
 //     run's wall time on those CPUs;
 //   - steal: the time the hypervisor ran something else on those CPUs, the same share;
 //   - calibration: a fixed CPU-bound loop (calibrate.go) timed on the measured CPUs before and
-//     after the run, against the session's best.
+//     after the run, against the session's reference: the 10th percentile of every
+//     calibration it took (referenceCalibration).
 //
 // A run over a threshold is repeated, up to QuietThresholds.Retries times; a run still noisy
 // then is kept, marked, and makes the whole session noisy, which is not published as latest.
@@ -30,7 +31,7 @@ import (
 type QuietThresholds struct {
 	OthersPct      float64 `json:"others_cpu_pct_below"`
 	StealPct       float64 `json:"steal_pct_below"`
-	CalibrationPct float64 `json:"calibration_pct_over_best_at_most"`
+	CalibrationPct float64 `json:"calibration_pct_over_reference_at_most"`
 	Retries        int     `json:"retries"`
 }
 
@@ -38,7 +39,7 @@ type QuietThresholds struct {
 var DefaultQuietThresholds = QuietThresholds{OthersPct: 2, StealPct: 1, CalibrationPct: 5, Retries: 2}
 
 // sessionCalibrations are run once the configurations are started and frozen, before the
-// first measured run, so the session's best is known before the first run is judged.
+// first measured run, so the session's reference is known before the first run is judged.
 const sessionCalibrations = 5
 
 // Guard is what the quiet-run guard saw during one measured run. Shares are of the run's
@@ -85,10 +86,13 @@ type QuietSummary struct {
 	Thresholds        QuietThresholds `json:"thresholds"`
 	CPUs              string          `json:"cpus"`
 	CalibrationWork   string          `json:"calibration_work"`
-	BestCalibrationMs float64         `json:"best_calibration_ms"`
-	Runs              int             `json:"runs"` // kept runs
+	BestCalibrationMs float64         `json:"best_calibration_ms"` // the fastest, for the record
+	// ReferenceCalibrationMs is what runs are judged against (referenceCalibration).
+	ReferenceCalibrationMs float64 `json:"reference_calibration_ms"`
+	Calibrations           int     `json:"calibrations"` // taken in the session
+	Runs                   int     `json:"runs"`         // kept runs
 	// Noisy are the kept runs still over a threshold after their retries, judged against the
-	// session's final best calibration; any makes the session noisy.
+	// session's final reference calibration; any makes the session noisy.
 	Noisy []GuardedRun `json:"noisy_runs,omitempty"`
 	// Repeated are the attempts that went over a threshold and were run again.
 	Repeated []GuardedRun `json:"repeated_attempts,omitempty"`
@@ -114,7 +118,7 @@ type quietGuard struct {
 	rest     []int // the others
 	load     []int // wrk's
 	cpuList  string
-	best     time.Duration
+	cals     []time.Duration // every calibration of the session, in order
 	kept     []GuardedRun
 	repeated []GuardedRun
 	log      io.Writer
@@ -123,7 +127,7 @@ type quietGuard struct {
 }
 
 // newQuietGuard starts a session on the measured CPUs serverCPU with wrk on loadCPU (taskset
-// lists, "" for every CPU) and finds its best calibration. Every configuration is frozen.
+// lists, "" for every CPU) and takes its first calibrations. Every configuration is frozen.
 func newQuietGuard(t QuietThresholds, serverCPU, loadCPU string, log io.Writer) (*quietGuard, error) {
 	s, err := readCPUs()
 	if err != nil {
@@ -157,9 +161,32 @@ func newQuietGuard(t QuietThresholds, serverCPU, loadCPU string, log io.Writer) 
 }
 
 func (q *quietGuard) noteCalibration(d time.Duration) {
-	if q.best == 0 || d < q.best {
-		q.best = d
+	q.cals = append(q.cals, d)
+}
+
+// referenceCalibration is the 10th percentile (nearest rank, rounded down) of the
+// session's calibrations: what this CPU does when the VM has all of it. Not the fastest:
+// over the ~800 calibrations of a full run the fastest is an extreme that the rest of an
+// idle session sits 3 % above at the median and up to 6 % above at its slowest quiet run
+// (runs 2026-11-26T002947Z and T011214Z: fastest 5.59–5.61 ms, 10th percentile 5.68–5.69,
+// median 5.76–5.77), so judging against it marked whole idle sessions noisy over one run.
+// A host that takes CPU from the VM, or a hog on the measured CPU, moves a calibration by
+// far more (TestGuardDetectsACPUHog: about 2×).
+func (q *quietGuard) referenceCalibration() time.Duration {
+	if len(q.cals) == 0 {
+		return 0
 	}
+	s := slices.Clone(q.cals)
+	slices.Sort(s)
+	return s[len(s)/10]
+}
+
+// bestCalibration is the session's fastest calibration.
+func (q *quietGuard) bestCalibration() time.Duration {
+	if len(q.cals) == 0 {
+		return 0
+	}
+	return slices.Min(q.cals)
 }
 
 // measure runs one repetition of s under the guard, and again while it is over a threshold,
@@ -175,7 +202,7 @@ func (q *quietGuard) measure(s *server, config string, w Workload, conc string, 
 		q.noteCalibration(win.calAfter)
 		g := q.figures(win, r)
 		g.Attempt = attempt
-		g.Noisy = q.t.judge(g, q.best)
+		g.Noisy = q.t.judge(g, q.referenceCalibration())
 		if len(g.Noisy) == 0 {
 			g.Busiest = nil
 		}
@@ -298,8 +325,8 @@ func (q *quietGuard) figures(w window, r LoadResult) *Guard {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// judge lists the thresholds g goes over, with the session's best calibration best.
-func (t QuietThresholds) judge(g *Guard, best time.Duration) []string {
+// judge lists the thresholds g goes over, with the session's reference calibration ref.
+func (t QuietThresholds) judge(g *Guard, ref time.Duration) []string {
 	var out []string
 	if g.OthersPct >= t.OthersPct {
 		out = append(out, fmt.Sprintf("others' CPU %.2f %%, not under %g %%", g.OthersPct, t.OthersPct))
@@ -311,33 +338,35 @@ func (t QuietThresholds) judge(g *Guard, best time.Duration) []string {
 		when string
 		ms   float64
 	}{{"before", g.CalBeforeMs}, {"after", g.CalAfterMs}} {
-		if over := calibrationOver(c.ms, best); over > t.CalibrationPct {
-			out = append(out, fmt.Sprintf("calibration %s %.2f ms, %.1f %% over the best %.2f ms, more than %g %%",
-				c.when, c.ms, over, ms(best), t.CalibrationPct))
+		if over := calibrationOver(c.ms, ref); over > t.CalibrationPct {
+			out = append(out, fmt.Sprintf("calibration %s %.2f ms, %.1f %% over the reference %.2f ms, more than %g %%",
+				c.when, c.ms, over, ms(ref), t.CalibrationPct))
 		}
 	}
 	return out
 }
 
-// calibrationOver is how far a calibration is over the best, in percent.
-func calibrationOver(calMs float64, best time.Duration) float64 {
-	if best <= 0 {
+// calibrationOver is how far a calibration is over the reference, in percent.
+func calibrationOver(calMs float64, ref time.Duration) float64 {
+	if ref <= 0 {
 		return 0
 	}
-	return 100 * (calMs/ms(best) - 1)
+	return 100 * (calMs/ms(ref) - 1)
 }
 
-// summary judges every kept run again against the session's final best calibration (a run
-// judged early, against a best that was not yet the best, may be over it) and returns the
-// session's verdict.
+// summary judges every kept run again against the session's final reference calibration (a
+// run judged early, against a reference taken over fewer calibrations, may be over it) and
+// returns the session's verdict.
 func (q *quietGuard) summary() *QuietSummary {
 	s := &QuietSummary{
 		Thresholds: q.t, CPUs: q.cpuList, CalibrationWork: calibrationWork,
-		BestCalibrationMs: ms(q.best), Runs: len(q.kept), Repeated: q.repeated,
+		BestCalibrationMs: ms(q.bestCalibration()), ReferenceCalibrationMs: ms(q.referenceCalibration()),
+		Calibrations: len(q.cals), Runs: len(q.kept), Repeated: q.repeated,
 	}
+	ref := q.referenceCalibration()
 	for _, k := range q.kept {
 		g := k.Result.Guard
-		g.Noisy = q.t.judge(g, q.best)
+		g.Noisy = q.t.judge(g, ref)
 		if len(g.Noisy) > 0 {
 			s.Noisy = append(s.Noisy, k)
 		}
