@@ -5,24 +5,20 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 )
 
-// hopByHop are the fields of PROTOCOL.md §5.4 that are never forwarded, in
-// either direction, in canonical form.
-var hopByHop = map[string]bool{
-	"Connection":          true,
-	"Keep-Alive":          true,
-	"Proxy-Connection":    true,
-	"Proxy-Authenticate":  true,
-	"Proxy-Authorization": true,
-	"Te":                  true,
-	"Trailer":             true,
-	"Transfer-Encoding":   true,
-	"Upgrade":             true,
+// isHopByHop reports the fields of PROTOCOL.md §5.4 that are never
+// forwarded, in either direction, by their canonical name.
+func isHopByHop(name string) bool {
+	switch name {
+	case "Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization",
+		"Te", "Trailer", "Transfer-Encoding", "Upgrade":
+		return true
+	}
+	return false
 }
 
 // isReserved reports a field of the AfterBurn- namespace (PROTOCOL.md §5.3).
@@ -51,7 +47,7 @@ func connectionFields(h http.Header) map[string]bool {
 // head: hop-by-hop and reserved fields, Expect (answered by the watchdog,
 // §5.4), and the framing it writes itself (§4.2).
 func dropRequestField(name string, conn map[string]bool) bool {
-	return hopByHop[name] || conn[name] || isReserved(name) ||
+	return isHopByHop(name) || conn[name] || isReserved(name) ||
 		name == "Expect" || name == "Content-Length" || name == "Host"
 }
 
@@ -98,9 +94,9 @@ type exchange struct {
 	wd       *Watchdog
 	w        *worker
 	rw       http.ResponseWriter
-	rc       *http.ResponseController
-	hj       *hijackedResponse // rw, when the body is spliced (hijack.go)
-	rb       *respBuffer       // the response body's buffer, when it has one (respbuffer.go)
+	rc       *http.ResponseController // made when first needed (controller)
+	hj       *hijackedResponse        // rw, when the body is spliced (hijack.go)
+	rb       *respBuffer              // the response body's buffer, when it has one (respbuffer.go)
 	r        *http.Request
 	id       string
 	target   string
@@ -132,6 +128,24 @@ type exchange struct {
 	// buffered is the whole body, read before the worker was taken (§6.6);
 	// nil when the body comes from the client as the exchange runs.
 	buffered *bufferedBody
+}
+
+// controller is net/http's ResponseController on x.rw, made on first use:
+// most exchanges never need one.
+func (x *exchange) controller() *http.ResponseController {
+	if x.rc == nil {
+		x.rc = http.NewResponseController(x.rw)
+	}
+	return x.rc
+}
+
+// flush sends what x.rw holds to the client, as ResponseController.Flush
+// does, without making one for it.
+func (x *exchange) flush() error {
+	if f, ok := x.rw.(interface{ FlushError() error }); ok {
+		return f.FlushError()
+	}
+	return x.controller().Flush()
 }
 
 // run writes the request, forwards the response, and gives the worker back
@@ -181,7 +195,7 @@ func (x *exchange) run() (neverRead bool) {
 				send = x.spliceBody
 			}
 			// PROTOCOL.md §6.2: write the body while reading the response.
-			x.rc.EnableFullDuplex()
+			x.controller().EnableFullDuplex()
 			bodyDone = make(chan bodyFailure, 1)
 			x.aborting = make(chan struct{})
 			go func() { bodyDone <- send() }()
@@ -202,7 +216,7 @@ func (x *exchange) run() (neverRead bool) {
 				// client's connection cannot be reused after that, and
 				// whatever the body reports now is a consequence.
 				w.kill()
-				x.rc.SetReadDeadline(time.Now())
+				x.controller().SetReadDeadline(time.Now())
 				x.rw.Header().Set("Connection", "close")
 				bf, caused = <-bodyDone, false
 			}
@@ -289,112 +303,4 @@ func (x *exchange) run() (neverRead bool) {
 	}
 	// PROTOCOL.md §8.7: make the client's response visibly incomplete.
 	panic(http.ErrAbortHandler)
-}
-
-// forward reads the worker's response and copies it to the client as it
-// arrives (PROTOCOL.md §4.4, §6.1), or, when its body is not all read yet,
-// through a buffer (respbuffer.go). It returns nil when the response was
-// read to its end, even if the client went away meanwhile (§6.5).
-func (x *exchange) forward() *failure {
-	w := x.w
-	resp, err := http.ReadResponse(w.br, x.r)
-	if err != nil {
-		return classify(err)
-	}
-	if x.token.set() && !x.token.echoedBy(resp.Header) {
-		return failExchange // §4.6: not one byte of it reaches the client
-	}
-	chunked := len(resp.TransferEncoding) > 0
-	hasBody := resp.Body != http.NoBody
-	switch {
-	case resp.StatusCode < 200:
-		return failBad // §4.4: 1xx is the watchdog's job
-	case hasBody && !chunked && resp.ContentLength < 0:
-		return failBad // §4.4: close-delimited
-	}
-	x.closeAfter = resp.Close
-
-	h := x.rw.Header()
-	conn := connectionFields(resp.Header)
-	for k, vv := range resp.Header {
-		if hopByHop[k] || conn[k] || (isReserved(k) && k != "Afterburn-Error") || k == "Content-Length" {
-			continue // §4.4: AfterBurn-Error is how a library's error (§8.1) reaches the client
-		}
-		h[k] = append(h[k], vv...) // every value, never Set
-	}
-	if hasBody && chunked {
-		// Keep the worker's framing: chunked, so trailers can follow and
-		// net/http does not compute a Content-Length for a short stream.
-		h["Transfer-Encoding"] = []string{"chunked"}
-	} else if hasBody {
-		h["Content-Length"] = []string{strconv.FormatInt(resp.ContentLength, 10)}
-	} else if cl, ok := resp.Header["Content-Length"]; ok && !hasBody {
-		h["Content-Length"] = cl // HEAD: the length the body would have had
-	}
-	if _, ok := h["Content-Type"]; !ok {
-		h["Content-Type"] = nil // no sniffing: only what the worker sent
-	}
-	h["AfterBurn-Request-Id"] = []string{x.id}
-	clientOK := true
-	x.rw.WriteHeader(resp.StatusCode)
-	x.headSent = true
-	x.entry.status = resp.StatusCode
-	if !hasBody {
-		x.respDone = true
-		return nil
-	}
-	if x.hj != nil && !chunked {
-		return x.spliceResponse(resp.ContentLength)
-	}
-	if x.buffersBody(resp, chunked) {
-		// PROTOCOL.md §6.1: read at the worker's pace, written at the
-		// client's (respbuffer.go).
-		return x.bufferBody(resp, h, conn)
-	}
-	if chunked && w.br.Buffered() == 0 {
-		// A stream: the client gets the head before the first chunk, which
-		// may be a while (§6.1).
-		if x.rc.Flush() != nil {
-			clientOK = false
-		}
-	}
-
-	buf := w.respBuf
-	for {
-		n, rerr := resp.Body.Read(buf)
-		if n > 0 && clientOK {
-			if _, err := x.rw.Write(buf[:n]); err != nil {
-				clientOK = false // §6.5: read on to the end, discarding
-			} else {
-				x.entry.bytes += int64(n)
-				// §6.1: flush whenever the next read may wait for the
-				// worker, so streams reach the client as produced.
-				if rerr == nil && (chunked || w.br.Buffered() == 0) {
-					if x.rc.Flush() != nil {
-						clientOK = false
-					}
-				}
-			}
-		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			return classify(rerr)
-		}
-	}
-	setTrailers(h, resp.Trailer, conn)
-	x.respDone = true
-	return nil
-}
-
-// setTrailers has net/http send the worker's trailers after the body, less
-// the fields of §4.4 and §5.4.
-func setTrailers(h, trailer http.Header, conn map[string]bool) {
-	for k, vv := range trailer {
-		if hopByHop[k] || conn[k] || isReserved(k) || len(vv) == 0 {
-			continue
-		}
-		h[http.TrailerPrefix+k] = vv
-	}
 }

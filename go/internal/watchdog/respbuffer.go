@@ -135,13 +135,13 @@ func (bs *respBuffers) reserve(n int64) int64 {
 	}
 }
 
-// bodyInReader reports whether the whole body of resp, whose head was just
-// read, is already in br. Then forward copies it to the client as it always
-// did, with no goroutine and no copy: the common small response.
-func bodyInReader(br *bufio.Reader, resp *http.Response, chunked bool) bool {
+// bodyInReader reports whether the whole body of a response whose head was
+// just read is already in br. Then forward copies it to the client as it
+// always did, with no goroutine and no copy: the common small response.
+func bodyInReader(br *bufio.Reader, head *respHead) bool {
 	n := br.Buffered()
-	if !chunked {
-		return resp.ContentLength <= int64(n)
+	if !head.chunked {
+		return head.length <= int64(n)
 	}
 	p, _ := br.Peek(n)
 	return chunkedEndIn(p)
@@ -190,26 +190,26 @@ func chunkedEndIn(p []byte) bool {
 	}
 }
 
-// buffersBody reports whether the body of resp goes through a respBuffer.
-// Spliced exchanges (hijack.go) keep their own way.
-func (x *exchange) buffersBody(resp *http.Response, chunked bool) bool {
-	return x.wd.buffers.on && x.hj == nil && !bodyInReader(x.w.br, resp, chunked)
+// buffersBody reports whether the body of the response goes through a
+// respBuffer. Spliced exchanges (hijack.go) keep their own way.
+func (x *exchange) buffersBody(head *respHead) bool {
+	return x.wd.buffers.on && x.hj == nil && !bodyInReader(x.w.br, head)
 }
 
 // bufferBody is forward's loop for a buffered body (PROTOCOL.md §6.1): it
 // reads the body from the pipe to its end into a respBuffer that its client
 // writer empties to the client, and sets the trailers in h, the response's
 // header. Its result is forward's.
-func (x *exchange) bufferBody(resp *http.Response, h http.Header, conn map[string]bool) *failure {
+func (x *exchange) bufferBody(body io.Reader, head *respHead, h http.Header) *failure {
 	b := &respBuffer{
-		x: x, bs: x.wd.buffers, chunked: len(resp.TransferEncoding) > 0,
+		x: x, bs: x.wd.buffers, chunked: head.chunked,
 		more: make(chan struct{}, 1), room: make(chan struct{}, 1), done: make(chan struct{}),
 	}
 	x.rb = b
 	go b.write()
 	buf := x.w.respBuf
 	for {
-		n, rerr := resp.Body.Read(buf)
+		n, rerr := body.Read(buf)
 		if n > 0 {
 			if err := b.put(buf[:n]); err != nil {
 				b.end(true)
@@ -226,7 +226,7 @@ func (x *exchange) bufferBody(resp *http.Response, h http.Header, conn map[strin
 	}
 	// While the client writer writes the body: net/http reads the trailers
 	// from h only once the handler returns.
-	setTrailers(h, resp.Trailer, conn)
+	setTrailers(h, head)
 	b.end(false)
 	x.respDone = true
 	return nil

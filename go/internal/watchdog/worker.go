@@ -71,6 +71,10 @@ type worker struct {
 	br      *bufio.Reader
 	bodyBuf []byte // request body copy buffer, with chunkRoom in front
 	respBuf []byte // response body copy buffer
+	// head and body are the response of the exchange the worker carries,
+	// reused from one to the next (resphead.go).
+	head respHead
+	body respBody
 
 	mu   sync.Mutex
 	dead bool // exited; its process group must not be signalled any more
