@@ -5,7 +5,7 @@ import "fmt"
 // ratios computes AfterBurn's throughput over every baseline, per repetition.
 func ratios(l *LanguageResults) []Ratio {
 	var out []Ratio
-	for _, base := range []Mode{Relay, Fork, Proxy, Limit, Ceiling, Floor} {
+	for _, base := range []Mode{Relay, WatchdogC, Fork, Proxy, Limit, Ceiling, Floor} {
 		for _, w := range []Workload{Hello, Echo1K} {
 			for _, c := range []string{"c1", "c8"} {
 				ab, bl := l.AfterBurn[w][c], l.mode(base)[w][c]
@@ -32,12 +32,14 @@ func findRatio(l *LanguageResults, base Mode, w Workload, c string) (Spread, boo
 	return Spread{}, false
 }
 
-// The goals of the benchmark issue, per language.
+// The goals of the benchmark issue, per language. workerGoal was the goal against the Go
+// limit child; it now holds against the C child behind the same watchdog, a faster worker
+// (bench/README.md, "Targets"). The goal against the fork baseline is dropped: it measured
+// the baseline's process start-up, not AfterBurn.
 var (
-	limitGoal = map[string]float64{"java": 0.85, "go": 0.80, "python": 0.75, "node": 0.70}
-	proxyGoal = map[string]float64{"java": 1.3, "go": 1.3, "python": 1.8, "node": 1.3}
-	forkGoal  = map[string]float64{"java": 300, "go": 8, "python": 200, "node": 300}
-	mbpsGoal  = map[string]float64{"java": 800, "go": 800, "python": 300, "node": 300}
+	workerGoal = map[string]float64{"java": 0.85, "go": 0.80, "python": 0.75, "node": 0.70}
+	proxyGoal  = map[string]float64{"java": 1.3, "go": 1.3, "python": 1.8, "node": 1.3}
+	mbpsGoal   = map[string]float64{"java": 800, "go": 800, "python": 300, "node": 300}
 	coldGoal  = map[string]float64{"go": 2, "python": 15, "node": 60} // ms the library may add
 )
 
@@ -62,8 +64,8 @@ func targets(lang string, l *LanguageResults) []Target {
 	atMost := func(name string, v, goal float64) {
 		out = append(out, Target{Name: name, Value: v, Min: v, Max: v, Goal: fmt.Sprintf("<= %g", goal), Met: v <= goal})
 	}
-	if s, ok := findRatio(l, Limit, Hello, "c1"); ok {
-		atLeast("hello c=1 throughput vs pipe limit", s, limitGoal[lang])
+	if s, ok := findRatio(l, WatchdogC, Hello, "c1"); ok {
+		atLeast("hello c=1 throughput vs the watchdog with the C child", s, workerGoal[lang])
 	}
 	for _, w := range []Workload{Hello, Echo1K} {
 		for _, c := range []string{"c1", "c8"} {
@@ -71,9 +73,6 @@ func targets(lang string, l *LanguageResults) []Target {
 				atLeast(fmt.Sprintf("%s %s throughput vs HTTP proxy mode", w, c), s, proxyGoal[lang])
 			}
 		}
-	}
-	if s, ok := findRatio(l, Fork, Hello, "c1"); ok {
-		atLeast("hello c=1 throughput vs fork per request", s, forkGoal[lang])
 	}
 	for _, w := range []Workload{Hello, Echo1K} {
 		if f := l.AfterBurn[w]["c1"]; f != nil {
@@ -102,7 +101,8 @@ func floorTargets(lang string, l *LanguageResults) []Target {
 	if l.Floor == nil {
 		return nil
 	}
-	asLibrary := &LanguageResults{AfterBurn: l.Floor, Fork: l.Fork, Proxy: l.Proxy, Limit: l.Limit, Ceiling: l.Ceiling}
+	asLibrary := &LanguageResults{AfterBurn: l.Floor, Fork: l.Fork, Proxy: l.Proxy, Limit: l.Limit, Ceiling: l.Ceiling,
+		Relay: l.Relay, WatchdogC: l.WatchdogC}
 	asLibrary.Ratios = ratios(asLibrary)
 	return targets(lang, asLibrary)
 }

@@ -13,15 +13,17 @@ import (
 )
 
 // writeHead writes the request line and fields of PROTOCOL.md §4.2 and §5,
-// flushed in one write.
+// flushed in one write. The head is appended in place into bw's free space
+// (bufio.Writer.AvailableBuffer): one Write, not one call per piece.
 func (x *exchange) writeHead() error {
 	r, bw := x.r, x.w.bw
-	bw.WriteString(r.Method)
-	bw.WriteByte(' ')
-	bw.WriteString(x.target)
-	bw.WriteString(" HTTP/1.1\r\nHost: ")
-	bw.WriteString(requestHost(r))
-	bw.WriteString("\r\n")
+	b := bw.AvailableBuffer()
+	b = append(b, r.Method...)
+	b = append(b, ' ')
+	b = append(b, x.target...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, requestHost(r)...)
+	b = append(b, "\r\n"...)
 
 	conn := connectionFields(r.Header)
 	var keyArr [32]string
@@ -34,37 +36,38 @@ func (x *exchange) writeHead() error {
 	slices.Sort(keys) // deterministic order; each value its own line (§4.2)
 	for _, k := range keys {
 		for _, v := range r.Header[k] {
-			bw.WriteString(k)
-			bw.WriteString(": ")
-			bw.WriteString(v)
-			bw.WriteString("\r\n")
+			b = append(b, k...)
+			b = append(b, ": "...)
+			b = append(b, v...)
+			b = append(b, "\r\n"...)
 		}
 	}
-	bw.WriteString("AfterBurn-Request-Id: ")
-	bw.WriteString(x.id)
-	bw.WriteString("\r\n")
+	b = append(b, "AfterBurn-Request-Id: "...)
+	b = append(b, x.id...)
+	b = append(b, "\r\n"...)
 	if x.w.tokens {
 		x.token = nextToken() // PROTOCOL.md §4.6
-		bw.WriteString("AfterBurn-Exchange: ")
-		bw.Write(x.token.bytes())
-		bw.WriteString("\r\n")
+		b = append(b, "AfterBurn-Exchange: "...)
+		b = append(b, x.token.bytes()...)
+		b = append(b, "\r\n"...)
 	}
 	if !x.deadline.IsZero() {
 		// PROTOCOL.md §5.2: whole milliseconds left now, rounded down.
 		ms := max(time.Until(x.deadline).Milliseconds(), 0)
-		bw.WriteString("AfterBurn-Timeout-Ms: ")
-		bw.Write(strconv.AppendInt(x.scratch[:0], ms, 10))
-		bw.WriteString("\r\n")
+		b = append(b, "AfterBurn-Timeout-Ms: "...)
+		b = strconv.AppendInt(b, ms, 10)
+		b = append(b, "\r\n"...)
 	}
 	if r.ContentLength >= 0 {
-		bw.WriteString("Content-Length: ")
-		bw.Write(strconv.AppendInt(x.scratch[:0], r.ContentLength, 10))
-		bw.WriteString("\r\n\r\n")
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, r.ContentLength, 10)
+		b = append(b, "\r\n\r\n"...)
 	} else {
-		bw.WriteString("Transfer-Encoding: chunked\r\n\r\n")
+		b = append(b, "Transfer-Encoding: chunked\r\n\r\n"...)
 	}
-	// A head larger than bw was partly flushed already and is undercounted,
-	// which only makes the §9.3 retry more cautious.
+	// A head larger than bw's free space is written by this Write in part,
+	// and undercounted below, which only makes the §9.3 retry more cautious.
+	bw.Write(b)
 	x.headLen = bw.Buffered()
 	if x.inline != nil {
 		bw.Write(x.inline) // §6.1: with its head, in one write when both fit bw
@@ -95,7 +98,7 @@ func (x *exchange) readInline() errorType {
 	}
 	tightened := !x.deadline.IsZero() && (readBy.IsZero() || x.deadline.Before(readBy))
 	if tightened {
-		x.rc.SetReadDeadline(x.deadline)
+		x.controller().SetReadDeadline(x.deadline)
 	}
 	_, err := io.ReadFull(x.body, buf)
 	if err != nil {
@@ -105,7 +108,7 @@ func (x *exchange) readInline() errorType {
 		return errBadRequest
 	}
 	if tightened {
-		x.rc.SetReadDeadline(readBy)
+		x.controller().SetReadDeadline(readBy)
 	}
 	x.keepForReplay(buf) // §9.3
 	x.inline = buf

@@ -178,6 +178,15 @@ type guardConn struct {
 	httpDL   time.Time // the deadline net/http (or an exchange) set
 	aborting bool      // httpDL was past when set: a read cut short on purpose
 	headDL   time.Time // the held head's deadline (PROTOCOL.md §10.5); zero when none is held
+	// The deadline in force goes on the socket only when a read may wait on
+	// it: at once while a read is under way (inRead: net/http's
+	// abortPendingRead), else just before the next read. Of the six deadlines
+	// net/http sets for a request, three then reach the socket, each a timer
+	// update. A connection whose socket is read around this type (a spliced
+	// exchange, hijack.go) has them put at once (eager).
+	inRead, eager bool
+	onSocket      time.Time // the deadline on the socket, once onSocketSet
+	onSocketSet   bool
 	// Read's own: the held head's deadline is set (headDL, by Read only),
 	// and the checker's count of heads when it was.
 	headArmed bool
@@ -217,7 +226,7 @@ func (gc *guardConn) Read(p []byte) (int, error) {
 				if len(p) > k {
 					p = p[:k]
 				}
-				n, err := gc.Conn.Read(p)
+				n, err := gc.socketRead(p)
 				gc.chk.passed(uint64(n))
 				return n, err
 			}
@@ -241,7 +250,7 @@ func (gc *guardConn) fill() {
 			gc.buf = append(gc.buf, make([]byte, len(gc.buf))...)
 		}
 	}
-	n, err := gc.Conn.Read(gc.buf[gc.hi:])
+	n, err := gc.socketRead(gc.buf[gc.hi:])
 	if n > 0 {
 		gc.hi += n
 		var why *rejectReason
@@ -316,12 +325,50 @@ func (gc *guardConn) SetDeadline(t time.Time) error {
 	return gc.SetReadDeadline(t)
 }
 
+// setSocketDeadlineLocked puts the deadline in force on the socket, now or,
+// when no read is under way, before the next one.
 func (gc *guardConn) setSocketDeadlineLocked() error {
+	if !gc.inRead && !gc.eager {
+		return nil // socketRead puts it
+	}
+	return gc.putDeadlineLocked()
+}
+
+// putDeadlineLocked puts the deadline in force on the socket: net/http's,
+// or while a head is held the head's, unless net/http is cutting a read
+// short.
+func (gc *guardConn) putDeadlineLocked() error {
 	t := gc.httpDL
 	if !gc.headDL.IsZero() && !gc.aborting {
 		t = gc.headDL
 	}
+	if gc.onSocketSet && t.Equal(gc.onSocket) {
+		return nil
+	}
+	gc.onSocket, gc.onSocketSet = t, true
 	return gc.Conn.SetReadDeadline(t)
+}
+
+// socketRead reads from the socket under the deadline in force.
+func (gc *guardConn) socketRead(p []byte) (int, error) {
+	gc.dl.Lock()
+	gc.inRead = true
+	gc.putDeadlineLocked()
+	gc.dl.Unlock()
+	n, err := gc.Conn.Read(p)
+	gc.dl.Lock()
+	gc.inRead = false
+	gc.dl.Unlock()
+	return n, err
+}
+
+// readsAround tells gc that its socket is now read around it (hijack.go):
+// every deadline goes on the socket at once, from now on.
+func (gc *guardConn) readsAround() {
+	gc.dl.Lock()
+	defer gc.dl.Unlock()
+	gc.eager = true
+	gc.putDeadlineLocked()
 }
 
 // releaseBuf gives the buffer back once it holds nothing. A buffer grown
@@ -427,7 +474,7 @@ func (wd *Watchdog) serveRejected(rw http.ResponseWriter, r *http.Request) bool 
 	wd.log.printf("request %s from %s rejected: %s", e.requestID, r.RemoteAddr, rej.text)
 	rw.Header().Set("Connection", "close")
 	wd.fail(rw, rej.typ, e)
-	wd.log.access(e)
+	wd.log.access(e, time.Since(e.start))
 	wd.m.observeRequest(e.status, time.Since(e.start).Seconds())
 	return true
 }

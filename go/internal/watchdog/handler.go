@@ -2,10 +2,11 @@ package watchdog
 
 import (
 	"bytes"
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"time"
@@ -51,18 +52,27 @@ func (wd *Watchdog) serveStatus(rw http.ResponseWriter, readiness bool) {
 	rw.Write(append(body, '\n'))
 }
 
+// functionRequest is what serving one client request keeps: its access-log
+// entry and its exchange, in one allocation.
+type functionRequest struct {
+	entry accessEntry
+	x     exchange
+}
+
 // serveFunction carries one client request through a worker.
 func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
-	e := &accessEntry{
+	fr := &functionRequest{entry: accessEntry{
 		start:     time.Now(),
 		requestID: requestID(r.Header, wd.cfg.TrustRequestID),
 		method:    r.Method,
 		path:      r.URL.EscapedPath(),
-	}
+	}}
+	e := &fr.entry
 	defer func() {
 		// Runs on the panic of §8.7 too.
-		wd.log.access(e)
-		wd.m.observeRequest(e.status, time.Since(e.start).Seconds())
+		d := time.Since(e.start)
+		wd.log.access(e, d)
+		wd.m.observeRequest(e.status, d.Seconds())
 	}()
 
 	// PROTOCOL.md §7.2: an announced body over the limit never reaches a worker.
@@ -117,9 +127,8 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 		if buffered != nil {
 			body = buffered.reader() // §6.6: replayed whole, whatever its size
 		}
-		queued := time.Now()
-		w, t := wd.pool.acquire(r.Context(), deadline)
-		wd.m.queueWait.Observe(time.Since(queued).Seconds())
+		w, t, waited := wd.pool.acquire(r.Context(), deadline)
+		wd.m.queueWait.Observe(waited.Seconds())
 		if w == nil {
 			if t == "" {
 				// The client went away while queued. Abort rather than let
@@ -130,17 +139,19 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 			wd.fail(rw, t, e)
 			return
 		}
-		if !deadline.IsZero() && !time.Now().Before(deadline) {
-			wd.pool.release(w, "") // §5.2: the deadline passed in the queue
+		// §5.2: the deadline passed in the queue, or during a first attempt.
+		// A worker taken at once from a first attempt's start cannot be late.
+		if (waited > 0 || attempt > 1) && !deadline.IsZero() && !time.Now().Before(deadline) {
+			wd.pool.release(w, "")
 			wd.fail(rw, errTimeout, e)
 			return
 		}
 		e.worker = w.id
-		x := &exchange{
+		x := &fr.x // a second attempt's starts afresh (§9.3)
+		*x = exchange{
 			wd:       wd,
 			w:        w,
 			rw:       rw,
-			rc:       http.NewResponseController(rw),
 			r:        r,
 			id:       e.requestID,
 			target:   target,
@@ -175,14 +186,20 @@ func (wd *Watchdog) fail(rw http.ResponseWriter, t errorType, e *accessEntry) {
 
 // requestID returns the request id of PROTOCOL.md §5.1: the client's
 // X-Request-Id when it is 1–128 of [A-Za-z0-9._:-] and trusted (§5.6), else
-// 32 random hex digits.
+// 32 random hex digits. They come from the runtime's per-thread ChaCha8
+// generator (math/rand/v2), seeded from the system's: an id must not repeat
+// nor be guessed from the last, not be a secret, and crypto/rand with
+// hex.EncodeToString cost twice as much.
 func requestID(h http.Header, trusted bool) string {
 	if v := h["X-Request-Id"]; trusted && len(v) > 0 && validRequestID(v[0]) {
 		return v[0]
 	}
-	var b [16]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	var r [16]byte
+	binary.LittleEndian.PutUint64(r[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(r[8:], rand.Uint64())
+	var b [32]byte
+	hex.Encode(b[:], r[:])
+	return string(b[:])
 }
 
 func validRequestID(s string) bool {

@@ -222,3 +222,29 @@ func TestShuttingDownNotReady(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestIDsAreRandomHex: generated ids (PROTOCOL.md §5.1) are 32 lower-case hex
+// digits and do not repeat.
+func TestRequestIDsAreRandomHex(t *testing.T) {
+	seen := map[string]bool{}
+	for range 100000 {
+		id := requestID(http.Header{}, false)
+		if !hex32.MatchString(id) || seen[id] {
+			t.Fatalf("request id %q: not 32 hex digits, or repeated after %d", id, len(seen))
+		}
+		seen[id] = true
+	}
+}
+
+// TestDateField: the Date field the watchdog adds is net/http's own format, the same
+// value within a second and a new one the next.
+func TestDateField(t *testing.T) {
+	at := time.Date(2026, 11, 26, 1, 2, 3, 0, time.FixedZone("x", 3600))
+	a, b := dateField(at), dateField(at.Add(999*time.Millisecond))
+	if len(a) != 1 || a[0] != "Thu, 26 Nov 2026 00:02:03 GMT" || b[0] != a[0] || cap(a) != 1 {
+		t.Fatalf("dateField = %q (cap %d), then %q; want [Thu, 26 Nov 2026 00:02:03 GMT], capped", a, cap(a), b)
+	}
+	if c := dateField(at.Add(time.Second)); c[0] != "Thu, 26 Nov 2026 00:02:04 GMT" {
+		t.Fatalf("a second later: %q", c)
+	}
+}

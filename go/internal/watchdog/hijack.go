@@ -98,7 +98,7 @@ func (x *exchange) hijack() bool {
 		in.close()
 		return false
 	}
-	_, brw, err := x.rc.Hijack()
+	_, brw, err := x.controller().Hijack()
 	if err != nil {
 		in.close()
 		out.close()
@@ -108,6 +108,9 @@ func (x *exchange) hijack() bool {
 		conn: gc, tcp: tcp, sock: sock, br: brw.Reader, bw: brw.Writer, req: r,
 		header: make(http.Header), bodyLeft: r.ContentLength, in: in, out: out, rejoin: x.wd.rejoin,
 	}
+	// The socket is spliced from now on, not read through gc: its read
+	// deadlines must reach it at once.
+	gc.readsAround()
 	// net/http clears a hijacked connection's deadlines: read_timeout and
 	// write_timeout (§10.2) again, from the request's start as net/http
 	// counts them from its head.

@@ -3,6 +3,7 @@ package watchdog
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -102,5 +103,34 @@ func TestLoggerBacklogPushesBack(t *testing.T) {
 	l.printf("end")
 	if n := strings.Count(out.String(), "\n"); n != 3*maxLogBacklog/len(line)+1 {
 		t.Errorf("%d lines written; want every one", n)
+	}
+}
+
+// TestAppendStamp: the hand-written stamp is the layout 2006-01-02T15:04:05.000Z, in UTC,
+// at the edges of its fields.
+func TestAppendStamp(t *testing.T) {
+	east := time.FixedZone("east", 5*3600+1800)
+	for _, tm := range []time.Time{
+		time.Date(2026, 11, 26, 1, 2, 3, 4_000_000, time.UTC),
+		time.Date(2026, 12, 31, 23, 59, 59, 999_999_999, time.UTC),
+		time.Date(999, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 3, 1, 2, 0, 0, 70_000_000, east), // the day before, in UTC
+		time.Now(),
+	} {
+		want := tm.UTC().Format("2006-01-02T15:04:05.000Z")
+		if got := string(appendStamp([]byte("x "), tm)); got != "x "+want {
+			t.Errorf("appendStamp(%v) = %q; want %q", tm, got, "x "+want)
+		}
+	}
+}
+
+// TestAppendSeconds: a duration in the access log reads as AppendFloat's six decimals
+// (exact halves of a microsecond, where AppendFloat rounds the binary value, aside).
+func TestAppendSeconds(t *testing.T) {
+	for _, d := range []time.Duration{0, 1, 499, 501, 1499, time.Microsecond, 123456789, time.Second, 90*time.Second + 7, 3*time.Hour + 999999999} {
+		want := strconv.FormatFloat(d.Seconds(), 'f', 6, 64)
+		if got := string(appendSeconds(nil, d)); got != want {
+			t.Errorf("appendSeconds(%d) = %q; want %q", d, got, want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package watchdog
 
 import (
 	"strconv"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -26,6 +27,9 @@ type metrics struct {
 	protocolErrors *prometheus.CounterVec
 	// requestBuffered is afterburn_request_buffer_bytes (§6.6, §10.4).
 	requestBuffered *prometheus.GaugeVec
+	// byCode is requests' counter per status code, once looked up:
+	// WithLabelValues formats and hashes its label on every call.
+	byCode [600]atomic.Pointer[prometheus.Counter]
 }
 
 // poolGauges is what the gauges read at scrape time.
@@ -131,6 +135,18 @@ func newMetrics(p poolGauges, b bufferGauges) *metrics {
 
 // observeRequest counts one answered request.
 func (m *metrics) observeRequest(status int, seconds float64) {
-	m.requests.WithLabelValues(strconv.Itoa(status)).Inc()
+	m.requestsWithCode(status).Inc()
 	m.duration.Observe(seconds)
+}
+
+func (m *metrics) requestsWithCode(status int) prometheus.Counter {
+	if status < 0 || status >= len(m.byCode) {
+		return m.requests.WithLabelValues(strconv.Itoa(status))
+	}
+	if c := m.byCode[status].Load(); c != nil {
+		return *c
+	}
+	c := m.requests.WithLabelValues(strconv.Itoa(status))
+	m.byCode[status].Store(&c)
+	return c
 }

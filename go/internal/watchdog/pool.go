@@ -224,10 +224,18 @@ func (p *pool) waitHeld(deadline time.Time) bool {
 }
 
 // acquire returns an idle worker, waiting in FIFO order until deadline (zero:
-// none). It returns errTimeout when the deadline passes in the queue
+// none), and how long it waited (zero when a worker was idle: no clock is
+// read then). It returns errTimeout when the deadline passes in the queue
 // (PROTOCOL.md §5.2), errUnavailable when every slot is crash-looping, and
 // neither worker nor error when ctx ends (the client went away).
-func (p *pool) acquire(ctx context.Context, deadline time.Time) (*worker, errorType) {
+func (p *pool) acquire(ctx context.Context, deadline time.Time) (*worker, errorType, time.Duration) {
+	var queued time.Time
+	waited := func() time.Duration {
+		if queued.IsZero() {
+			return 0
+		}
+		return time.Since(queued)
+	}
 	for {
 		p.mu.Lock()
 		if n := len(p.idle); n > 0 {
@@ -244,11 +252,14 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time) (*worker, errorT
 			if !p.usable(w) {
 				continue
 			}
-			return w, ""
+			return w, "", waited()
 		}
 		if p.looping == len(p.slots) || p.closing {
 			p.mu.Unlock()
-			return nil, errUnavailable
+			return nil, errUnavailable, waited()
+		}
+		if queued.IsZero() {
+			queued = time.Now()
 		}
 		wt := &waiter{ch: make(chan acquired, 1)}
 		p.waiters = append(p.waiters, wt)
@@ -258,17 +269,17 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time) (*worker, errorT
 		a, ok := p.wait(ctx, wt, deadline)
 		if !ok {
 			if ctx.Err() != nil {
-				return nil, ""
+				return nil, "", waited()
 			}
-			return nil, errTimeout
+			return nil, errTimeout, waited()
 		}
 		if a.w == nil {
-			return nil, a.err
+			return nil, a.err, waited()
 		}
 		if !p.usable(a.w) {
 			continue
 		}
-		return a.w, ""
+		return a.w, "", waited()
 	}
 }
 

@@ -215,7 +215,7 @@ func (b *respBuffer) write() {
 			case ended && !failed:
 				return // net/http flushes the rest with the end of the response
 			case flush:
-				if x.rc.Flush() != nil {
+				if x.flush() != nil {
 					b.stop(false)
 					return
 				}
