@@ -192,10 +192,10 @@ func TestGuardRepeatsANoisyRun(t *testing.T) {
 
 // TestGuardJudgesAgainstTheSessionsFinalReference: a run judged quiet against the reference
 // calibration of its time is noisy against the session's final one, once faster calibrations
-// make up a tenth of the session, and the session says so.
+// make up most of the session, and the session says so.
 func TestGuardJudgesAgainstTheSessionsFinalReference(t *testing.T) {
 	q := syntheticGuard()
-	q.cals = []time.Duration{6 * time.Millisecond, 6 * time.Millisecond, 6 * time.Millisecond, 6 * time.Millisecond, 6 * time.Millisecond}
+	q.cals = []time.Duration{6 * time.Millisecond, 6 * time.Millisecond, 6 * time.Millisecond}
 	fast := synthetic{busy1: 250, tree: 2480 * time.Millisecond, cal: [2]time.Duration{5800 * time.Microsecond, 5850 * time.Microsecond}}
 	q.observe = fakeObserve(t,
 		synthetic{busy1: 250, tree: 2480 * time.Millisecond, cal: [2]time.Duration{6 * time.Millisecond, 6200 * time.Microsecond}},
@@ -208,8 +208,9 @@ func TestGuardJudgesAgainstTheSessionsFinalReference(t *testing.T) {
 		q.measure(nil, "ceiling", Hello, "c1", rep, nil)
 	}
 	s := q.summary()
-	if s.ReferenceCalibrationMs != 5.8 || s.BestCalibrationMs != 5.8 || s.Calibrations != 15 || !s.IsNoisy() || s.Noisy[0].Rep != 1 {
-		t.Errorf("summary: reference %v ms, best %v, %d calibrations, noisy %+v; want 5.8, 5.8, 15 and rep 1 noisy (6.2 ms is 6.9 %% over)",
+	// 13 calibrations: 6 ms ×4, 6.2 ms, 5.8 ms ×4, 5.85 ms ×4; the median is 5.85 ms.
+	if s.ReferenceCalibrationMs != 5.85 || s.BestCalibrationMs != 5.8 || s.Calibrations != 13 || !s.IsNoisy() || s.Noisy[0].Rep != 1 {
+		t.Errorf("summary: reference %v ms, best %v, %d calibrations, noisy %+v; want 5.85, 5.8, 13 and rep 1 noisy (6.2 ms is 6.0 %% over)",
 			s.ReferenceCalibrationMs, s.BestCalibrationMs, s.Calibrations, s.Noisy)
 	}
 	if len(first.Guard.Noisy) == 0 {
@@ -217,13 +218,17 @@ func TestGuardJudgesAgainstTheSessionsFinalReference(t *testing.T) {
 	}
 }
 
-// TestOneFastCalibrationDoesNotSetTheBar: the fastest of many calibrations is an extreme;
-// a run 4 % over the session's usual figure is quiet even when it is 14 % over that one.
+// TestOneFastCalibrationDoesNotSetTheBar: the fastest of many calibrations, or a fast tenth
+// of them, is not what the CPU usually does; a run 4 % over the session's median is quiet
+// even when it is 14 % over the fastest.
 func TestOneFastCalibrationDoesNotSetTheBar(t *testing.T) {
 	q := syntheticGuard()
 	q.cals = nil
 	for range 20 {
 		q.noteCalibration(6 * time.Millisecond)
+	}
+	for range 4 {
+		q.noteCalibration(5700 * time.Microsecond)
 	}
 	q.noteCalibration(5500 * time.Microsecond)
 	if ref, best := q.referenceCalibration(), q.bestCalibration(); ref != 6*time.Millisecond || best != 5500*time.Microsecond {

@@ -40,7 +40,7 @@ var (
 	workerGoal = map[string]float64{"java": 0.85, "go": 0.80, "python": 0.75, "node": 0.70}
 	proxyGoal  = map[string]float64{"java": 1.3, "go": 1.3, "python": 1.8, "node": 1.3}
 	mbpsGoal   = map[string]float64{"java": 800, "go": 800, "python": 300, "node": 300}
-	coldGoal  = map[string]float64{"go": 2, "python": 15, "node": 60} // ms the library may add
+	coldGoal   = map[string]float64{"go": 2, "python": 15, "node": 60} // ms the library may add
 )
 
 const (

@@ -49,7 +49,7 @@ func quietHeader(w io.Writer, r *harness.Results) {
 func thresholds(q *harness.QuietSummary) string {
 	t := q.Thresholds
 	return fmt.Sprintf("others' CPU on CPU %s under %g %% of the run, steal under %g %%, calibration (%s) at most %g %% over the session's reference, "+
-		"the 10th percentile of its %d calibrations, %.2f ms (fastest %.2f ms)",
+		"the median of its %d calibrations, %.2f ms (fastest %.2f ms)",
 		q.CPUs, t.OthersPct, t.StealPct, q.CalibrationWork, t.CalibrationPct, q.Calibrations, referenceMs(q), q.BestCalibrationMs)
 }
 
