@@ -187,9 +187,9 @@ func (wd *Watchdog) fail(rw http.ResponseWriter, t errorType, e *accessEntry) {
 // requestID returns the request id of PROTOCOL.md §5.1: the client's
 // X-Request-Id when it is 1–128 of [A-Za-z0-9._:-] and trusted (§5.6), else
 // 32 random hex digits. They come from the runtime's per-thread ChaCha8
-// generator (math/rand/v2), seeded from the system's: an id must not repeat
-// nor be guessed from the last, not be a secret, and crypto/rand with
-// hex.EncodeToString cost twice as much.
+// generator (math/rand/v2), seeded from the system's random source: an id
+// must not repeat and is not a secret (though these are not guessable
+// either), and crypto/rand with hex.EncodeToString cost twice as much.
 func requestID(h http.Header, trusted bool) string {
 	if v := h["X-Request-Id"]; trusted && len(v) > 0 && validRequestID(v[0]) {
 		return v[0]

@@ -86,7 +86,7 @@ func (l *logger) flush() {
 // appendStamp appends the log timestamp, UTC with milliseconds:
 // 2006-01-02T15:04:05.000Z. Written out by hand: it is on every access-log
 // line, and time.AppendFormat, which interprets its layout each time, cost
-// ~4,000 instructions of a request's ~64,000.
+// ~1,900 instructions a call, where this costs ~500.
 func appendStamp(b []byte, t time.Time) []byte {
 	t = t.UTC()
 	year, month, day := t.Date()

@@ -234,7 +234,7 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time) (*worker, errorT
 		if queued.IsZero() {
 			return 0
 		}
-		return time.Since(queued)
+		return max(time.Since(queued), 1) // non-zero: it did wait
 	}
 	for {
 		p.mu.Lock()
