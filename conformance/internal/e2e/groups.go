@@ -77,6 +77,20 @@ func Groups() []Group {
 			},
 		},
 		{
+			// PROTOCOL.md §2.6: each check starts a watchdog of its own in fork mode and
+			// is skipped for a library that does not list fork.
+			Name:   "fork",
+			Manual: true,
+			Checks: []Check{
+				{Name: "fork-workers-from-template", Section: "2.6", Description: "with spawn=fork the template initialises once and both workers are its forks: children of the watchdog, in process groups of their own, running the template's program", Run: forkWorkersFromTemplate},
+				{Name: "fork-crash-replaced-by-fork", Section: "2.6", Description: "a worker that crashes is replaced by a new fork of the template, not a new initialisation", Run: forkCrashReplacedByFork},
+				{Name: "fork-template-crash", Section: "2.6", Description: "a template killed leaves the forked workers serving; a new template starts and the restart is counted", Timeout: 20 * time.Second, Run: forkTemplateCrash},
+				{Name: "fork-random-differs", Section: "2.6", Description: "two workers forked from one template draw different random numbers", Run: forkRandomDiffers},
+				{Name: "fork-thread-refused", Section: "2.6", Description: "a template with a thread of its own running does not fork: the failure names the thread, and the slots fall back to exec and serve", Timeout: 20 * time.Second, Run: forkThreadRefused},
+				{Name: "fork-recycle", Section: "2.6", Description: "the successor of a recycled worker is a fork of the template", Timeout: 20 * time.Second, Run: forkRecycle},
+			},
+		},
+		{
 			Name:  "recycling",
 			Flags: []string{"-workers", "2", "-max_requests", "10"},
 			Checks: []Check{
