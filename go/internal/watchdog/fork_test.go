@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Fork mode (PROTOCOL.md §2.6) with testdata/template.c as the template: Go
@@ -119,6 +121,11 @@ func TestForkLifecycle(t *testing.T) {
 	if n := counter(t, h.wd.m.workerStarts, "fork"); n != 2 {
 		t.Fatalf("afterburn_worker_starts_total{kind=fork} = %v; want 2", n)
 	}
+	var forks dto.Metric
+	h.wd.m.forkDuration.Write(&forks)
+	if n := forks.GetHistogram().GetSampleCount(); n != 2 {
+		t.Fatalf("afterburn_fork_duration_seconds has %d samples; want 2", n)
+	}
 
 	// A crash is replaced by a fork, in milliseconds.
 	crashed := time.Now()
@@ -148,6 +155,11 @@ func TestForkLifecycle(t *testing.T) {
 	h.get("/crash")
 	h.waitState("a replacement from the new template", forkReady(2))
 	t.Logf("crash to forked replacement idle (second template): %v", time.Since(crashed))
+
+	h.wd.m.forkDuration.Write(&forks)
+	hist := forks.GetHistogram()
+	t.Logf("fork request to handshake reply: mean %v over %d forks",
+		time.Duration(hist.GetSampleSum()/float64(hist.GetSampleCount())*float64(time.Second)), hist.GetSampleCount())
 
 	// Shutdown ends the template and every worker, reaped.
 	pids := []int{h.wd.pool.spawnTemplatePID(t)}
