@@ -19,7 +19,7 @@ import (
 type templateProc struct {
 	w    *worker       // the process and its log pipes; its protocol pipes close after the handshake
 	conn *net.UnixConn // the watchdog's end of the control socket
-	m    *metrics      //
+	m    *metrics      // for the protocol errors it counts
 	// answers carries the records read from the control socket while a fork
 	// request is outstanding; anything else is a protocol error (§2.6).
 	answers     chan []byte
