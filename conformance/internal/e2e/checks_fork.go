@@ -20,7 +20,7 @@ func forkPool(t *T, flags []string, env map[string]string) *Status {
 	t.StartWatchdog(append([]string{"-workers", "2", "-spawn", "fork"}, flags...), env, true)
 	t.WaitIdle(2)
 	_, st := t.ReadyStatus()
-	if st.Template == nil || st.Template.State == "none" {
+	if st.Template == "" || st.Template == "none" {
 		t.Skipf("the library does not list fork (§2.6): the watchdog started its workers the exec way")
 	}
 	return st
@@ -67,8 +67,8 @@ func forkStarted(t *T, n int) *Status {
 	var st *Status
 	t.Eventually(fmt.Sprintf("%d forked workers in /_/ready", n), func() (bool, string) {
 		_, st = t.ReadyStatus()
-		return st.Idle != nil && *st.Idle == 2 && st.Started["fork"] >= n && st.Template != nil && st.Template.State == "ready",
-			fmt.Sprintf("%+v, template %+v", st.Started, st.Template)
+		return st.Idle != nil && *st.Idle == 2 && st.Started["fork"] >= n && st.Template == "ready",
+			fmt.Sprintf("%+v, template %s", st.Started, st.Template)
 	})
 	return st
 }
@@ -79,10 +79,10 @@ func forkStarted(t *T, n int) *Status {
 func forkWorkersFromTemplate(t *T) {
 	log := initLog(t)
 	st := forkPool(t, nil, map[string]string{"FIXTURE_INIT_LOG": log})
-	if st.Template.State != "ready" || st.Template.Pid <= 0 || st.Started["fork"] != 2 || st.Started["exec"] != 0 {
-		t.Fatalf("/_/ready: template %+v, started %v; want a ready template and 2 forked workers", st.Template, st.Started)
+	if st.Template != "ready" || st.TemplatePid <= 0 || st.Started["fork"] != 2 || st.Started["exec"] != 0 {
+		t.Fatalf("/_/ready: template %q (pid %d), started %v; want a ready template and 2 forked workers", st.Template, st.TemplatePid, st.Started)
 	}
-	tpl := st.Template.Pid
+	tpl := st.TemplatePid
 	if pids := initPids(t, log); !slices.Equal(pids, []int{tpl}) {
 		t.Fatalf("initialisations by pids %v; want the template's alone (%d)", pids, tpl)
 	}
@@ -129,7 +129,7 @@ func forkCrashReplacedByFork(t *T) {
 func forkTemplateCrash(t *T) {
 	log := initLog(t)
 	st := forkPool(t, nil, map[string]string{"FIXTURE_INIT_LOG": log})
-	old, ws := st.Template.Pid, t.Workers()
+	old, ws := st.TemplatePid, t.Workers()
 	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
 		t.Fatalf("kill the template %d: %v", old, err)
 	}
@@ -141,10 +141,10 @@ func forkTemplateCrash(t *T) {
 	}
 	t.Eventually("a new ready template", func() (bool, string) {
 		_, st = t.ReadyStatus()
-		return st.Template != nil && st.Template.State == "ready" && st.Template.Pid != old, fmt.Sprintf("%+v", st.Template)
+		return st.Template == "ready" && st.TemplatePid != old, fmt.Sprintf("%s %d", st.Template, st.TemplatePid)
 	})
 	t.WaitMetric(1, "afterburn_template_restarts_total", "reason", "crashed")
-	if pids := initPids(t, log); !slices.Equal(pids, []int{old, st.Template.Pid}) {
+	if pids := initPids(t, log); !slices.Equal(pids, []int{old, st.TemplatePid}) {
 		t.Fatalf("initialisations by pids %v; want the old template's and the new one's", pids)
 	}
 	if now := t.Workers(); !slices.Equal(sorted(now), sorted(ws)) {
@@ -195,7 +195,7 @@ func forkThreadRefused(t *T) {
 		if err != nil || st == nil {
 			return false, fmt.Sprintf("%d %q %v", code, body, err)
 		}
-		if st.Template != nil && st.Template.State == "none" {
+		if st.Template == "none" {
 			t.Skipf("the library does not list fork (§2.6)")
 		}
 		return code == 200 && st.Idle != nil && *st.Idle == 2 && st.Started["exec"] == 2, string(body)

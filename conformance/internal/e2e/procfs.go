@@ -87,8 +87,8 @@ func (t *T) Workers() []int {
 	if err != nil {
 		t.Skipf("cannot read /proc: %v", err)
 	}
-	if _, st := t.ReadyStatus(); st != nil && st.Template != nil && st.Template.Pid > 0 {
-		c = slices.DeleteFunc(c, func(pid int) bool { return pid == st.Template.Pid })
+	if _, st := t.ReadyStatus(); st != nil && st.TemplatePid > 0 {
+		c = slices.DeleteFunc(c, func(pid int) bool { return pid == st.TemplatePid })
 	}
 	return c
 }

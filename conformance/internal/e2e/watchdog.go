@@ -177,14 +177,9 @@ type Status struct {
 	CrashLooping *int `json:"crash_looping"`
 	// Fork mode only (§2.6, §9.2): how live workers were started, and the
 	// template, which is a child of the watchdog but not a worker.
-	Started  map[string]int  `json:"started,omitempty"`
-	Template *TemplateStatus `json:"template,omitempty"`
-}
-
-// TemplateStatus is the template's part of /_/ready (§9.2).
-type TemplateStatus struct {
-	State string `json:"state"`
-	Pid   int    `json:"pid"`
+	Started     map[string]int `json:"started,omitempty"`
+	Template    string         `json:"template,omitempty"` // starting, ready, backoff or none
+	TemplatePid int            `json:"template_pid,omitempty"`
 }
 
 // status fetches /_/ready or /_/health: the HTTP status and the parsed body.
