@@ -42,6 +42,12 @@ def _read_all(fd: int) -> str:
         chunks.append(data)
 
 
+def _foreign(fds: dict[str, str]) -> dict[int, str]:
+    """The descriptors past fd 4 that are not /dev/null, the kind of a socket kept."""
+    return {int(fd): "socket" if what.startswith("socket:") else what
+            for fd, what in fds.items() if int(fd) > 4 and what != "/dev/null"}
+
+
 class Forked(Worker):
     """A worker the template forked: its four pipes, held here as the watchdog holds them."""
 
@@ -131,9 +137,10 @@ def test_template_answers_the_handshake_listing_fork_then_forks_workers_that_ser
     assert got["worker_id"] == "1"
     assert got["gc_enabled"] is True and got["gc_frozen"] > 0  # frozen by the template, on again here
     assert got["after_fork"] == [w1.pid]
-    # Only the protocol's descriptors (and the one listing /proc/self/fd): not the control
-    # socket, not the pid pipe, not the file initialisation opened (§2.6).
-    assert got["fds"][:5] == [0, 1, 2, 3, 4] and len(got["fds"]) == 6, got["fds"]
+    # Only the protocol's descriptors: not the control socket, not the pid pipe, not the
+    # file initialisation opened (§2.6), whose number now names /dev/null.
+    assert _foreign(got["fds"]) == {}, got["fds"]
+    assert got["fds"]["0"] == "/dev/null"
 
     reply, w2 = t.fork(2)
     assert w2 is not None, reply
@@ -167,8 +174,12 @@ def test_asgi_app_lifespan_runs_in_the_template_and_workers_get_their_own_loop()
     infos = [w.info() for w in workers]
     for w, got in zip(workers, infos):
         assert got["pid"] == w.pid and got["ppid"] == os.getpid()
-        # 0-4, the loop's new epoll and self-pipe (3), the /proc/self/fd listing.
-        assert got["fds"][:5] == [0, 1, 2, 3, 4] and len(got["fds"]) == 9, got["fds"]
+        # Besides 0-4, only the loop's own epoll instance and self-pipe, new in this worker.
+        foreign = _foreign(got["fds"])
+        assert sorted(foreign.values()) == ["anon_inode:[eventpoll]", "socket", "socket"], got["fds"]
+    # Not the template's self-pipe, shared: each worker's is its own.
+    pipes = [{v for v in got["fds"].values() if v.startswith("socket:")} for got in infos]
+    assert not pipes[0] & pipes[1], pipes
     for w in workers:
         status, _, err = w.wait()
         assert status == 0, err

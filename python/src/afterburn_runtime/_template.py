@@ -69,17 +69,21 @@ class Template:
                 _close_all(fds)
                 log(f"protocol error on the control socket: {e}")
                 raise SystemExit(1) from None
-            try:
-                reply = self._fork(slot, fds)
-            except _Worker:
+            reply = self._fork(slot, fds)
+            if reply is None:
                 return slot  # this process is the new worker, set up
-            finally:
-                if not _in_worker:
-                    _close_all(fds)  # the template keeps none of the worker's pipes
-            self.sock.send(reply)
+            _close_all(fds)  # the template keeps none of the worker's pipes
+            try:
+                self.sock.send(reply)
+            except (BrokenPipeError, ConnectionResetError):
+                log("control socket closed; exiting")  # the watchdog shut down meanwhile
+                raise SystemExit(0) from None
 
     def _receive(self) -> tuple[bytes, list[int], bool]:
-        data, ancdata, flags, _ = self.sock.recvmsg(_control.MAX_MESSAGE, _ANC_SPACE)
+        try:
+            data, ancdata, flags, _ = self.sock.recvmsg(_control.MAX_MESSAGE, _ANC_SPACE)
+        except ConnectionResetError:
+            return b"", [], False  # the control socket ended
         fds: list[int] = []
         for level, kind, payload in ancdata:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
@@ -88,9 +92,9 @@ class Template:
         truncated = bool(flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC))
         return data, fds, truncated
 
-    def _fork(self, slot: str, fds: list[int]) -> bytes:
-        """One double fork (§2.6 steps 1-3). Returns the answer in the template; raises
-        _Worker in the new worker."""
+    def _fork(self, slot: str, fds: list[int]) -> bytes | None:
+        """One double fork (§2.6 steps 1-3). Returns the answer in the template, None in
+        the new worker."""
         _flush()
         try:
             _hooks.run_before_fork()
@@ -121,7 +125,7 @@ class Template:
             return _control.failed(slot, reason)
         if middle == 0:
             self._middle(slot, fds, r, w)  # returns only in the worker
-            raise _Worker
+            return None
         os.close(w)
         answer = _read_line(r)
         os.close(r)
@@ -135,7 +139,6 @@ class Template:
     def _middle(self, slot: str, fds: list[int], r: int, w: int) -> None:
         """The middle process: forks the worker, tells the template its pid, exits at once
         (§2.6 step 2). Returns only in the worker."""
-        global _in_worker
         try:
             os.close(r)
             try:
@@ -143,24 +146,13 @@ class Template:
             except OSError as e:
                 os.write(w, f"!{_control.os_reason(e)}\n".encode())
                 os._exit(0)
-            if pid == 0:
-                _in_worker = True
-                os.close(w)
-            else:
+            if pid != 0:
                 os.write(w, f"{pid}\n".encode())
                 os._exit(0)
         except BaseException:
-            if not _in_worker:
-                os._exit(1)
-            raise
+            os._exit(1)  # whatever happens, the middle never returns into the template's code
+        os.close(w)
         _become_worker(slot, fds, self)
-
-
-class _Worker(BaseException):
-    """Unwinds the template's control loop in a new worker (it is not an error)."""
-
-
-_in_worker = False
 
 
 def _become_worker(slot: str, fds: list[int], template: Template) -> None:
@@ -202,18 +194,28 @@ def _become_worker(slot: str, fds: list[int], template: Template) -> None:
 
 
 def _close_others(keep: set[int]) -> None:
-    """Closes every descriptor of the template's but ``keep`` (§2.6): the control socket's
-    copy, the pid pipe, and whatever initialisation opened."""
+    """Lets go of every descriptor of the template's but ``keep`` (§2.6): the pid pipe's
+    end and whatever initialisation opened (a file, a socket, a pool's connections).
+
+    Each is pointed at /dev/null rather than freed: a Python object of the template's (a
+    file, a socket, a client's connection) still holds its number, and would one day read,
+    write or close whatever the worker opens next under that number. On /dev/null it reads
+    EOF, writes nowhere and closes harmlessly, and nothing of the template's is shared."""
     try:
         open_fds = [int(n) for n in os.listdir("/proc/self/fd")]
     except OSError:
-        open_fds = list(range(os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1024))
-    for fd in open_fds:
-        if fd not in keep:
-            try:
-                os.close(fd)
-            except OSError:
-                pass  # the listing's own descriptor, already closed
+        open_fds = list(range(5, os.sysconf("SC_OPEN_MAX")))
+    null = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+    try:
+        for fd in open_fds:
+            if fd not in keep and fd != null:
+                try:
+                    os.fstat(fd)
+                except OSError:
+                    continue  # the listing's own descriptor, already closed
+                os.dup2(null, fd, inheritable=False)
+    finally:
+        os.close(null)
 
 
 def _await_watchdog(watchdog: int) -> None:

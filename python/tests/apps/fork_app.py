@@ -60,6 +60,17 @@ def record():
         raise RuntimeError("cannot connect")
 
 
+def fds():
+    """{descriptor: what it is} of this process."""
+    out = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            out[int(fd)] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            pass  # the listing's own descriptor, gone
+    return out
+
+
 def info():
     np = sys.modules.get("numpy")
     return {
@@ -67,7 +78,7 @@ def info():
         "worker_id": os.environ.get("AFTERBURN_WORKER_ID"),
         "random": random.random(), "numpy": None if np is None else float(np.random.random()),
         "gc_enabled": gc.isenabled(), "gc_frozen": gc.get_freeze_count(),
-        "fds": sorted(int(fd) for fd in os.listdir("/proc/self/fd")),
+        "fds": fds(),
         "after_fork": AFTER_FORK,
     }
 
