@@ -182,7 +182,20 @@ def test_asgi_app_lifespan_runs_in_the_template_and_workers_get_their_own_loop()
     assert not pipes[0] & pipes[1], pipes
     for w in workers:
         status, _, err = w.wait()
-        assert status == 0, err
+        assert status == 0 and f"lifespan shutdown in {w.pid}" in err, err
+    status, log = t.close()
+    assert status == 0 and f"lifespan shutdown in {t.proc.proc.pid}" in log, log
+
+
+def test_wsgi_app_in_a_template() -> None:
+    t = Template(["-m", "afterburn_runtime", "--wsgi", "fork_app:wsgi"])
+    t.handshake()
+    reply, w = t.fork(1)
+    assert w is not None, reply
+    w.handshake()
+    got = w.info()
+    assert got["worker_id"] == "1" and got["ppid"] == os.getpid() and _foreign(got["fds"]) == {}
+    assert w.wait()[0] == 0
     assert t.close()[0] == 0
 
 

@@ -76,7 +76,14 @@ def run(respond: Responder, startup: Callable[[], None] | None = None,
         _template_handshake(conn, in_fd, out_fd)
         from ._template import serve_template
 
-        serve_template(control)
+        try:
+            serve_template(control)
+        except SystemExit as e:
+            # The control socket ended: the template's shutdown, as EOF is a worker's (§9.4);
+            # an ASGI app's lifespan shutdown runs here, as it ran its start-up here.
+            if e.code == 0 and shutdown is not None:
+                shutdown()
+            raise
     conn = Conn(partial(os.read, in_fd), partial(os.write, out_fd), RequestParser(max_head, max_body))
     try:
         status = _loop(conn, respond)

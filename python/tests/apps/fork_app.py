@@ -90,6 +90,12 @@ def handle(req):
     return info()
 
 
+def wsgi(environ, start_response):
+    body = json.dumps(info()).encode()
+    start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+    return [body]
+
+
 async def app(scope, receive, send):
     if scope["type"] == "lifespan":
         while True:
@@ -97,6 +103,7 @@ async def app(scope, receive, send):
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                print(f"lifespan shutdown in {os.getpid()}", file=sys.stderr)
                 await send({"type": "lifespan.shutdown.complete"})
                 return
     import asyncio
