@@ -20,8 +20,12 @@ malformed message.
 
 from __future__ import annotations
 
+# Imported here, in the template, so that every worker shares them rather than importing.
+import ctypes
+import fcntl
 import gc
 import os
+import signal
 import socket
 import sys
 import time
@@ -147,6 +151,12 @@ class Template:
                 os.write(w, f"!{_control.os_reason(e)}\n".encode())
                 os._exit(0)
             if pid != 0:
+                # As a shell does: the parent too puts the child in its own group, so it is
+                # a group leader before the watchdog can learn its pid and signal the group.
+                try:
+                    os.setpgid(pid, pid)
+                except OSError:
+                    pass  # the worker did it first, or is gone (the watchdog will see)
                 os.write(w, f"{pid}\n".encode())
                 os._exit(0)
         except BaseException:
@@ -160,8 +170,6 @@ def _become_worker(slot: str, fds: list[int], template: Template) -> None:
     os.setpgid(0, 0)  # §2.1: a process group of its own, which the watchdog signals whole
     # Move the four descriptors onto 3, 4, 1 and 2 by way of numbers above them all, so no
     # dup2 lands on a descriptor still to be moved.
-    import fcntl
-
     high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in fds]
     _close_all(fds)
     for fd, target in zip(high, (3, 4, 1, 2)):
@@ -228,9 +236,6 @@ def _await_watchdog(watchdog: int) -> None:
             log(f"worker: the middle process {middle} has not exited after 10 s")
             raise SystemExit(1)
         time.sleep(0.0002)
-    import ctypes
-    import signal
-
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     parent = os.getppid()
