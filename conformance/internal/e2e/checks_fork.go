@@ -62,12 +62,14 @@ func exe(t *T, pid int) string {
 	return p
 }
 
-// forkStarted waits until /_/ready says at least n workers were forked and returns it.
+// forkStarted waits until n workers in all were forked (afterburn_worker_starts_total) and
+// both live ones are idle, forked, beside a ready template (/_/ready counts live workers).
 func forkStarted(t *T, n int) *Status {
+	t.WaitMetric(float64(n), "afterburn_worker_starts_total", "kind", "fork")
 	var st *Status
-	t.Eventually(fmt.Sprintf("%d forked workers in /_/ready", n), func() (bool, string) {
+	t.Eventually("two idle forked workers in /_/ready", func() (bool, string) {
 		_, st = t.ReadyStatus()
-		return st.Idle != nil && *st.Idle == 2 && st.Started["fork"] >= n && st.Template == "ready",
+		return st.Idle != nil && *st.Idle == 2 && st.Started["fork"] == 2 && st.Template == "ready",
 			fmt.Sprintf("%+v, template %s", st.Started, st.Template)
 	})
 	return st

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -21,5 +22,19 @@ func TestLayerFlagsComeFirst(t *testing.T) {
 	}
 	if got := (&Config{}).flags(nil); len(got) != 0 {
 		t.Fatalf("no flags at all: %q", got)
+	}
+}
+
+// TestForkingSpotsTheMode: the layer knows it runs in fork mode whichever way the flag is
+// written, and not otherwise.
+func TestForkingSpotsTheMode(t *testing.T) {
+	for flags, want := range map[string]bool{
+		"-spawn fork": true, "--spawn fork": true, "-spawn=fork": true, "-workers 2 -spawn fork": true,
+		"-spawn exec": false, "": false, "-spawn": false, "-fork_timeout 5s": false,
+	} {
+		c := &Config{WatchdogFlags: strings.Fields(flags)}
+		if got := c.forking(); got != want {
+			t.Errorf("forking() with %q = %v; want %v", flags, got, want)
+		}
 	}
 }

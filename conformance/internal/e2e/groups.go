@@ -148,9 +148,10 @@ func Groups() []Group {
 			},
 		},
 		{
-			Name:  "stdio",
-			Flags: []string{"-workers", "1", "-stdio"},
-			Env:   map[string]string{"FIXTURE_BANNER": "banner-stdio"},
+			Name:     "stdio",
+			ExecOnly: true,
+			Flags:    []string{"-workers", "1", "-stdio"},
+			Env:      map[string]string{"FIXTURE_BANNER": "banner-stdio"},
 			Checks: []Check{
 				{Name: "stdio-mode", Section: "2.2", Description: "in stdio mode a banner and prints do not corrupt the protocol", Run: stdioMode},
 			},

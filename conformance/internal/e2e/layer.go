@@ -43,7 +43,10 @@ type Group struct {
 	Flags  []string
 	Env    map[string]string
 	Manual bool
-	Checks []Check
+	// ExecOnly groups need workers started the exec way (stdio mode: a
+	// template needs fd mode, §2.6); under -spawn fork they are skipped.
+	ExecOnly bool
+	Checks   []Check
 }
 
 func (c *Check) meta() check.Meta {
@@ -74,6 +77,12 @@ func runGroup(ctx context.Context, c *Config, g Group, sel []*Check) {
 	if c.Watchdog == "" {
 		for _, ch := range sel {
 			c.Report(ch.meta().Result(check.Skip, "no -watchdog given", 0))
+		}
+		return
+	}
+	if g.ExecOnly && c.forking() {
+		for _, ch := range sel {
+			c.Report(ch.meta().Result(check.Skip, "needs workers started the exec way; spawn=fork needs fd mode (§2.6)", 0))
 		}
 		return
 	}
@@ -168,4 +177,15 @@ func (t *T) report(msg string) string {
 // wins where both set one (the flag package keeps the last).
 func (c *Config) flags(own []string) []string {
 	return append(append([]string{}, c.WatchdogFlags...), own...)
+}
+
+// forking reports whether the layer runs every watchdog with -spawn fork.
+func (c *Config) forking() bool {
+	for i, f := range c.WatchdogFlags {
+		if (f == "-spawn" || f == "--spawn") && i+1 < len(c.WatchdogFlags) && c.WatchdogFlags[i+1] == "fork" ||
+			f == "-spawn=fork" || f == "--spawn=fork" {
+			return true
+		}
+	}
+	return false
 }
