@@ -132,8 +132,9 @@ func Groups() []Group {
 			Name:  "single",
 			Flags: []string{"-workers", "1", "-max_inflight", "2", "-exec_timeout", "1s"},
 			// A slow start makes the replacement of a killed worker slower
-			// than a queued request's deadline.
-			Env: map[string]string{"FIXTURE_INIT_SLEEP_MS": "1000"},
+			// than a queued request's deadline: an initialisation, or in fork
+			// mode, where a replacement is a fork, its after-fork hook (§2.6).
+			Env: map[string]string{"FIXTURE_INIT_SLEEP_MS": "1000", "FIXTURE_AFTER_FORK_SLEEP_MS": "1000"},
 			Checks: []Check{
 				{Name: "max-inflight-429", Section: "10.3", Description: "with max_inflight requests held, one more is answered 429 overloaded at once", Run: maxInflight},
 				{Name: "queued-past-deadline", Section: "5.2", Description: "a request whose deadline passes while queued is answered 504 timeout without reaching a worker", Timeout: 20 * time.Second, Run: queuedPastDeadline},
