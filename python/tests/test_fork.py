@@ -392,3 +392,37 @@ def test_exec_handshake_reply_is_unchanged() -> None:
                                b"AfterBurn-Capabilities: exchange\r\nContent-Length: 0\r\n\r\n")
 
 
+
+
+def test_a_loop_that_cannot_be_renewed_refuses_the_fork() -> None:
+    """§2.6: renewing a forked worker's event loop leans on asyncio's private attributes; a
+    loop without them is named, so that the template refuses to fork rather than share its
+    selector with every worker."""
+    from afterburn_runtime import _aio
+
+    class Bare:
+        def is_closed(self) -> bool:
+            return False
+
+    class FakeRunner:
+        loop = Bare()
+
+    fake = FakeRunner()
+    _aio._live.append(fake)  # type: ignore[arg-type]
+    try:
+        reason = _aio.unrenewable()
+        assert reason is not None and "_selector" in reason and "exec" in reason
+        import pytest
+
+        with pytest.raises(RuntimeError):
+            _aio.renew_after_fork()
+    finally:
+        _aio._live.remove(fake)  # type: ignore[arg-type]
+    # asyncio's own loop has what renewal uses, on the Python that runs these tests.
+    import asyncio
+
+    loop = asyncio.new_event_loop()
+    try:
+        assert all(hasattr(loop, name) for name in _aio._RENEWED)
+    finally:
+        loop.close()

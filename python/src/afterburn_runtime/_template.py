@@ -106,6 +106,9 @@ class Template:
             log(f"fork of slot {slot} failed: {e}")
             return _control.failed(slot, str(e))
         reason = _forksafety.probe()  # after the hooks, which may stop threads
+        aio = sys.modules.get("afterburn_runtime._aio")
+        if reason is None and aio is not None:
+            reason = aio.unrenewable()  # a loop a worker could not have to itself
         if reason is not None:
             log(f"fork of slot {slot} failed: {reason}")
             return _control.failed(slot, reason)
