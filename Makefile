@@ -4,6 +4,7 @@
 #   make test         every language's tests plus the conformance suite for each language
 #   make conformance  the conformance suite for every language present
 #   make conformance-go   (or -python, -node, -java) the suite for one language
+#   make conformance-modes  the whole suite in each wave-2 mode (fork: Python); CI runs it after make test
 #   make soak         a long mixed load with faults per language (N=... requests; default 1e6 for Go, 1e5 others)
 #   make fuzz         the Go fuzz targets for FUZZTIME each (default 5m); make test runs 5 s of each
 #   make bench        every language against its baselines (QUICK=1: about five minutes)
@@ -33,7 +34,7 @@ SOAK        := conformance/bin/afterburn-soak
 GO_SOURCES          := $(shell find go -name '*.go' -not -path 'go/bin/*') go/go.mod go/go.sum
 CONFORMANCE_SOURCES := $(shell find conformance -name '*.go' -not -path 'conformance/bin/*') conformance/go.mod
 
-.PHONY: help build run test test-all test-go test-conformance conformance conformance-go fmt lint clean \
+.PHONY: help build run test test-all test-go test-conformance conformance conformance-go conformance-modes fmt lint clean \
 	bench bench-build bench-go bench-c bench-java bench-tools bench-counts test-bench \
 	dist dist-test fuzz fuzz-short run-go soak soak-short soak-go soak-short-go soak-short-slow-clients soak-python soak-short-python soak-node soak-short-node soak-java soak-short-java lint-workflows lint-dockerfile test-deploy docs-config
 
@@ -86,6 +87,10 @@ test-conformance:
 	cd conformance && $(GO) test -count=1 ./...
 
 conformance: conformance-go conformance-python conformance-node conformance-java
+
+# The whole suite in the modes of wave 2, each mode for the libraries that implement it:
+# fork (§2.6) for Python. make test runs each mode's own checks only.
+conformance-modes: conformance-python-fork
 
 # CONFORMANCE_FLAGS passes options to the suite, e.g. CONFORMANCE_FLAGS="-layer wire" (CI's matrix).
 CONFORMANCE_FLAGS ?=

@@ -17,7 +17,7 @@ PY_FIXTURE_ASGI     := env PYTHONPATH=python/tests/fixture $(PY) -m afterburn_ru
 PY_FIXTURE_WSGI     := env PYTHONPATH=python/tests/fixture $(PY) -m afterburn_runtime --wsgi wsgi_fixture:app
 PY_EXAMPLE   := env PYTHONPATH=python/examples/model $(PY) -m afterburn_runtime model:handle
 
-.PHONY: test-python conformance-python run-python
+.PHONY: test-python conformance-python conformance-python-fork run-python
 
 $(PY_STAMP): python/pyproject.toml
 	$(PYTHON_SYS) -m venv $(PY_VENV)
@@ -46,6 +46,14 @@ conformance-python: $(PY_COMPILED) $(WATCHDOG) $(CONFORMANCE)
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_ASGI)" $(CONFORMANCE_FLAGS)
 	@echo "== python: the fixture as a WSGI app (serve_wsgi)"
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_WSGI)" $(CONFORMANCE_FLAGS)
+
+# PROTOCOL.md §2.6: the whole suite again with every worker forked from a template
+# (make conformance-modes runs it; make test runs only the fork checks, in every variant above).
+conformance-python-fork: $(PY_COMPILED) $(WATCHDOG) $(CONFORMANCE)
+	@echo "== python, fork mode: the launcher, every worker forked from a template (-spawn fork)"
+	$(CONFORMANCE) -watchdog $(WATCHDOG) -watchdog-flags "-spawn fork" -function "$(PY_FIXTURE_LAUNCHER)" $(CONFORMANCE_FLAGS)
+	@echo "== python, fork mode: the fixture as an ASGI app"
+	$(CONFORMANCE) -watchdog $(WATCHDOG) -watchdog-flags "-spawn fork" -function "$(PY_FIXTURE_ASGI)" $(CONFORMANCE_FLAGS)
 
 run-python: $(PY_COMPILED) $(WATCHDOG)
 	@echo "serving python/examples/model on http://127.0.0.1:$(RUN_PORT)/ (Ctrl-C stops)"

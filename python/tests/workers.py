@@ -20,9 +20,12 @@ HANDSHAKE = b"OPTIONS * HTTP/1.1\r\nHost: afterburn\r\nAfterBurn-Handshake: 1\r\
 
 class Worker:
     """A worker process. ``mode`` is "fd" (AFTERBURN_FDS=3,4), "stdio" (AFTERBURN_FDS=0,1)
-    or "legacy" (no AFTERBURN_FDS: fds 0 and 1)."""
+    or "legacy" (no AFTERBURN_FDS: fds 0 and 1). ``extra_fds`` maps more descriptors of the
+    child to descriptors of this process (a template's control socket, PROTOCOL.md §2.6)."""
 
-    def __init__(self, args: list[str], mode: str = "fd", env: dict[str, str] | None = None) -> None:
+    def __init__(self, args: list[str], mode: str = "fd", env: dict[str, str] | None = None,
+                 extra_fds: dict[int, int] | None = None) -> None:
+        extra = extra_fds or {}
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
         log_r, log_w = os.pipe()
@@ -50,9 +53,16 @@ class Worker:
                 os.dup2(req_r, 0)
                 os.dup2(resp_w, 1)
             os.dup2(log_w, 2)
+            for target, source in extra.items():
+                os.dup2(source, target)
+            if extra:
+                # A template must get no descriptor but its own (§2.2, §2.6): the copies
+                # pass_fds kept would hold its pipes and its control socket open.
+                for fd in {req_r, resp_w, log_w, *extra.values()} - {0, 1, 2, 3, 4, *extra}:
+                    os.close(fd)
 
         self.proc = subprocess.Popen([sys.executable, *args], env=full_env, preexec_fn=child_fds,
-                                     close_fds=True, pass_fds=(3, 4, req_r, resp_w, log_w))
+                                     close_fds=True, pass_fds=(3, 4, req_r, resp_w, log_w, *extra, *extra.values()))
         for fd in (req_r, resp_w, log_w):
             os.close(fd)
         self.req = req_w

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,6 +19,7 @@ func main() {
 	var o suite.Options
 	flag.StringVar(&o.Watchdog, "watchdog", "", "path of the watchdog binary (needed by the e2e layer)")
 	flag.StringVar(&o.Function, "function", "", `the fixture command, run as /bin/sh -c "exec CMD ARGS..."`)
+	watchdogFlags := flag.String("watchdog-flags", "", `flags for every watchdog the e2e layer starts, before each check's own (a mode: "-spawn fork")`)
 	flag.StringVar(&o.Layer, "layer", "all", "wire, e2e or all")
 	flag.StringVar(&o.Spec, "spec", "spec/PROTOCOL.md", "the protocol specification whose sections checks cite")
 	flag.StringVar(&o.Vectors, "vectors", "conformance/vectors", "the folder of vector files")
@@ -31,6 +33,7 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	o.WatchdogFlags = strings.Fields(*watchdogFlags)
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "afterburn-conformance: unexpected arguments %q\n", flag.Args())
 		os.Exit(2)

@@ -177,7 +177,9 @@ func queuedPastDeadline(t *T) {
 
 func bannerFD(t *T) {
 	echoesOwnIDs(t, 2)
-	t.LogWait(0, regexp.MustCompile(`\bw1\b[^\n]*HTTP/1\.1 200 OK banner-fd`))
+	// Printed during initialisation: by worker 1, or in fork mode by the template, which
+	// initialises once for every worker and is logged as w0 (§2.6).
+	t.LogWait(0, regexp.MustCompile(`\bw[01]\b[^\n]*HTTP/1\.1 200 OK banner-fd`))
 }
 
 func stdioMode(t *T) {

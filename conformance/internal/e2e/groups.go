@@ -77,6 +77,20 @@ func Groups() []Group {
 			},
 		},
 		{
+			// PROTOCOL.md §2.6: each check starts a watchdog of its own in fork mode and
+			// is skipped for a library that does not list fork.
+			Name:   "fork",
+			Manual: true,
+			Checks: []Check{
+				{Name: "fork-workers-from-template", Section: "2.6", Description: "with spawn=fork the template initialises once and both workers are its forks: children of the watchdog, in process groups of their own, running the template's program", Run: forkWorkersFromTemplate},
+				{Name: "fork-crash-replaced-by-fork", Section: "2.6", Description: "a worker that crashes is replaced by a new fork of the template, not a new initialisation", Run: forkCrashReplacedByFork},
+				{Name: "fork-template-crash", Section: "2.6", Description: "a template killed leaves the forked workers serving; a new template starts and the restart is counted", Timeout: 20 * time.Second, Run: forkTemplateCrash},
+				{Name: "fork-random-differs", Section: "2.6", Description: "two workers forked from one template draw different random numbers", Run: forkRandomDiffers},
+				{Name: "fork-thread-refused", Section: "2.6", Description: "a template with a thread of its own running does not fork: the failure names the thread, and the slots fall back to exec and serve", Timeout: 20 * time.Second, Run: forkThreadRefused},
+				{Name: "fork-recycle", Section: "2.6", Description: "the successor of a recycled worker is a fork of the template", Timeout: 20 * time.Second, Run: forkRecycle},
+			},
+		},
+		{
 			Name:  "recycling",
 			Flags: []string{"-workers", "2", "-max_requests", "10"},
 			Checks: []Check{
@@ -118,8 +132,9 @@ func Groups() []Group {
 			Name:  "single",
 			Flags: []string{"-workers", "1", "-max_inflight", "2", "-exec_timeout", "1s"},
 			// A slow start makes the replacement of a killed worker slower
-			// than a queued request's deadline.
-			Env: map[string]string{"FIXTURE_INIT_SLEEP_MS": "1000"},
+			// than a queued request's deadline: an initialisation, or in fork
+			// mode, where a replacement is a fork, its after-fork hook (§2.6).
+			Env: map[string]string{"FIXTURE_INIT_SLEEP_MS": "1000", "FIXTURE_AFTER_FORK_SLEEP_MS": "1000"},
 			Checks: []Check{
 				{Name: "max-inflight-429", Section: "10.3", Description: "with max_inflight requests held, one more is answered 429 overloaded at once", Run: maxInflight},
 				{Name: "queued-past-deadline", Section: "5.2", Description: "a request whose deadline passes while queued is answered 504 timeout without reaching a worker", Timeout: 20 * time.Second, Run: queuedPastDeadline},
@@ -134,9 +149,10 @@ func Groups() []Group {
 			},
 		},
 		{
-			Name:  "stdio",
-			Flags: []string{"-workers", "1", "-stdio"},
-			Env:   map[string]string{"FIXTURE_BANNER": "banner-stdio"},
+			Name:     "stdio",
+			ExecOnly: true,
+			Flags:    []string{"-workers", "1", "-stdio"},
+			Env:      map[string]string{"FIXTURE_BANNER": "banner-stdio"},
 			Checks: []Check{
 				{Name: "stdio-mode", Section: "2.2", Description: "in stdio mode a banner and prints do not corrupt the protocol", Run: stdioMode},
 			},

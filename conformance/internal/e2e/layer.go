@@ -14,12 +14,15 @@ import (
 
 // Config is what the e2e layer needs.
 type Config struct {
-	Watchdog string             // the watchdog binary; "" skips the layer
-	Function string             // the fixture command
-	Run      *regexp.Regexp     // selects check ids; nil selects all
-	Timeout  time.Duration      // default time limit of one check
-	Sections func(string) bool  // reports whether the spec has a section
-	Report   func(check.Result) // receives each result
+	Watchdog string // the watchdog binary; "" skips the layer
+	// WatchdogFlags go before each check's own to every watchdog the layer
+	// starts: a mode (-spawn fork) under which the whole layer runs.
+	WatchdogFlags []string
+	Function      string             // the fixture command
+	Run           *regexp.Regexp     // selects check ids; nil selects all
+	Timeout       time.Duration      // default time limit of one check
+	Sections      func(string) bool  // reports whether the spec has a section
+	Report        func(check.Result) // receives each result
 }
 
 // Check is one e2e check.
@@ -40,7 +43,10 @@ type Group struct {
 	Flags  []string
 	Env    map[string]string
 	Manual bool
-	Checks []Check
+	// ExecOnly groups need workers started the exec way (stdio mode: a
+	// template needs fd mode, §2.6); under -spawn fork they are skipped.
+	ExecOnly bool
+	Checks   []Check
 }
 
 func (c *Check) meta() check.Meta {
@@ -74,11 +80,17 @@ func runGroup(ctx context.Context, c *Config, g Group, sel []*Check) {
 		}
 		return
 	}
+	if g.ExecOnly && c.forking() {
+		for _, ch := range sel {
+			c.Report(ch.meta().Result(check.Skip, "needs workers started the exec way; spawn=fork needs fd mode (§2.6)", 0))
+		}
+		return
+	}
 	var wd *Watchdog
 	var startErr error
 	if !g.Manual {
 		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		wd, startErr = StartWatchdog(sctx, c.Watchdog, c.Function, g.Flags, g.Env)
+		wd, startErr = StartWatchdog(sctx, c.Watchdog, c.Function, c.flags(g.Flags), g.Env)
 		if startErr == nil {
 			if err := wd.WaitReady(sctx, 0); err != nil {
 				startErr = fmt.Errorf("%v\n%s", err, wd.Tail())
@@ -159,4 +171,21 @@ func (t *T) report(msg string) string {
 		fmt.Fprintf(&b, "\nwatchdog: %s\n%s", t.WD.ExitString(), t.WD.Tail())
 	}
 	return b.String()
+}
+
+// flags is a check's watchdog flags after the layer's own: a check's flag
+// wins where both set one (the flag package keeps the last).
+func (c *Config) flags(own []string) []string {
+	return append(append([]string{}, c.WatchdogFlags...), own...)
+}
+
+// forking reports whether the layer runs every watchdog with -spawn fork.
+func (c *Config) forking() bool {
+	for i, f := range c.WatchdogFlags {
+		if (f == "-spawn" || f == "--spawn") && i+1 < len(c.WatchdogFlags) && c.WatchdogFlags[i+1] == "fork" ||
+			f == "-spawn=fork" || f == "--spawn=fork" {
+			return true
+		}
+	}
+	return false
 }

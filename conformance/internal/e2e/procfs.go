@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -79,11 +80,15 @@ func vmHWM(pid int) (int64, error) {
 	return 0, fmt.Errorf("/proc/%d/status has no VmHWM", pid)
 }
 
-// Workers returns the watchdog's live child processes (its workers).
+// Workers returns the watchdog's live child processes that are workers: in
+// fork mode the template is a child too, and /_/ready names it (§2.6, §9.2).
 func (t *T) Workers() []int {
 	c, err := children(t.WD.Pid())
 	if err != nil {
 		t.Skipf("cannot read /proc: %v", err)
+	}
+	if _, st := t.ReadyStatus(); st != nil && st.TemplatePid > 0 {
+		c = slices.DeleteFunc(c, func(pid int) bool { return pid == st.TemplatePid })
 	}
 	return c
 }

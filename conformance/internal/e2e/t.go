@@ -70,7 +70,7 @@ func (t *T) Cleanup(f func()) { t.cleanups = append(t.cleanups, f) }
 // StartWatchdog starts a watchdog of the check's own (manual groups); it
 // is stopped when the check ends. With ready it also waits for /_/ready.
 func (t *T) StartWatchdog(flags []string, env map[string]string, ready bool) *Watchdog {
-	w, err := StartWatchdog(t.ctx, t.cfg.Watchdog, t.cfg.Function, flags, env)
+	w, err := StartWatchdog(t.ctx, t.cfg.Watchdog, t.cfg.Function, t.cfg.flags(flags), env)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -87,7 +87,7 @@ func (t *T) StartWatchdog(flags []string, env map[string]string, ready bool) *Wa
 // StartWatchdogInheriting is StartWatchdog with descriptors the watchdog
 // inherits from fd 3 on (§2.2); it waits for /_/ready.
 func (t *T) StartWatchdogInheriting(flags []string, env map[string]string, files []*os.File) *Watchdog {
-	w, err := startWatchdog(t.ctx, t.cfg.Watchdog, t.cfg.Function, flags, env, files)
+	w, err := startWatchdog(t.ctx, t.cfg.Watchdog, t.cfg.Function, t.cfg.flags(flags), env, files)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}

@@ -175,6 +175,11 @@ type Status struct {
 	Busy         *int `json:"busy"`
 	Backoff      *int `json:"backoff"`
 	CrashLooping *int `json:"crash_looping"`
+	// Fork mode only (§2.6, §9.2): how live workers were started, and the
+	// template, which is a child of the watchdog but not a worker.
+	Started     map[string]int `json:"started,omitempty"`
+	Template    string         `json:"template,omitempty"` // starting, ready, backoff or none
+	TemplatePid int            `json:"template_pid,omitempty"`
 }
 
 // status fetches /_/ready or /_/health: the HTTP status and the parsed body.

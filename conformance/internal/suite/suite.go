@@ -18,16 +18,19 @@ import (
 
 // Options are the command-line settings (README.md).
 type Options struct {
-	Watchdog string        // -watchdog: the watchdog binary (e2e layer)
-	Function string        // -function: the fixture command
-	Layer    string        // -layer: wire, e2e or all
-	Spec     string        // -spec: path of PROTOCOL.md
-	Vectors  string        // -vectors: the vectors folder
-	Run      string        // -run: regular expression on check ids
-	JSON     bool          // -json: machine-readable report
-	Verbose  bool          // -v
-	Timeout  time.Duration // -timeout: per check
-	Parallel int           // -parallel: wire vectors at once
+	Watchdog string // -watchdog: the watchdog binary (e2e layer)
+	// WatchdogFlags (-watchdog-flags) go to every watchdog the e2e layer
+	// starts, before each check's own: the mode the layer runs in.
+	WatchdogFlags []string
+	Function      string        // -function: the fixture command
+	Layer         string        // -layer: wire, e2e or all
+	Spec          string        // -spec: path of PROTOCOL.md
+	Vectors       string        // -vectors: the vectors folder
+	Run           string        // -run: regular expression on check ids
+	JSON          bool          // -json: machine-readable report
+	Verbose       bool          // -v
+	Timeout       time.Duration // -timeout: per check
+	Parallel      int           // -parallel: wire vectors at once
 }
 
 // Run runs the suite and writes the report to out. ok is false when a MUST
@@ -75,7 +78,7 @@ func Run(ctx context.Context, o Options, out io.Writer) (ok bool, err error) {
 	}
 	if e2eOn {
 		e2e.RunLayer(ctx, e2e.Config{
-			Watchdog: o.Watchdog, Function: o.Function, Run: sel, Timeout: o.Timeout,
+			Watchdog: o.Watchdog, WatchdogFlags: o.WatchdogFlags, Function: o.Function, Run: sel, Timeout: o.Timeout,
 			Sections: secs.Has, Report: rep.Add,
 		})
 	}

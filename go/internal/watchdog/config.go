@@ -36,6 +36,8 @@ type Config struct {
 	MaxAge              time.Duration // max_age: recycle a worker after about this long, 0 = never (§9.7)
 	MaxWorkerRSS        int64         // max_worker_rss: recycle a worker past this resident size, 0 = no limit (§9.7)
 	TrustRequestID      bool          // trust_request_id: a client's valid X-Request-Id becomes the request id (§5.6)
+	Spawn               string        // spawn: how workers come to exist, SpawnExec or SpawnFork (§2.6)
+	ForkTimeout         time.Duration // fork_timeout: fork request to the forked worker's handshake reply (§2.6)
 
 	// Buffering between clients and workers: request bodies (PROTOCOL.md §6.6,
 	// reqbuffer.go) and responses (§6.1, respbuffer.go).
@@ -54,6 +56,13 @@ type Config struct {
 	// child they run.
 	env []string
 }
+
+// The values of spawn (PROTOCOL.md §10.2): run the command for every worker,
+// or fork every worker from one template (§2.6).
+const (
+	SpawnExec = "exec"
+	SpawnFork = "fork"
+)
 
 // MetricsOnPort is the metrics_port that serves /metrics on port instead of
 // on a listener of its own (PROTOCOL.md §10.1).
@@ -88,6 +97,8 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		PrefixLogs:      true,
 		Handshake:       true,
 		TrustRequestID:  true,
+		Spawn:           SpawnExec,
+		ForkTimeout:     10 * time.Second,
 
 		RequestBuffering:     true,
 		RequestBufferMemory:  defaultRequestBufferMemory,
@@ -125,6 +136,8 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	fs.Var((*seconds)(&cfg.MaxAge), "max_age", "recycle a worker after this `duration`, plus up to 10% jitter; 0 = never")
 	fs.Int64Var(&cfg.MaxWorkerRSS, "max_worker_rss", 0, "recycle a worker whose resident memory passes this many `bytes`; 0 = no limit")
 	fs.BoolVar(&cfg.TrustRequestID, "trust_request_id", cfg.TrustRequestID, "use a client's valid X-Request-Id as the request id; false = always a fresh one")
+	fs.StringVar(&cfg.Spawn, "spawn", cfg.Spawn, "`mode` in which workers come to exist: exec runs the command for each; fork forks them from one template process that initialised once (§2.6: needs fd mode and a library that can fork)")
+	fs.Var((*seconds)(&cfg.ForkTimeout), "fork_timeout", "`duration` allowed from a fork request to the forked worker's handshake reply")
 	fs.BoolVar(&cfg.RequestBuffering, "request_buffering", cfg.RequestBuffering, "read a request body of known length whole before it takes a worker; false = stream it")
 	fs.Int64Var(&cfg.RequestBufferMemory, "request_buffer_memory", cfg.RequestBufferMemory, "`bytes` of a buffered request body held in memory; the rest goes to a temporary file")
 	fs.BoolVar(&cfg.ResponseBuffering, "response_buffering", cfg.ResponseBuffering, "read each response from its worker as fast as it is written, so that a slow client does not hold the worker")
@@ -197,6 +210,14 @@ func (c *Config) check() error {
 		return fmt.Errorf("watchdog: bad response_buffer_memory %d", c.ResponseBufferMemory)
 	case c.BufferSpillMax < 0:
 		return fmt.Errorf("watchdog: bad buffer_spill_max %d", c.BufferSpillMax)
+	case c.Spawn != SpawnExec && c.Spawn != SpawnFork && c.Spawn != "":
+		return fmt.Errorf("watchdog: bad spawn %q: want exec or fork", c.Spawn)
+	case c.Spawn == SpawnFork && c.Stdio:
+		return errors.New("watchdog: spawn=fork needs fd mode: a template hands its workers the descriptors of §2.2, which stdio=true does not use; set stdio=false or spawn=exec")
+	case c.Spawn == SpawnFork && runtime.GOOS != "linux":
+		return errors.New("watchdog: spawn=fork needs Linux (PR_SET_CHILD_SUBREAPER)")
+	case c.Spawn == SpawnFork && c.ForkTimeout <= 0:
+		return fmt.Errorf("watchdog: bad fork_timeout %v: must be positive", c.ForkTimeout)
 	case c.InitTimeout <= 0:
 		return fmt.Errorf("watchdog: bad init_timeout %v: must be positive", c.InitTimeout)
 	}

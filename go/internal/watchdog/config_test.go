@@ -70,6 +70,9 @@ func TestParseConfig(t *testing.T) {
 				c.MaxHeaderBytes = 8192
 				c.MetricsPort = 9100
 			}},
+		{"fork", []string{"--spawn=fork", "--fork_timeout=1.5", "app"}, nil, func(c *Config) {
+			c.Spawn, c.ForkTimeout = SpawnFork, 1500*time.Millisecond
+		}},
 		{"metrics on port", []string{"--metrics_port=-1", "app"}, nil, func(c *Config) { c.MetricsPort = MetricsOnPort }},
 		{"metrics on a free port", []string{"app"}, map[string]string{"metrics_port": "0"}, func(c *Config) { c.MetricsPort = 0 }},
 		{"metrics on a free port beside a free port", []string{"--port=0", "--metrics_port=0", "app"}, nil, func(c *Config) { c.Port, c.MetricsPort = 0, 0 }},
@@ -86,6 +89,7 @@ func TestParseConfig(t *testing.T) {
 				PrefixLogs: true, Handshake: true, TrustRequestID: true, Command: []string{"app"},
 				RequestBuffering: true, RequestBufferMemory: defaultRequestBufferMemory,
 				ResponseBuffering: true, ResponseBufferMemory: 1 << 20, BufferSpillMax: 1 << 30,
+				Spawn: SpawnExec, ForkTimeout: 10 * time.Second,
 			}
 			tc.want(&want)
 			if !reflect.DeepEqual(got, want) {

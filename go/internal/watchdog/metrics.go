@@ -25,6 +25,11 @@ type metrics struct {
 	restarts       *prometheus.CounterVec
 	initDuration   prometheus.Histogram
 	protocolErrors *prometheus.CounterVec
+	// Fork mode (PROTOCOL.md §2.6): workers started by kind, fork request
+	// to handshake reply, template restarts by reason.
+	workerStarts     *prometheus.CounterVec
+	forkDuration     prometheus.Histogram
+	templateRestarts *prometheus.CounterVec
 	// requestBuffered is afterburn_request_buffer_bytes (§6.6, §10.4).
 	requestBuffered *prometheus.GaugeVec
 	// byCode is requests' counter per status code, once looked up:
@@ -83,9 +88,25 @@ func newMetrics(p poolGauges, b bufferGauges) *metrics {
 			Name: "afterburn_request_buffer_bytes",
 			Help: "Bytes of request bodies held by request buffering, in memory or in temporary files.",
 		}, []string{"where"}),
+		workerStarts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "afterburn_worker_starts_total",
+			Help: "Workers started, by kind: exec (the command run) or fork (forked from the template).",
+		}, []string{"kind"}),
+		forkDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "afterburn_fork_duration_seconds",
+			Help:    "Time from a fork request to the forked worker's handshake reply.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 14),
+		}),
+		templateRestarts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "afterburn_template_restarts_total",
+			Help: "Template restarts, by PROTOCOL.md §9.1 reason.",
+		}, []string{"reason"}),
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.queueWait, m.rejected, m.restarts,
-		m.initDuration, m.protocolErrors, m.requestBuffered)
+		m.initDuration, m.protocolErrors, m.requestBuffered,
+		m.workerStarts, m.forkDuration, m.templateRestarts)
+	m.workerStarts.WithLabelValues("exec")
+	m.workerStarts.WithLabelValues("fork")
 	m.requestBuffered.WithLabelValues("memory")
 	m.requestBuffered.WithLabelValues("file")
 	m.reg.MustRegister(
@@ -122,6 +143,7 @@ func newMetrics(p poolGauges, b bufferGauges) *metrics {
 	// Known label values start at zero, so every series exists from the start.
 	for _, r := range restartReasons {
 		m.restarts.WithLabelValues(r)
+		m.templateRestarts.WithLabelValues(r)
 	}
 	for _, k := range []string{"bad_response", "unsolicited_output", "handshake", "exchange"} {
 		m.protocolErrors.WithLabelValues(k)

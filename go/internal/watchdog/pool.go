@@ -54,9 +54,10 @@ type waiter struct {
 // goroutine per slot. Requests wait in FIFO order; idle workers are handed
 // out most recently idle first (PROTOCOL.md §10.3).
 type pool struct {
-	cfg *Config
-	log *logger
-	m   *metrics
+	cfg   *Config
+	log   *logger
+	m     *metrics
+	spawn spawner // how workers come to exist (spawn.go); set by start
 
 	mu      sync.Mutex
 	slots   []*slot
@@ -82,6 +83,10 @@ func newPool(cfg *Config, log *logger) *pool {
 }
 
 func (p *pool) start() {
+	sp := newSpawner(p)
+	p.mu.Lock() // snapshot reads it
+	p.spawn = sp
+	p.mu.Unlock()
 	for _, s := range p.slots {
 		p.wg.Add(1)
 		go p.supervise(s)
@@ -357,6 +362,9 @@ func (p *pool) closeLocked() {
 	}
 	p.closing = true
 	close(p.stop)
+	if p.spawn != nil {
+		p.spawn.close() // §2.6: the template exits at the end of its control socket
+	}
 	for _, w := range p.idle {
 		w.state = wsDraining
 		w.closeRequest()
@@ -501,6 +509,11 @@ type status struct {
 	Busy         int `json:"busy"`
 	Backoff      int `json:"backoff"`
 	CrashLooping int `json:"crash_looping"`
+	// Fork mode only (PROTOCOL.md §9.2): how the live workers were started,
+	// and the template's state and pid. The template is not a worker.
+	Started     map[string]int `json:"started,omitempty"`
+	Template    string         `json:"template,omitempty"`
+	TemplatePID int            `json:"template_pid,omitempty"`
 }
 
 // snapshot counts slots by state; ready is true when one worker has
@@ -521,5 +534,14 @@ func (p *pool) snapshot() (st status, ready bool) {
 		}
 	}
 	st.CrashLooping = p.looping
+	if p.cfg.Spawn == SpawnFork && p.spawn != nil {
+		st.Started = map[string]int{"exec": 0, "fork": 0}
+		for _, s := range p.slots {
+			if s.w != nil && s.w.kind != "" && (s.state == slotIdle || s.state == slotBusy) {
+				st.Started[s.w.kind]++
+			}
+		}
+		st.Template, st.TemplatePID = p.spawn.template()
+	}
 	return st, st.Idle+st.Busy > 0 && !p.closing
 }

@@ -3,6 +3,7 @@ package watchdog
 import (
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -19,24 +20,62 @@ type siginfo struct {
 	_                  [128]byte
 }
 
+// reaper counts who needs the orphan reaper: PID 1, and each pool in fork
+// mode (tests run several, one after another).
+var reaper struct {
+	mu    sync.Mutex
+	users int
+	stop  chan struct{}
+}
+
 // startReaper reaps orphans re-parented to the watchdog when it runs as
-// PID 1 in a container, without stealing the exit status of its own workers:
-// it peeks with WNOWAIT and reaps only pids that are not workers.
-func startReaper() {
-	ch := make(chan os.Signal, 8)
-	signal.Notify(ch, syscall.SIGCHLD)
-	go func() {
-		// The ticker catches orphans hidden behind a worker's zombie, which
-		// waitid(P_ALL) keeps returning until the worker's own Wait reaps it.
-		tick := time.NewTicker(time.Second)
-		for {
-			select {
-			case <-ch:
-			case <-tick.C:
+// PID 1 in a container, or as a child subreaper in fork mode (PROTOCOL.md
+// §2.6), without stealing the exit status of its own workers: it peeks with
+// WNOWAIT and reaps only pids that are not workers. The returned function
+// stops it once no other user needs it.
+func startReaper() (release func()) {
+	reaper.mu.Lock()
+	defer reaper.mu.Unlock()
+	reaper.users++
+	if reaper.users == 1 {
+		stop := make(chan struct{})
+		reaper.stop = stop
+		ch := make(chan os.Signal, 8)
+		signal.Notify(ch, syscall.SIGCHLD)
+		go func() {
+			defer signal.Stop(ch)
+			// The ticker catches orphans hidden behind a worker's zombie, which
+			// waitid(P_ALL) keeps returning until the worker's own Wait reaps it.
+			tick := time.NewTicker(time.Second)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ch:
+				case <-tick.C:
+				case <-stop:
+					return
+				}
+				reapOrphans()
 			}
-			reapOrphans()
-		}
-	}()
+		}()
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			reaper.mu.Lock()
+			defer reaper.mu.Unlock()
+			if reaper.users--; reaper.users == 0 {
+				close(reaper.stop)
+			}
+		})
+	}
+}
+
+// becomeSubreaper makes the watchdog the parent of orphaned descendants, so
+// that a forked worker, whose parent (the middle process) exits at once, is
+// re-parented to it (PROTOCOL.md §2.6).
+func becomeSubreaper() error {
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
 
 func reapOrphans() {
@@ -52,7 +91,9 @@ func reapOrphans() {
 		}
 		pid := int(info.pid)
 		procs.mu.Lock()
-		worker := procs.pids[pid]
+		// PROTOCOL.md §2.6: an unknown child may be a forked worker whose
+		// pid is on its way; it stays a zombie until the answer registers it.
+		worker := procs.pids[pid] || procs.forking > 0
 		if !worker {
 			var ws unix.WaitStatus
 			unix.Wait4(pid, &ws, unix.WNOHANG, nil)

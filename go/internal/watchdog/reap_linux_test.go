@@ -57,3 +57,30 @@ func TestReapOrphans(t *testing.T) {
 		t.Fatalf("worker Wait: %v; want exit status 7 (not stolen by the reaper)", err)
 	}
 }
+
+// TestReapLeavesUnknownChildrenWhileForking: PROTOCOL.md §2.6. A forked
+// worker is the watchdog's child before the template's answer names it; while
+// a fork is outstanding the reaper must leave every unknown child alone.
+func TestReapLeavesUnknownChildrenWhileForking(t *testing.T) {
+	child := exec.Command("/bin/sh", "-c", "exit 3")
+	if err := child.Start(); err != nil { // not startProcess: an unknown child
+		t.Fatal(err)
+	}
+	pid := child.Process.Pid
+	waitExitNoReap(pid)
+	procs.mu.Lock()
+	procs.forking++
+	procs.mu.Unlock()
+	reapOrphans()
+	procs.mu.Lock()
+	procs.forking--
+	procs.mu.Unlock()
+	if !isChild(pid) {
+		t.Fatalf("unknown child %d reaped while a fork was outstanding", pid)
+	}
+	reapOrphans()
+	if isChild(pid) {
+		t.Fatalf("unknown child %d left a zombie once no fork was outstanding", pid)
+	}
+	child.Wait() // ECHILD: the reaper has it
+}

@@ -1,6 +1,7 @@
 package watchdog
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -67,12 +68,18 @@ func (p *pool) supervise(s *slot) {
 	}
 }
 
-// startOne starts a worker and waits for its handshake (PROTOCOL.md §3),
-// bounded by init_timeout (§3.5).
+// startOne starts a worker the spawner's way and waits for its handshake
+// (PROTOCOL.md §3), bounded by init_timeout (§3.5), or fork_timeout from the
+// fork request for a forked worker (§2.6).
 func (p *pool) startOne(s *slot) (*worker, string, error) {
-	w, err := startWorker(p.cfg, s.id, p.log)
+	w, err := p.spawn.start(s.id)
 	if err != nil {
-		return nil, "init_failed", err
+		reason := "init_failed"
+		var ie *initError
+		if errors.As(err, &ie) {
+			reason = ie.reason
+		}
+		return nil, reason, err
 	}
 	p.mu.Lock()
 	s.w = w
@@ -85,10 +92,12 @@ func (p *pool) startOne(s *slot) (*worker, string, error) {
 	if !p.cfg.Handshake {
 		return w, "", nil // PROTOCOL.md §11.2: ready once started
 	}
-	ie := w.handshake(w.started.Add(p.cfg.InitTimeout), p.cfg.Stdio, p.log)
+	ie := w.handshake(w.deadline, p.cfg.Stdio, p.log)
 	if ie == nil {
+		p.spawn.handshook(w, nil)
 		return w, "", nil
 	}
+	p.spawn.handshook(w, ie)
 	if ie.violation {
 		p.m.protocolErrors.WithLabelValues("handshake").Inc()
 	}
@@ -102,9 +111,11 @@ func (p *pool) startOne(s *slot) (*worker, string, error) {
 	return nil, ie.reason, fmt.Errorf("%v (%s)", ie, w.exitStatus())
 }
 
+func (p *pool) waitLogs(w *worker) { waitLogs(w) }
+
 // waitLogs lets the forwarders of a dead worker's log pipes finish, briefly:
 // a helper that escaped the process group may hold them open.
-func (p *pool) waitLogs(w *worker) {
+func waitLogs(w *worker) {
 	done := make(chan struct{})
 	go func() {
 		w.logsDone.Wait()

@@ -16,6 +16,9 @@ import (
 // capabilityExchange is the capability name of §4.6 (§3.2).
 const capabilityExchange = "exchange"
 
+// capabilityFork is what a template lists in its handshake reply (PROTOCOL.md §2.6).
+const capabilityFork = "fork"
+
 // exchangeField is the field name of §4.6 in the canonical form net/http
 // keys a parsed head by.
 const exchangeField = "Afterburn-Exchange"

@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -54,9 +52,15 @@ const (
 // a new worker in the same slot.
 type worker struct {
 	id      int // slot, AFTERBURN_WORKER_ID (§2.3)
-	cmd     *exec.Cmd
 	pid     int
+	kind    string // how it came to exist: "exec" or "fork" (§2.6)
 	started time.Time
+	// deadline bounds its first handshake: init_timeout from an exec,
+	// fork_timeout from the fork request (§2.6).
+	deadline time.Time
+	// reap waits for the process and reaps it: exec.Cmd.Wait for an exec'd
+	// worker, os.Process.Wait for an adopted, forked one (proc.go).
+	reap func() (*os.ProcessState, error)
 
 	reqW *os.File // request pipe, the watchdog's end
 	// reqUnread is the request pipe's read end, which the watchdog keeps
@@ -79,13 +83,16 @@ type worker struct {
 	mu   sync.Mutex
 	dead bool // exited; its process group must not be signalled any more
 
-	exited   chan struct{} // closed once the process was reaped
-	exitErr  error         // cmd.Wait's error, valid after exited is closed
+	exited   chan struct{}    // closed once the process was reaped
+	exitErr  error            // reap's error, valid after exited is closed
+	exitPS   *os.ProcessState // reap's state, valid after exited is closed
 	logsDone sync.WaitGroup
 
 	// tokens: the handshake reply listed the exchange capability, so every
 	// later request carries a token its response must echo (PROTOCOL.md §4.6).
 	tokens bool
+	// forkable: the handshake reply listed fork; only a template does (§2.6).
+	forkable bool
 
 	state   workerState // guarded by pool.mu
 	gone    bool        // guarded by pool.mu: the process was reaped
@@ -121,101 +128,6 @@ func newWorker(id int, reqW, reqUnread, respR *os.File) *worker {
 	}
 }
 
-// startWorker starts one worker for slot id. PROTOCOL.md §2.2: fd 0 is
-// /dev/null, fds 1 and 2 log pipes, fd 3 the request pipe and fd 4 the
-// response pipe; in stdio mode the request pipe is fd 0 and the response
-// pipe fd 1.
-func startWorker(cfg *Config, id int, log *logger) (*worker, error) {
-	var parent, child []*os.File // our ends, and the child's ends closed after Start
-	defer func() {
-		for _, f := range child {
-			f.Close()
-		}
-	}()
-	reqR, reqW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("watchdog: request pipe: %v", err)
-	}
-	respR, respW, err := os.Pipe()
-	if err != nil {
-		reqR.Close()
-		reqW.Close()
-		return nil, fmt.Errorf("watchdog: response pipe: %v", err)
-	}
-	growPipe(reqW)
-	growPipe(respW)
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		for _, f := range []*os.File{reqR, reqW, respR, respW} {
-			f.Close()
-		}
-		return nil, fmt.Errorf("watchdog: stderr pipe: %v", err)
-	}
-	// reqR stays open here too (reqUnread): see worker.unreadRequestBytes.
-	parent = append(parent, reqW, reqR, respR, errR)
-	child = append(child, respW, errW)
-
-	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
-	fds := "3,4"
-	var outR *os.File
-	if cfg.Stdio {
-		fds = "0,1"
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = reqR, respW, errW
-	} else {
-		var outW *os.File
-		outR, outW, err = os.Pipe()
-		if err != nil {
-			for _, f := range parent {
-				f.Close()
-			}
-			return nil, fmt.Errorf("watchdog: stdout pipe: %v", err)
-		}
-		parent = append(parent, outR)
-		child = append(child, outW)
-		cmd.Stdout, cmd.Stderr = outW, errW // Stdin nil: /dev/null
-		cmd.ExtraFiles = []*os.File{reqR, respW}
-	}
-	// PROTOCOL.md §2.3: the watchdog's environment plus these; exec keeps
-	// the last of duplicate names, so ours win.
-	cmd.Env = append(os.Environ(), cfg.env...)
-	cmd.Env = append(cmd.Env,
-		"AFTERBURN_PROTOCOL="+protocolVersions,
-		"AFTERBURN_FDS="+fds,
-		"AFTERBURN_WORKER_ID="+strconv.Itoa(id),
-		"AFTERBURN_MAX_HEADER_BYTES="+strconv.Itoa(cfg.MaxHeaderBytes),
-		"AFTERBURN_MAX_BODY_BYTES="+strconv.FormatInt(cfg.MaxRequestBody, 10),
-	)
-	cmd.SysProcAttr = sysProcAttr()
-
-	w := newWorker(id, reqW, reqR, respR)
-	w.cmd = cmd
-	w.started = time.Now()
-	if err := startProcess(cmd); err != nil {
-		for _, f := range parent {
-			f.Close()
-		}
-		return nil, fmt.Errorf("watchdog: start %q: %v", cfg.Command[0], err)
-	}
-	w.pid = cmd.Process.Pid
-
-	w.logsDone.Add(1)
-	go func() {
-		defer w.logsDone.Done()
-		log.forwardLines(id, "stderr", errR)
-		errR.Close()
-	}()
-	if outR != nil {
-		w.logsDone.Add(1)
-		go func() {
-			defer w.logsDone.Done()
-			log.forwardLines(id, "stdout", outR)
-			outR.Close()
-		}()
-	}
-	go w.wait()
-	return w, nil
-}
-
 // wait reaps the worker. Helpers it started die with it: the group is
 // killed while the leader is still a zombie, so its id cannot have been
 // reused (PROTOCOL.md §2.1).
@@ -223,16 +135,16 @@ func (w *worker) wait() {
 	if canPeekExit {
 		waitExitNoReap(w.pid)
 		w.mu.Lock()
-		syscall.Kill(-w.pid, syscall.SIGKILL)
+		killGroup(w.pid)
 		w.dead = true
 		w.mu.Unlock()
 	}
-	err := w.cmd.Wait()
+	ps, err := w.reap()
 	w.mu.Lock()
 	w.dead = true
 	w.mu.Unlock()
 	forgetProcess(w.pid)
-	w.exitErr = err
+	w.exitPS, w.exitErr = ps, err
 	close(w.exited)
 }
 
@@ -241,7 +153,7 @@ func (w *worker) wait() {
 func (w *worker) kill() {
 	w.mu.Lock()
 	if !w.dead {
-		syscall.Kill(-w.pid, syscall.SIGKILL)
+		killGroup(w.pid)
 	}
 	w.mu.Unlock()
 	now := time.Now()
@@ -249,10 +161,19 @@ func (w *worker) kill() {
 	w.reqW.SetWriteDeadline(now)
 }
 
+// killGroup kills the process group led by pid (PROTOCOL.md §2.1). A forked
+// worker makes its group itself (§2.6): until it has, only the process can
+// be killed.
+func killGroup(pid int) {
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err == syscall.ESRCH {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
 // exitStatus describes how the process ended, once it has.
 func (w *worker) exitStatus() string {
-	if w.cmd.ProcessState != nil {
-		return w.cmd.ProcessState.String()
+	if w.exitPS != nil {
+		return w.exitPS.String()
 	}
 	if w.exitErr != nil {
 		return w.exitErr.Error()
@@ -340,6 +261,7 @@ func (w *worker) handshake(deadline time.Time, skipBanner bool, log *logger) *in
 	if !w.tokens {
 		w.tokens = listsCapability(resp.Header["Afterburn-Capabilities"], capabilityExchange)
 	}
+	w.forkable = listsCapability(resp.Header["Afterburn-Capabilities"], capabilityFork)
 	return nil
 }
 

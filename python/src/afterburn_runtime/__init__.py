@@ -17,6 +17,9 @@ once. This package speaks the worker side::
 Django) and ``serve_asgi(app)`` an ASGI app (FastAPI, Starlette) unchanged. The launcher
 ``python -m afterburn_runtime module:attr`` protects stdout before it imports user code.
 ``afterburn_runtime.testing`` calls a handler or app in-process, without a watchdog.
+Under the watchdog's fork mode (PROTOCOL.md §2.6) the same calls make the process a
+template whose workers are forks of it; ``before_fork`` and ``after_fork`` register hooks
+for that mode.
 
 The import itself stays cheap (no asyncio, typing or json at import time): cold start is
 what this library exists to amortise.
@@ -27,6 +30,7 @@ from __future__ import annotations
 from ._errors import ProtocolError
 from ._fds import protect_early as _protect_early
 from ._headers import Headers
+from ._hooks import after_fork, before_fork
 from ._request import Request
 from ._response import Response
 from ._version import __version__
@@ -36,7 +40,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["Headers", "ProtocolError", "Request", "Response", "serve", "serve_asgi", "serve_wsgi", "__version__"]
+__all__ = ["Headers", "ProtocolError", "Request", "Response", "after_fork", "before_fork", "serve", "serve_asgi",
+           "serve_wsgi", "__version__"]
 
 # PROTOCOL.md §2.4: in stdio mode, move the protocol off stdin and stdout now, before the
 # code that imported this package prints anything.

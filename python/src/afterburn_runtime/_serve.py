@@ -26,13 +26,17 @@ if TYPE_CHECKING:
 PROTOCOL_VERSION = "1"
 
 # PROTOCOL.md §3.2; the capability `exchange`: this library echoes exchange tokens (§4.6).
-_HANDSHAKE_HEAD = (
-    "HTTP/1.1 200 OK\r\n"
-    f"AfterBurn-Protocol: {PROTOCOL_VERSION}\r\n"
-    f"AfterBurn-Library: python/{__version__}\r\n"
-    "AfterBurn-Capabilities: exchange\r\n"
-)
+# A template lists `fork` too (§2.6); a worker, forked or not, never does.
+def _handshake_head(capabilities: str) -> str:
+    return ("HTTP/1.1 200 OK\r\n"
+            f"AfterBurn-Protocol: {PROTOCOL_VERSION}\r\n"
+            f"AfterBurn-Library: python/{__version__}\r\n"
+            f"AfterBurn-Capabilities: {capabilities}\r\n")
+
+
+_HANDSHAKE_HEAD = _handshake_head("exchange")
 HANDSHAKE_REPLY = (_HANDSHAKE_HEAD + "Content-Length: 0\r\n\r\n").encode()
+TEMPLATE_HEAD = _handshake_head("exchange, fork")
 
 
 def log(message: str) -> None:
@@ -64,6 +68,22 @@ def run(respond: Responder, startup: Callable[[], None] | None = None,
         raise SystemExit(2) from None
     if startup is not None:
         startup()  # an exception here is an initialisation failure: traceback, exit 1 (§9.1)
+    control = _control_fd(in_fd, out_fd)
+    if control is not None:
+        # §2.6: a template. It answers the handshake listing `fork`, closes fds 3 and 4,
+        # and serves fork requests; each worker it forks returns here, its pipes on 3 and 4.
+        conn = Conn(partial(os.read, in_fd), partial(os.write, out_fd), RequestParser(max_head, max_body))
+        _template_handshake(conn, in_fd, out_fd)
+        from ._template import serve_template
+
+        try:
+            serve_template(control)
+        except SystemExit as e:
+            # The control socket ended: the template's shutdown, as EOF is a worker's (§9.4);
+            # an ASGI app's lifespan shutdown runs here, as it ran its start-up here.
+            if e.code == 0 and shutdown is not None:
+                shutdown()
+            raise
     conn = Conn(partial(os.read, in_fd), partial(os.write, out_fd), RequestParser(max_head, max_body))
     try:
         status = _loop(conn, respond)
@@ -77,6 +97,58 @@ def run(respond: Responder, startup: Callable[[], None] | None = None,
     os.close(out_fd)
     if status:
         raise SystemExit(status)
+
+
+def _control_fd(in_fd: int, out_fd: int) -> int | None:
+    """The control socket named by AFTERBURN_CONTROL_FD (§2.3, §2.6), or None: not a template."""
+    value = os.environ.get("AFTERBURN_CONTROL_FD")
+    if value is None:
+        return None
+    if (in_fd, out_fd) != (3, 4):
+        # A fork moves the worker's pipes onto 3 and 4 (§2.6): a template outside fd mode
+        # would hand its workers descriptors other than those it reads. Be a plain worker;
+        # the watchdog then starts the others the exec way.
+        log("afterburn: AFTERBURN_CONTROL_FD is set but AFTERBURN_FDS is not 3,4; not forking")
+        return None
+    try:
+        fd = int(value) if value.isdigit() and value.isascii() and len(value) < 10 else -1
+        if fd <= 4:
+            raise OSError(f"want a descriptor above 4, got {value!r}")
+        os.fstat(fd)
+    except OSError as e:
+        log(f"afterburn: bad AFTERBURN_CONTROL_FD in environment: {value!r} ({e})")
+        raise SystemExit(2) from None
+    return fd
+
+
+def _template_handshake(conn: Conn, in_fd: int, out_fd: int) -> None:
+    """§2.6: the template answers one handshake, listing `fork`, then closes fds 3 and 4.
+    A request that is not the handshake, or EOF, ends it (the watchdog drives a template
+    with the handshake and the control socket only)."""
+    try:
+        ev = conn.event()
+    except ProtocolError as e:
+        conn.exchange = e.exchange
+        raise SystemExit(_reject(conn, e, e.request_id)) from None
+    except OSError as e:
+        log(f"afterburn: template: the request pipe failed before the handshake ({e})")
+        raise SystemExit(1) from None
+    if ev is END_OF_STREAM:
+        raise SystemExit(0)  # §9.4: closed before it was ready
+    assert isinstance(ev, RequestHead)
+    conn.exchange = ev.exchange
+    if ev.handshake is None:
+        log(f"afterburn: template: got {ev.method} {ev.path} before the handshake; a template serves no request")
+        raise SystemExit(1)
+    try:
+        status = _answer_handshake(conn, ev, TEMPLATE_HEAD)
+    except OSError as e:
+        log(f"afterburn: template: the response pipe is closed; the watchdog is gone ({e})")
+        status = 1
+    if status:
+        raise SystemExit(status)
+    os.close(in_fd)
+    os.close(out_fd)
 
 
 def _loop(conn: Conn, respond: Responder) -> int:
@@ -110,7 +182,7 @@ def _reject(conn: Conn, e: ProtocolError, request_id: str | None) -> int:
     return 1
 
 
-def _answer_handshake(conn: Conn, head: RequestHead) -> int:
+def _answer_handshake(conn: Conn, head: RequestHead, reply_head: str = _HANDSHAKE_HEAD) -> int:
     try:
         conn.begin(None, head.has_body)
         conn.drain()
@@ -124,10 +196,12 @@ def _answer_handshake(conn: Conn, head: RequestHead) -> int:
         conn.send_error(VERSION_MISMATCH, None, f"AfterBurn-Protocol: {PROTOCOL_VERSION}\r\n")
         return 1
     if head.exchange is None:
-        conn.send([HANDSHAKE_REPLY])  # the first handshake carries no token (§4.6)
+        # the first handshake carries no token (§4.6)
+        conn.send([HANDSHAKE_REPLY if reply_head is _HANDSHAKE_HEAD
+                   else (reply_head + "Content-Length: 0\r\n\r\n").encode()])
     else:
         # §3.5, §4.6: a repeated handshake carries a token, and its reply echoes it.
-        conn.send([(_HANDSHAKE_HEAD + exchange_line(head.exchange) + "Content-Length: 0\r\n\r\n").encode()])
+        conn.send([(reply_head + exchange_line(head.exchange) + "Content-Length: 0\r\n\r\n").encode()])
     return 0
 
 

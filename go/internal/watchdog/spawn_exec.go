@@ -1,0 +1,142 @@
+package watchdog
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"time"
+)
+
+// execSpawner is spawn=exec (PROTOCOL.md §10.2): every worker runs the
+// command from scratch, paying the function's whole initialisation.
+type execSpawner struct {
+	cfg *Config
+	log *logger
+	m   *metrics
+}
+
+func (e *execSpawner) start(slot int) (*worker, error) {
+	w, err := startWorker(e.cfg, slot, e.log, nil)
+	if err == nil {
+		e.m.workerStarts.WithLabelValues("exec").Inc()
+	}
+	return w, err
+}
+
+func (e *execSpawner) handshook(*worker, error) {}
+func (e *execSpawner) template() (string, int)  { return "", 0 }
+func (e *execSpawner) close()                   {}
+
+// startWorker starts one worker for slot id by running the command.
+// PROTOCOL.md §2.2: fd 0 is /dev/null, fds 1 and 2 log pipes, fd 3 the
+// request pipe and fd 4 the response pipe; in stdio mode the request pipe is
+// fd 0 and the response pipe fd 1. A template (§2.6) also gets control as
+// fd 5, named by AFTERBURN_CONTROL_FD, and slot id 0.
+func startWorker(cfg *Config, id int, log *logger, control *os.File) (*worker, error) {
+	var parent, child []*os.File // our ends, and the child's ends closed after Start
+	defer func() {
+		for _, f := range child {
+			f.Close()
+		}
+	}()
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("watchdog: request pipe: %v", err)
+	}
+	respR, respW, err := os.Pipe()
+	if err != nil {
+		reqR.Close()
+		reqW.Close()
+		return nil, fmt.Errorf("watchdog: response pipe: %v", err)
+	}
+	growPipe(reqW)
+	growPipe(respW)
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		for _, f := range []*os.File{reqR, reqW, respR, respW} {
+			f.Close()
+		}
+		return nil, fmt.Errorf("watchdog: stderr pipe: %v", err)
+	}
+	// reqR stays open here too (reqUnread): see worker.unreadRequestBytes.
+	parent = append(parent, reqW, reqR, respR, errR)
+	child = append(child, respW, errW)
+
+	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
+	fds := "3,4"
+	var outR *os.File
+	if cfg.Stdio {
+		fds = "0,1"
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = reqR, respW, errW
+	} else {
+		var outW *os.File
+		outR, outW, err = os.Pipe()
+		if err != nil {
+			for _, f := range parent {
+				f.Close()
+			}
+			return nil, fmt.Errorf("watchdog: stdout pipe: %v", err)
+		}
+		parent = append(parent, outR)
+		child = append(child, outW)
+		cmd.Stdout, cmd.Stderr = outW, errW // Stdin nil: /dev/null
+		cmd.ExtraFiles = []*os.File{reqR, respW}
+		if control != nil {
+			cmd.ExtraFiles = append(cmd.ExtraFiles, control)
+		}
+	}
+	// PROTOCOL.md §2.3: the watchdog's environment plus these; exec keeps
+	// the last of duplicate names, so ours win.
+	cmd.Env = append(os.Environ(), cfg.env...)
+	cmd.Env = append(cmd.Env,
+		"AFTERBURN_PROTOCOL="+protocolVersions,
+		"AFTERBURN_FDS="+fds,
+		"AFTERBURN_WORKER_ID="+strconv.Itoa(id),
+		"AFTERBURN_MAX_HEADER_BYTES="+strconv.Itoa(cfg.MaxHeaderBytes),
+		"AFTERBURN_MAX_BODY_BYTES="+strconv.FormatInt(cfg.MaxRequestBody, 10),
+	)
+	if control != nil {
+		cmd.Env = append(cmd.Env, "AFTERBURN_CONTROL_FD=5")
+	}
+	cmd.SysProcAttr = sysProcAttr()
+
+	w := newWorker(id, reqW, reqR, respR)
+	w.kind = "exec"
+	w.started = time.Now()
+	w.deadline = w.started.Add(cfg.InitTimeout)
+	w.reap = func() (*os.ProcessState, error) {
+		err := cmd.Wait()
+		return cmd.ProcessState, err
+	}
+	if err := startProcess(cmd); err != nil {
+		for _, f := range parent {
+			f.Close()
+		}
+		return nil, fmt.Errorf("watchdog: start %q: %v", cfg.Command[0], err)
+	}
+	w.pid = cmd.Process.Pid
+	w.forwardLogs(log, errR, outR)
+	go w.wait()
+	return w, nil
+}
+
+// forwardLogs logs the worker's stderr and stdout pipes (PROTOCOL.md §9.5)
+// until they end; outR is nil in stdio mode.
+func (w *worker) forwardLogs(log *logger, errR, outR *os.File) {
+	id := w.id
+	w.logsDone.Add(1)
+	go func() {
+		defer w.logsDone.Done()
+		log.forwardLines(id, "stderr", errR)
+		errR.Close()
+	}()
+	if outR != nil {
+		w.logsDone.Add(1)
+		go func() {
+			defer w.logsDone.Done()
+			log.forwardLines(id, "stdout", outR)
+			outR.Close()
+		}()
+	}
+}

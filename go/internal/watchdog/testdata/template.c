@@ -1,0 +1,254 @@
+/* template.c: a test template and worker for the watchdog's fork mode (PROTOCOL.md §2.6).
+ *
+ * Go cannot be a template (its runtime is multi-threaded when it would fork), so fork_test.go
+ * compiles this with cc. With AFTERBURN_CONTROL_FD set it is a template: it answers the
+ * handshake listing fork, closes fds 3 and 4, and forks a worker per `fork <slot>` request by
+ * the double fork of §2.6. Without it (or with TPL_INIT=nofork) it is a worker: it answers the
+ * handshake (listing exchange and echoing AfterBurn-Exchange, §4.6), GET /crash by exiting 3,
+ * and any other request with 200 and "pid=P ppid=PP pgid=G slot=S kind=K".
+ *
+ * Misbehaviours, by environment: TPL_INIT=exit (exits during initialisation), hang (never
+ * answers the handshake), nofork (a library without fork); TPL_FORK=failed (answers
+ * `failed`), silent (never answers), close (closes the control socket at the first request).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char buf[65536];
+static size_t len;
+static const char *kind = "exec";
+
+static void die(const char *what)
+{
+	fprintf(stderr, "template.c: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			exit(0);
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* field copies the value of a header field (case-insensitive name) into out; 0 if absent. */
+static int field(const char *head, const char *name, char *out, size_t cap)
+{
+	size_t n = strlen(name);
+	for (const char *p = strstr(head, "\r\n"); p && p[2] != '\r'; p = strstr(p + 2, "\r\n")) {
+		const char *line = p + 2;
+		if (strncasecmp(line, name, n) == 0 && line[n] == ':') {
+			const char *v = line + n + 1, *end = strstr(v, "\r\n");
+			while (*v == ' ')
+				v++;
+			size_t m = (size_t)(end - v) < cap - 1 ? (size_t)(end - v) : cap - 1;
+			memcpy(out, v, m);
+			out[m] = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* serve answers requests on fds 3 and 4 until EOF; a template returns after its handshake. */
+static void serve(int template)
+{
+	for (;;) {
+		char *end;
+		while (!(end = memmem(buf, len, "\r\n\r\n", 4))) {
+			ssize_t n = read(3, buf + len, sizeof buf - 1 - len);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				exit(0); /* EOF between requests: shutdown (§9.4) */
+			len += (size_t)n;
+		}
+		size_t head = (size_t)(end - buf) + 4;
+		char saved = buf[head];
+		buf[head] = 0;
+		char token[80] = "", cl[32] = "0", hdr[160] = "";
+		int handshake = field(buf, "AfterBurn-Handshake", hdr, sizeof hdr);
+		if (field(buf, "AfterBurn-Exchange", token, sizeof token))
+			snprintf(hdr, sizeof hdr, "AfterBurn-Exchange: %s\r\n", token);
+		else
+			hdr[0] = 0;
+		field(buf, "Content-Length", cl, sizeof cl);
+		int crash = strncmp(buf, "GET /crash ", 11) == 0;
+		buf[head] = saved;
+		size_t body = (size_t)atol(cl);
+		while (len < head + body) {
+			ssize_t n = read(3, buf + len, sizeof buf - len);
+			if (n <= 0)
+				exit(0);
+			len += (size_t)n;
+		}
+		memmove(buf, buf + head + body, len - head - body);
+		len -= head + body;
+		char out[1024], text[256];
+		int n;
+		if (handshake) {
+			n = snprintf(out, sizeof out,
+				     "HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Library: c-template/0\r\n"
+				     "AfterBurn-Capabilities: exchange%s\r\n%sContent-Length: 0\r\n\r\n",
+				     template ? ", fork" : "", hdr);
+			write_all(4, out, (size_t)n);
+			if (template)
+				return;
+			continue;
+		}
+		if (crash) {
+			fprintf(stderr, "template.c: pid %d crashing on purpose\n", getpid());
+			exit(3);
+		}
+		const char *slot = getenv("AFTERBURN_WORKER_ID");
+		int t = snprintf(text, sizeof text, "pid=%d ppid=%d pgid=%d slot=%s kind=%s\n", getpid(), getppid(),
+				 getpgid(0), slot ? slot : "?", kind);
+		n = snprintf(out, sizeof out, "HTTP/1.1 200 OK\r\n%sContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s",
+			     hdr, t, text);
+		write_all(4, out, (size_t)n);
+	}
+}
+
+/* become_worker is the forked worker's set-up of §2.6, before any request. */
+static void become_worker(int ctl, int fds[4], int slot, pid_t watchdog)
+{
+	setpgid(0, 0);
+	int high[4], to[4] = {3, 4, 1, 2};
+	for (int i = 0; i < 4; i++)
+		if ((high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 100)) < 0)
+			die("dup");
+	for (int i = 0; i < 4; i++)
+		close(fds[i]);
+	close(ctl);
+	for (int i = 0; i < 4; i++) {
+		if (dup2(high[i], to[i]) < 0)
+			die("dup2");
+		close(high[i]);
+	}
+	char id[16];
+	snprintf(id, sizeof id, "%d", slot);
+	setenv("AFTERBURN_WORKER_ID", id, 1);
+	unsetenv("AFTERBURN_CONTROL_FD");
+	while (getppid() != watchdog) {
+		if (getppid() == 1 && watchdog != 1)
+			exit(1); /* the watchdog died meanwhile */
+		usleep(100);
+	}
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != watchdog)
+		exit(1);
+	kind = "fork";
+	len = 0;
+	serve(0);
+	exit(0);
+}
+
+static void answer(int ctl, const char *text)
+{
+	if (send(ctl, text, strlen(text), MSG_NOSIGNAL) < 0)
+		exit(1);
+}
+
+int main(void)
+{
+	const char *c = getenv("AFTERBURN_CONTROL_FD"), *init = getenv("TPL_INIT"), *mode = getenv("TPL_FORK");
+	init = init ? init : "";
+	mode = mode ? mode : "";
+	if (!c || strcmp(init, "nofork") == 0) {
+		serve(0);
+		return 0;
+	}
+	int ctl = atoi(c);
+	pid_t watchdog = getppid();
+	if (strcmp(init, "exit") == 0) {
+		fprintf(stderr, "template.c: initialisation failed on purpose\n");
+		return 1;
+	}
+	if (strcmp(init, "hang") == 0)
+		for (;;)
+			pause();
+	serve(1);
+	close(3);
+	close(4);
+	for (;;) {
+		char msg[600], cbuf[CMSG_SPACE(4 * sizeof(int))];
+		struct iovec iov = {msg, sizeof msg - 1};
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+		ssize_t n = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return 0; /* the control socket ended: shutdown (§2.6) */
+		msg[n] = 0;
+		int slot, fds[4];
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		if (sscanf(msg, "fork %d\n", &slot) != 1 || !cm || cm->cmsg_type != SCM_RIGHTS ||
+		    cm->cmsg_len != CMSG_LEN(4 * sizeof(int))) {
+			fprintf(stderr, "template.c: bad control message\n");
+			return 2;
+		}
+		memcpy(fds, CMSG_DATA(cm), sizeof fds);
+		char text[128];
+		if (strcmp(mode, "close") == 0) {
+			close(ctl);
+			for (;;)
+				pause();
+		}
+		if (strcmp(mode, "failed") == 0 || strcmp(mode, "silent") == 0) {
+			for (int i = 0; i < 4; i++)
+				close(fds[i]);
+			if (mode[0] == 'f') {
+				snprintf(text, sizeof text, "failed %d EAGAIN: refused on purpose\n", slot);
+				answer(ctl, text);
+			}
+			continue;
+		}
+		int p[2];
+		if (pipe2(p, O_CLOEXEC) < 0)
+			die("pipe");
+		fflush(NULL);
+		pid_t middle = fork();
+		if (middle == 0) {
+			close(p[0]);
+			pid_t w = fork();
+			if (w == 0) {
+				close(p[1]);
+				become_worker(ctl, fds, slot, watchdog);
+			}
+			write_all(p[1], (char *)&w, sizeof w);
+			_exit(0);
+		}
+		close(p[1]);
+		for (int i = 0; i < 4; i++)
+			close(fds[i]);
+		pid_t w = -1;
+		if (middle < 0 || read(p[0], &w, sizeof w) != sizeof w || w < 0) {
+			close(p[0]);
+			if (middle > 0)
+				waitpid(middle, NULL, 0);
+			snprintf(text, sizeof text, "failed %d fork: %s\n", slot, strerror(errno));
+			answer(ctl, text);
+			continue;
+		}
+		close(p[0]);
+		waitpid(middle, NULL, 0); /* before answering: the worker is the watchdog's child now */
+		snprintf(text, sizeof text, "forked %d %d\n", slot, w);
+		answer(ctl, text);
+	}
+}

@@ -1,0 +1,62 @@
+"""The control messages between the watchdog and a template, sans I/O (PROTOCOL.md §2.6).
+
+Each message is one SOCK_SEQPACKET record of at most 512 bytes:
+
+=============================  ======================  =====================================
+``fork <slot>\\n``              watchdog → template     4 descriptors (SCM_RIGHTS): request
+                                                       read end, response write end, stdout
+                                                       write end, stderr write end
+``forked <slot> <pid>\\n``      template → watchdog     none
+``failed <slot> <reason>\\n``   template → watchdog     none
+=============================  ======================  =====================================
+
+Anything else is a protocol error, on which a template exits non-zero.
+"""
+
+from __future__ import annotations
+
+import errno as _errno
+
+MAX_MESSAGE = 512
+FORK_FDS = 4
+
+
+class ControlError(Exception):
+    """A malformed control message: the template must exit non-zero (§2.6)."""
+
+
+def parse_fork(data: bytes, nfds: int, truncated: bool = False) -> str:
+    """The slot of a fork request (decimal, as AFTERBURN_WORKER_ID carries it, §2.3)."""
+    if truncated:
+        raise ControlError(f"control message longer than {MAX_MESSAGE} bytes or with more descriptors than {FORK_FDS}")
+    if not data.startswith(b"fork ") or not data.endswith(b"\n"):
+        raise ControlError(f"not a fork request: {data[:80]!r}")
+    slot = data[5:-1]
+    # A slot is 1..workers (§2.3): digits, no sign, no leading zero, not 0 (the template's).
+    if not (slot.isdigit() and slot.isascii()) or slot[:1] == b"0" or len(slot) > 9:
+        raise ControlError(f"bad slot in fork request: {data[:80]!r}")
+    if nfds != FORK_FDS:
+        raise ControlError(f"fork request {data[:80]!r} carries {nfds} descriptors, want {FORK_FDS}")
+    return slot.decode()
+
+
+def forked(slot: str, pid: int) -> bytes:
+    return f"forked {slot} {pid}\n".encode()
+
+
+def failed(slot: str, reason: str) -> bytes:
+    """The failure answer, the reason made one line and cut to fit one record."""
+    head = f"failed {slot} ".encode()
+    text = " ".join(reason.split()).encode(errors="replace")
+    room = MAX_MESSAGE - len(head) - 1
+    if len(text) > room:
+        text = text[: room - 3].decode(errors="ignore").encode() + b"..."
+    return head + text + b"\n"
+
+
+def os_reason(e: OSError) -> str:
+    """``EAGAIN: Resource temporarily unavailable``: the errno's name, then its text."""
+    if e.errno is None:
+        return str(e)
+    name = _errno.errorcode.get(e.errno, f"errno {e.errno}")
+    return f"{name}: {e.strerror or ''}".rstrip(": ")

@@ -1,0 +1,114 @@
+"""A function for the fork-mode tests (PROTOCOL.md §2.6): a plain handler ``handle`` and an
+ASGI app ``app`` that report what a worker forked from a template sees. Environment
+switches make the template unsafe or faulty in the ways the tests need."""
+
+import ctypes
+import errno
+import gc
+import json
+import os
+import random
+import sys
+import threading
+
+import afterburn_runtime
+import afterburn_runtime._template as template
+
+MODEL_FILE = open(__file__, "rb")  # a descriptor initialisation opened: no worker may keep it
+AFTER_FORK = []
+
+if os.environ.get("FORK_APP_NUMPY") == "1":
+    import numpy  # starts OpenBLAS's thread pool
+
+    numpy.random.random()  # the legacy global generator, seeded once, in the template
+
+if os.environ.get("FORK_APP_THREAD") == "1":
+    stop = threading.Event()
+    threading.Thread(target=stop.wait, name="model-prefetch", daemon=True).start()
+
+if os.environ.get("FORK_APP_NATIVE"):
+    ctypes.CDLL(os.environ["FORK_APP_NATIVE"]).start_thread()
+
+if os.environ.get("FORK_APP_EAGAIN") == "1":
+    calls = []
+
+    def flaky_fork():
+        calls.append(1)
+        if len(calls) == 1:
+            raise OSError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+        return os.fork()
+
+    template.fork = flaky_fork
+
+
+@afterburn_runtime.before_fork
+def report_gc():
+    # The template's collector as the next fork finds it (frozen and off after the first).
+    print(f"before_fork: gc enabled={gc.isenabled()} frozen={gc.get_freeze_count() > 0}", file=sys.stderr)
+
+
+if os.environ.get("FORK_APP_BEFORE_FAIL") == "1":
+    @afterburn_runtime.before_fork
+    def refuse():
+        raise ValueError("no forks\ntoday")
+
+
+@afterburn_runtime.after_fork
+def record():
+    AFTER_FORK.append(os.getpid())
+    if os.environ.get("FORK_APP_AFTER_FAIL") == "1":
+        raise RuntimeError("cannot connect")
+
+
+def fds():
+    """{descriptor: what it is} of this process."""
+    out = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            out[int(fd)] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            pass  # the listing's own descriptor, gone
+    return out
+
+
+def info():
+    np = sys.modules.get("numpy")
+    return {
+        "pid": os.getpid(), "ppid": os.getppid(), "pgid": os.getpgid(0),
+        "worker_id": os.environ.get("AFTERBURN_WORKER_ID"),
+        "random": random.random(), "numpy": None if np is None else float(np.random.random()),
+        "gc_enabled": gc.isenabled(), "gc_frozen": gc.get_freeze_count(),
+        "fds": fds(),
+        "after_fork": AFTER_FORK,
+    }
+
+
+def handle(req):
+    if req.path == "/print":
+        print("hello from a worker")
+        return "printed"
+    return info()
+
+
+def wsgi(environ, start_response):
+    body = json.dumps(info()).encode()
+    start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+    return [body]
+
+
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                print(f"lifespan shutdown in {os.getpid()}", file=sys.stderr)
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    import asyncio
+
+    await asyncio.sleep(0.001)  # the loop's selector and self-pipe must work in a worker
+    body = json.dumps(info()).encode()
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": body})
