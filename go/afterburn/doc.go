@@ -89,4 +89,13 @@
 // and AFTERBURN_MAX_BODY_BYTES, as bytes arrive. A request that breaks a rule is
 // answered with its error status and JSON body, and Serve returns the error: the
 // stream cannot be trusted any more, and the watchdog replaces the worker.
+//
+// # Fork mode
+//
+// The watchdog can fork every worker from one initialised template (-spawn fork,
+// PROTOCOL.md §2.6). This package does not list the fork capability, and with -spawn
+// fork the watchdog starts Go workers the usual way (it logs that the library cannot
+// fork): the Go runtime runs threads of its own from before main (the scheduler's, the
+// garbage collector's), and fork copies only the calling one. A Go worker starts in
+// milliseconds; several requests in flight in one process come with lanes (§2.5).
 package afterburn
