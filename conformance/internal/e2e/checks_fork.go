@@ -149,7 +149,7 @@ func forkTemplateCrash(t *T) {
 	if pids := initPids(t, log); !slices.Equal(pids, []int{old, st.TemplatePid}) {
 		t.Fatalf("initialisations by pids %v; want the old template's and the new one's", pids)
 	}
-	if now := t.Workers(); !slices.Equal(sorted(now), sorted(ws)) {
+	if now := t.Workers(); !slices.Equal(slices.Sorted(slices.Values(now)), slices.Sorted(slices.Values(ws))) {
 		t.Fatalf("workers %v after the template's restart; want the same %v", now, ws)
 	}
 }
@@ -223,10 +223,4 @@ func forkRecycle(t *T) {
 	if pids := initPids(t, log); len(pids) != 1 {
 		t.Fatalf("initialisations by pids %v after recycling; want the template's alone", pids)
 	}
-}
-
-func sorted(s []int) []int {
-	s = slices.Clone(s)
-	slices.Sort(s)
-	return s
 }

@@ -8,7 +8,6 @@ package watchdog
 import (
 	"io"
 	"net/http"
-	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -23,7 +22,7 @@ func (x *exchange) forward() *failure {
 	if err := head.read(w.br); err != nil {
 		return classify(err)
 	}
-	if x.token.set() && !head.echoes(x.token.bytes()) {
+	if x.token.set() && !x.token.echoes(head.tokens, head.token) {
 		return failExchange // §4.6: not one byte of it reaches the client
 	}
 	hasBody := head.hasBody(x.r.Method)
@@ -47,11 +46,7 @@ func (x *exchange) forward() *failure {
 	case hasBody || head.length >= 0:
 		// The body's length, or for HEAD, 204 and 304 the length the body
 		// would have had.
-		v, short := head.lengthValue()
-		if !short {
-			v = strconv.FormatInt(head.length, 10)
-		}
-		head.copyFields(h, id, respField{"Content-Length", v})
+		head.copyFields(h, id, respField{"Content-Length", head.lengthValue()})
 	default:
 		head.copyFields(h, id)
 	}

@@ -17,6 +17,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httputil"
+	"strconv"
 	"strings"
 )
 
@@ -38,9 +39,10 @@ type fieldSpan struct{ name0, name1, value0, value1 int }
 // it carries one exchange at a time.
 type respHead struct {
 	status   int
-	length   int64 // Content-Length; -1 when it has none
-	chunked  bool  // Transfer-Encoding: chunked
-	close    bool  // Connection: close, or HTTP/1.0 without keep-alive
+	length   int64  // Content-Length; -1 when it has none
+	lengthAs string // the Content-Length field's value as the worker wrote it
+	chunked  bool   // Transfer-Encoding: chunked
+	close    bool   // Connection: close, or HTTP/1.0 without keep-alive
 	fields   []respField
 	conn     []string // the field names that Connection lists, canonical (§5.4)
 	tokens   int      // AfterBurn-Exchange fields (§4.6)
@@ -55,7 +57,7 @@ type respHead struct {
 // (§8.4), errMalformedResponse for a head §4.4 does not allow (§8.5), or
 // br's error.
 func (h *respHead) read(br *bufio.Reader) error {
-	h.status, h.length, h.chunked, h.close, h.tokens, h.token = 0, -1, false, false, 0, ""
+	h.status, h.length, h.lengthAs, h.chunked, h.close, h.tokens, h.token = 0, -1, "", false, false, 0, ""
 	h.fields, h.conn, h.trailers = h.fields[:0], h.conn[:0], h.trailers[:0]
 	raw, spans, http10, err := readFieldBlock(br, h.raw[:0], h.spans[:0], true)
 	if cap(raw) <= respBufSize {
@@ -75,7 +77,7 @@ func (h *respHead) read(br *bufio.Reader) error {
 			if !ok || h.length >= 0 {
 				return errMalformedResponse // §4.3 rule 6, as for requests
 			}
-			h.length = int64(n)
+			h.length, h.lengthAs = int64(n), f.value
 		case "Transfer-Encoding":
 			if h.chunked || !asciiEqualFold(raw[s.value0:s.value1], "chunked") {
 				return errMalformedResponse // §4.4: chunked or a length, nothing else
@@ -116,12 +118,6 @@ func (h *respHead) hasBody(method string) bool {
 		return false
 	}
 	return h.chunked || h.length != 0
-}
-
-// echoes reports whether the head carries exactly one AfterBurn-Exchange
-// field equal to token (PROTOCOL.md §4.6).
-func (h *respHead) echoes(token []byte) bool {
-	return h.tokens == 1 && h.token == string(token)
 }
 
 // forwarded reports whether a field of the worker's goes to the client:
@@ -165,13 +161,11 @@ func (h *respHead) copyFields(out http.Header, extra ...respField) {
 
 // lengthValue is the Content-Length to send for a body of h.length bytes:
 // the worker's own field when it is already in shortest form.
-func (h *respHead) lengthValue() (string, bool) {
-	for _, f := range h.fields {
-		if f.name == "Content-Length" {
-			return f.value, f.value == "0" || f.value[0] != '0'
-		}
+func (h *respHead) lengthValue() string {
+	if h.lengthAs == "0" || h.lengthAs[0] != '0' {
+		return h.lengthAs
 	}
-	return "", false
+	return strconv.FormatInt(h.length, 10)
 }
 
 // readTrailer reads the trailer section after a chunked body's last chunk

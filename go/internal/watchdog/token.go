@@ -48,7 +48,16 @@ func (t *exchangeToken) set() bool { return t.n > 0 }
 // AfterBurn-Exchange field equal to the token (§4.6).
 func (t *exchangeToken) echoedBy(h http.Header) bool {
 	v := h[exchangeField]
-	return len(v) == 1 && v[0] == string(t.bytes())
+	if len(v) == 0 {
+		return false
+	}
+	return t.echoes(len(v), v[len(v)-1])
+}
+
+// echoes is the rule of §4.6 for a head with n AfterBurn-Exchange fields,
+// the last of value last: exactly one, equal to the token.
+func (t *exchangeToken) echoes(n int, last string) bool {
+	return n == 1 && last == string(t.bytes())
 }
 
 // listsCapability reports whether an AfterBurn-Capabilities field (§3.2:
