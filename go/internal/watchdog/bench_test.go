@@ -36,9 +36,9 @@ func BenchmarkRawPipeProxy(b *testing.B) {
 	srv := &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
-		w.bw.WriteString("GET " + r.RequestURI + " HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
-		w.bw.Flush()
-		resp, err := http.ReadResponse(w.br, r)
+		w.first().bw.WriteString("GET " + r.RequestURI + " HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+		w.first().bw.Flush()
+		resp, err := http.ReadResponse(w.first().br, r)
 		if err != nil {
 			panic(err)
 		}

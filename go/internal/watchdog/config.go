@@ -38,6 +38,8 @@ type Config struct {
 	TrustRequestID      bool          // trust_request_id: a client's valid X-Request-Id becomes the request id (§5.6)
 	Spawn               string        // spawn: how workers come to exist, SpawnExec or SpawnFork (§2.6)
 	ForkTimeout         time.Duration // fork_timeout: fork request to the forked worker's handshake reply (§2.6)
+	Lanes               int           // lanes: exchanges in flight per worker, capped by its library (§2.5)
+	LaneGrace           time.Duration // lane_grace: how long a cancelled exchange's late response may take (§2.5)
 
 	// Buffering between clients and workers: request bodies (PROTOCOL.md §6.6,
 	// reqbuffer.go) and responses (§6.1, respbuffer.go).
@@ -63,6 +65,11 @@ const (
 	SpawnExec = "exec"
 	SpawnFork = "fork"
 )
+
+// maxLanes bounds lanes: each lane is two pipes and two descriptors in the
+// worker, and 256 workers' worth of pipes is far past what one process
+// carries usefully (§2.5).
+const maxLanes = 256
 
 // MetricsOnPort is the metrics_port that serves /metrics on port instead of
 // on a listener of its own (PROTOCOL.md §10.1).
@@ -99,6 +106,8 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		TrustRequestID:  true,
 		Spawn:           SpawnExec,
 		ForkTimeout:     10 * time.Second,
+		Lanes:           1,
+		LaneGrace:       5 * time.Second,
 
 		RequestBuffering:     true,
 		RequestBufferMemory:  defaultRequestBufferMemory,
@@ -138,6 +147,8 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	fs.BoolVar(&cfg.TrustRequestID, "trust_request_id", cfg.TrustRequestID, "use a client's valid X-Request-Id as the request id; false = always a fresh one")
 	fs.StringVar(&cfg.Spawn, "spawn", cfg.Spawn, "`mode` in which workers come to exist: exec runs the command for each; fork forks them from one template process that initialised once (§2.6: needs fd mode and a library that can fork)")
 	fs.Var((*seconds)(&cfg.ForkTimeout), "fork_timeout", "`duration` allowed from a fork request to the forked worker's handshake reply")
+	fs.IntVar(&cfg.Lanes, "lanes", cfg.Lanes, "`number` of exchanges each worker carries at once, on separate pipes, capped by what its library states (§2.5: needs fd mode, spawn=exec and a library that lists streams)")
+	fs.Var((*seconds)(&cfg.LaneGrace), "lane_grace", "`duration` a lane waits, after its exchange's deadline, for the late response before the worker is replaced (§2.5)")
 	fs.BoolVar(&cfg.RequestBuffering, "request_buffering", cfg.RequestBuffering, "read a request body of known length whole before it takes a worker; false = stream it")
 	fs.Int64Var(&cfg.RequestBufferMemory, "request_buffer_memory", cfg.RequestBufferMemory, "`bytes` of a buffered request body held in memory; the rest goes to a temporary file")
 	fs.BoolVar(&cfg.ResponseBuffering, "response_buffering", cfg.ResponseBuffering, "read each response from its worker as fast as it is written, so that a slow client does not hold the worker")
@@ -218,6 +229,16 @@ func (c *Config) check() error {
 		return errors.New("watchdog: spawn=fork needs Linux (PR_SET_CHILD_SUBREAPER)")
 	case c.Spawn == SpawnFork && c.ForkTimeout <= 0:
 		return fmt.Errorf("watchdog: bad fork_timeout %v: must be positive", c.ForkTimeout)
+	case c.Lanes < 0 || c.Lanes > maxLanes: // 0, in a Config built by hand, is 1
+		return fmt.Errorf("watchdog: bad lanes %d: want 1 to %d", c.Lanes, maxLanes)
+	case c.Lanes > 1 && c.Stdio:
+		return errors.New("watchdog: lanes > 1 needs fd mode: each lane is a pair of pipes of its own (§2.5); set stdio=false or lanes=1")
+	case c.Lanes > 1 && !c.Handshake:
+		return errors.New("watchdog: lanes > 1 needs the handshake: it is where the library states how many lanes it serves (§2.5)")
+	case c.Lanes > 1 && c.Spawn == SpawnFork:
+		return errors.New("watchdog: lanes > 1 with spawn=fork is not supported in this version: a fork request carries one lane's descriptors (§2.5, §2.6); use one of them")
+	case c.Lanes > 1 && c.LaneGrace <= 0:
+		return fmt.Errorf("watchdog: bad lane_grace %v: must be positive", c.LaneGrace)
 	case c.InitTimeout <= 0:
 		return fmt.Errorf("watchdog: bad init_timeout %v: must be positive", c.InitTimeout)
 	}

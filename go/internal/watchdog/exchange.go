@@ -92,7 +92,8 @@ func classify(err error) *failure {
 // exchange is one request carried by one worker (PROTOCOL.md §4).
 type exchange struct {
 	wd       *Watchdog
-	w        *worker
+	w        *worker // l's worker
+	l        *lane   // the pipes it runs on (PROTOCOL.md §2.5)
 	rw       http.ResponseWriter
 	rc       *http.ResponseController // made when first needed (controller)
 	hj       *hijackedResponse        // rw, when the body is spliced (hijack.go)
@@ -117,6 +118,7 @@ type exchange struct {
 	replayLost  bool  // more was sent than replay keeps
 	bodyWritten int64 // bytes of body framing and data written to the pipe
 	respDone    bool  // the response was read to its end
+	respBegun   bool  // a byte of the response was read (lanedrain.go)
 	closeAfter  bool  // the worker sent Connection: close
 	// aborting is closed by the body goroutine before it kills the worker
 	// because the body cannot be completed (§6.4).
@@ -154,15 +156,15 @@ func (x *exchange) flush() error {
 // true, having answered nothing, when the worker died without reading a byte
 // of a bodiless request: the caller sends it to another worker (§9.3).
 func (x *exchange) run() (neverRead bool) {
-	w := x.w
+	w, l := x.w, x.l
 	// PROTOCOL.md §6.1: a buffered response goes on to the client after the
 	// worker was given back; the exchange ends, or is aborted (§8.7), only
 	// once it is out (respbuffer.go).
 	defer x.awaitBuffered()
 	// PROTOCOL.md §5.2: the deadline runs to the end of the response; every
 	// read and write on the worker's pipes stops there.
-	w.respR.SetReadDeadline(x.deadline)
-	w.reqW.SetWriteDeadline(x.deadline)
+	l.respR.SetReadDeadline(x.deadline)
+	l.reqW.SetWriteDeadline(x.deadline)
 
 	var fail *failure
 	var bodyDone chan bodyFailure
@@ -174,7 +176,7 @@ func (x *exchange) run() (neverRead bool) {
 		if t := x.readInline(); t != "" {
 			// PROTOCOL.md §6.1, §6.4: no byte of the request reached the
 			// worker, so it goes back to the pool as it was.
-			x.wd.pool.release(w, "")
+			x.wd.pool.release(l, "")
 			x.wd.log.printf("the client did not deliver the %d-byte body of request %s", n, x.id)
 			x.rw.Header().Set("Connection", "close")
 			x.wd.fail(x.rw, t, x.entry)
@@ -212,10 +214,15 @@ func (x *exchange) run() (neverRead bool) {
 				bf = <-bodyDone // the body failed first and killed the worker
 			default:
 				// Unblock the body goroutine wherever it waits: on the
-				// worker (killed) or on the client (read deadline). The
+				// worker (killed; with several lanes only this lane is
+				// woken, §2.5) or on the client (read deadline). The
 				// client's connection cannot be reused after that, and
 				// whatever the body reports now is a consequence.
-				w.kill()
+				if w.inUse > 1 {
+					l.wake()
+				} else {
+					w.kill()
+				}
 				x.controller().SetReadDeadline(time.Now())
 				x.rw.Header().Set("Connection", "close")
 				bf, caused = <-bodyDone, false
@@ -236,23 +243,36 @@ func (x *exchange) run() (neverRead bool) {
 	case bf == bodyWorker && fail == nil:
 		fail = failCrashed // it stopped reading its request
 	}
+	if fail == failTimeout && w.wasKilled() && (x.deadline.IsZero() || time.Now().Before(x.deadline)) {
+		// Its worker was killed for another reason (another lane's fault,
+		// §2.5, or the end of shutdown's grace, §9.4), not this deadline.
+		fail = failCrashed
+	}
+	if fail == failTimeout && w.inUse > 1 {
+		// PROTOCOL.md §2.5: the worker lives on; the exchange is cancelled
+		// and its lane drained, or, when it cannot be, faulted.
+		return x.cancelLane(bf == bodyOK && caused)
+	}
+	if fail == failCrashed && w.inUse > 1 {
+		x.awaitExit() // a crash of the worker, or one lane closed (§2.5)
+	}
 
 	if fail == nil {
 		reason := ""
-		if w.br.Buffered() > 0 {
+		if l.br.Buffered() > 0 {
 			// PROTOCOL.md §9.6: bytes after the end of the response.
-			reason = x.wd.pool.idleCheck(w)
+			reason = x.wd.pool.idleCheck(l)
 		} else if x.closeAfter {
 			reason = "worker_closed" // §4.4: delivered, then replaced
 		}
-		x.wd.pool.release(w, reason)
+		x.wd.pool.release(l, reason)
 		return false
 	}
 
 	// PROTOCOL.md §9.3: every byte of the request still in the pipe means the
 	// worker never saw it (the idle-exit race), so no handler ran for it.
 	// Asked before release, which closes the pipes.
-	if fail == failExchange {
+	if fail == failExchange && w.inUse == 1 {
 		// §4.6: the worker is alive and may still read the request. Only
 		// once it is dead is the unread count below final.
 		w.kill()
@@ -261,9 +281,12 @@ func (x *exchange) run() (neverRead bool) {
 	// PROTOCOL.md §9.4: the end of shutdown's grace period killed the
 	// worker; the request is answered 503, not retried.
 	cut := x.wd.pool.isAbandoned()
-	neverRead = !cut && (fail == failCrashed || fail == failExchange) && !x.headSent && caused && !x.replayLost &&
+	// A worker with several lanes that lives on may still read the request
+	// (§2.5): the count is final only once it has exited.
+	final := w.inUse == 1 || isClosed(w.exited)
+	neverRead = !cut && final && (fail == failCrashed || fail == failExchange) && !x.headSent && caused && !x.replayLost &&
 		(bf == bodyOK || bf == bodyWorker) && x.headLen > 0 &&
-		int64(w.unreadRequestBytes()) == int64(x.headLen)+x.bodyWritten
+		int64(l.unreadRequestBytes()) == int64(x.headLen)+x.bodyWritten
 
 	switch {
 	case cut:
@@ -290,7 +313,7 @@ func (x *exchange) run() (neverRead bool) {
 	case fail.reason == "request_aborted":
 		x.wd.log.printf("w%d: the body of request %s could not be completed: replacing the worker", w.id, x.id)
 	}
-	x.wd.pool.release(w, fail.reason)
+	x.wd.pool.release(l, fail.reason)
 	if neverRead {
 		return true
 	}

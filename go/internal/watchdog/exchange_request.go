@@ -16,7 +16,7 @@ import (
 // flushed in one write. The head is appended in place into bw's free space
 // (bufio.Writer.AvailableBuffer): one Write, not one call per piece.
 func (x *exchange) writeHead() error {
-	r, bw := x.r, x.w.bw
+	r, bw := x.r, x.l.bw
 	b := bw.AvailableBuffer()
 	b = append(b, r.Method...)
 	b = append(b, ' ')
@@ -88,7 +88,7 @@ const inlineBodyMax = 16 << 10
 // read_timeout. It returns the error to answer when the client does not
 // deliver the body: timeout past the deadline, bad_request otherwise (§6.4).
 func (x *exchange) readInline() errorType {
-	buf := x.w.bodyBuf[chunkRoom : chunkRoom+int(x.r.ContentLength)]
+	buf := x.l.bodyBuf[chunkRoom : chunkRoom+int(x.r.ContentLength)]
 	// net/http holds the whole request to read_timeout from its start; the
 	// deadline may come sooner. Restored after, for the background read
 	// net/http does while the handler runs.
@@ -132,8 +132,8 @@ func requestHost(r *http.Request) string {
 // client's trailers (§4.2). Each piece read from the client is one write.
 // On a failure it cannot end honestly (§6.4) it kills the worker.
 func (x *exchange) sendBody() bodyFailure {
-	w := x.w
-	buf := w.bodyBuf
+	l := x.l
+	buf := l.bodyBuf
 	chunked := x.r.ContentLength < 0
 	limit := x.wd.cfg.MaxRequestBody
 	var total int64
@@ -154,7 +154,7 @@ func (x *exchange) sendBody() bodyFailure {
 				buf[chunkRoom+n], buf[chunkRoom+n+1] = '\r', '\n'
 				out = buf[start : chunkRoom+n+2]
 			}
-			nw, err := w.reqW.Write(out)
+			nw, err := l.reqW.Write(out)
 			x.bodyWritten += int64(nw)
 			if err != nil {
 				return bodyWorker
@@ -170,7 +170,7 @@ func (x *exchange) sendBody() bodyFailure {
 	if !chunked {
 		return bodyOK
 	}
-	bw := w.bw
+	bw := l.bw
 	bw.WriteString("0\r\n")
 	conn := connectionFields(x.r.Header) // §5.4: fields named in Connection, trailers too
 	for k, vv := range x.r.Trailer {
@@ -193,10 +193,16 @@ func (x *exchange) sendBody() bodyFailure {
 }
 
 // abortBody kills the worker because the body cannot be completed (§6.4).
-// That wakes up forward, which then reports the failure.
+// That wakes up forward, which then reports the failure. A worker with
+// several lanes is not killed: only this lane is woken, and the fault is
+// confined to it (§2.5).
 func (x *exchange) abortBody(f bodyFailure) bodyFailure {
 	close(x.aborting)
-	x.w.kill()
+	if x.w.inUse > 1 {
+		x.l.wake()
+	} else {
+		x.w.kill()
+	}
 	return f
 }
 

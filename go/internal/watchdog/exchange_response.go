@@ -17,11 +17,13 @@ import (
 // through a buffer (respbuffer.go). It returns nil when the response was
 // read to its end, even if the client went away meanwhile (§6.5).
 func (x *exchange) forward() *failure {
-	w := x.w
-	head := &w.head
-	if err := head.read(w.br); err != nil {
+	l := x.l
+	head := &l.head
+	if err := head.read(l.br); err != nil {
+		x.respBegun = len(head.raw) > 0
 		return classify(err)
 	}
+	x.respBegun = true
 	if x.token.set() && !x.token.echoes(head.tokens, head.token) {
 		return failExchange // §4.6: not one byte of it reaches the client
 	}
@@ -67,14 +69,14 @@ func (x *exchange) forward() *failure {
 	if x.hj != nil && !head.chunked {
 		return x.spliceResponse(head.length)
 	}
-	body := &w.body
-	body.begin(w.br, head)
+	body := &l.body
+	body.begin(l.br, head)
 	if x.buffersBody(head) {
 		// PROTOCOL.md §6.1: read at the worker's pace, written at the
 		// client's (respbuffer.go).
 		return x.bufferBody(body, head, h)
 	}
-	if head.chunked && w.br.Buffered() == 0 {
+	if head.chunked && l.br.Buffered() == 0 {
 		// A stream: the client gets the head before the first chunk, which
 		// may be a while (§6.1).
 		if x.flush() != nil {
@@ -82,7 +84,7 @@ func (x *exchange) forward() *failure {
 		}
 	}
 
-	buf := w.respBuf
+	buf := l.respBuf
 	for {
 		n, rerr := body.Read(buf)
 		if n > 0 && clientOK {
@@ -92,7 +94,7 @@ func (x *exchange) forward() *failure {
 				x.entry.bytes += int64(n)
 				// §6.1: flush whenever the next read may wait for the
 				// worker, so streams reach the client as produced.
-				if rerr == nil && (head.chunked || w.br.Buffered() == 0) {
+				if rerr == nil && (head.chunked || l.br.Buffered() == 0) {
 					if x.flush() != nil {
 						clientOK = false
 					}

@@ -65,7 +65,8 @@ func fakeWorker(tb testing.TB) (w *worker, reqR, respW *os.File) {
 		tb.Fatal(err)
 	}
 	w = newWorker(1, reqW, reqR, respR)
-	w.dead, w.state = true, wsBusy
+	w.dead, w.state, w.busy = true, wsBusy, 1
+	w.first().state = laneBusy
 	return w, reqR, respW
 }
 
@@ -119,7 +120,7 @@ func exchangeResponse(t *testing.T, wd *Watchdog, method string, resp []byte) re
 	}()
 	rec := httptest.NewRecorder()
 	x := &exchange{
-		wd: wd, w: w, rw: rec, rc: http.NewResponseController(rec), r: r,
+		wd: wd, w: w, l: w.first(), rw: rec, rc: http.NewResponseController(rec), r: r,
 		id: fuzzRequestID, target: "/fuzz",
 		// A deadline no input reaches: an exchange that hangs fails as "timeout".
 		deadline: time.Now().Add(time.Minute),
@@ -147,7 +148,7 @@ func exchangeResponse(t *testing.T, wd *Watchdog, method string, resp []byte) re
 	default:
 		// Kept: the §9.6 check that acquire makes before the next request
 		// (pool.usable), now that the worker has written and exited.
-		out.reason = wd.pool.idleCheck(w)
+		out.reason = wd.pool.idleCheck(w.first())
 	}
 	res := rec.Result()
 	// The Date the watchdog adds (as net/http would) is the clock's, not the worker's.
@@ -545,7 +546,7 @@ func writeRequest(t *testing.T, wd *Watchdog, r *http.Request, body io.Reader, d
 		read <- b
 	}()
 	x := &exchange{
-		wd: wd, w: w, r: r, id: fuzzRequestID, target: r.RequestURI,
+		wd: wd, w: w, l: w.first(), r: r, id: fuzzRequestID, target: r.RequestURI,
 		deadline: deadline, entry: &accessEntry{}, body: body,
 		aborting: make(chan struct{}),
 	}
@@ -557,7 +558,7 @@ func writeRequest(t *testing.T, wd *Watchdog, r *http.Request, body io.Reader, d
 			t.Fatalf("sendBody: failure %d", bf)
 		}
 	}
-	w.reqW.Close()
+	w.first().reqW.Close()
 	return <-read
 }
 

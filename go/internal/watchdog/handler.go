@@ -127,9 +127,9 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 		if buffered != nil {
 			body = buffered.reader() // §6.6: replayed whole, whatever its size
 		}
-		w, t, waited := wd.pool.acquire(r.Context(), deadline)
+		l, t, waited := wd.pool.acquire(r.Context(), deadline)
 		wd.m.queueWait.Observe(waited.Seconds())
-		if w == nil {
+		if l == nil {
 			if t == "" {
 				// The client went away while queued. Abort rather than let
 				// net/http send an empty 200 should the connection live on.
@@ -142,15 +142,16 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 		// §5.2: the deadline passed in the queue, or during a first attempt.
 		// A worker taken at once from a first attempt's start cannot be late.
 		if (waited > 0 || attempt > 1) && !deadline.IsZero() && !time.Now().Before(deadline) {
-			wd.pool.release(w, "")
+			wd.pool.release(l, "")
 			wd.fail(rw, errTimeout, e)
 			return
 		}
-		e.worker = w.id
+		e.worker = l.w.id
 		x := &fr.x // a second attempt's starts afresh (§9.3)
 		*x = exchange{
 			wd:       wd,
-			w:        w,
+			w:        l.w,
+			l:        l,
 			rw:       rw,
 			r:        r,
 			id:       e.requestID,

@@ -140,17 +140,17 @@ func (x *exchange) hijack() bool {
 // written first, then the rest is spliced from the socket to the request
 // pipe. It fails as sendBody does (§6.4).
 func (x *exchange) spliceBody() bodyFailure {
-	hj, w := x.hj, x.w
+	hj, l := x.hj, x.l
 	for hj.bodyLeft > 0 && (hj.br.Buffered() > 0 || hj.conn.held() > 0) {
-		n, _ := hj.br.Read(w.bodyBuf[:min(int64(len(w.bodyBuf)), hj.bodyLeft)])
+		n, _ := hj.br.Read(l.bodyBuf[:min(int64(len(l.bodyBuf)), hj.bodyLeft)])
 		hj.bodyLeft -= int64(n)
-		nw, err := w.reqW.Write(w.bodyBuf[:n])
+		nw, err := l.reqW.Write(l.bodyBuf[:n])
 		x.bodyWritten += int64(nw)
 		if err != nil {
 			return bodyWorker
 		}
 	}
-	dst, err := w.reqW.SyscallConn()
+	dst, err := l.reqW.SyscallConn()
 	if err != nil {
 		return bodyWorker
 	}
@@ -174,18 +174,18 @@ func (x *exchange) spliceBody() bodyFailure {
 // worker's next response (§4.1). When the client goes away the rest is read
 // and discarded (§6.5).
 func (x *exchange) spliceResponse(n int64) *failure {
-	w, hj := x.w, x.hj
-	k := int(min(int64(w.br.Buffered()), n))
-	b, _ := w.br.Peek(k)
+	l, hj := x.l, x.hj
+	k := int(min(int64(l.br.Buffered()), n))
+	b, _ := l.br.Peek(k)
 	_, werr := hj.Write(b)
 	if werr == nil {
 		werr = hj.FlushError() // the head and these before the spliced bytes
 	}
-	w.br.Discard(k)
+	l.br.Discard(k)
 	done := int64(k)
 	if werr == nil {
 		x.entry.bytes += int64(k)
-		src, err := w.respR.SyscallConn()
+		src, err := l.respR.SyscallConn()
 		if err != nil {
 			return classify(err)
 		}
@@ -199,7 +199,7 @@ func (x *exchange) spliceResponse(n int64) *failure {
 		}
 	}
 	if werr != nil {
-		if _, err := io.CopyN(io.Discard, w.br, n-done); err != nil {
+		if _, err := io.CopyN(io.Discard, l.br, n-done); err != nil {
 			return classify(err)
 		}
 	}

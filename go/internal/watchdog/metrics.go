@@ -11,7 +11,7 @@ import (
 // restartReasons are the restart reasons of PROTOCOL.md §9.1.
 var restartReasons = []string{
 	"init_failed", "init_timeout", "crashed", "bad_response", "timeout",
-	"request_aborted", "worker_closed", "unsolicited_output", "unresponsive", "exited",
+	"request_aborted", "worker_closed", "unsolicited_output", "unresponsive", "exited", "stuck",
 }
 
 // metrics are the metrics of PROTOCOL.md §10.4, on a registry of the
@@ -30,6 +30,10 @@ type metrics struct {
 	workerStarts     *prometheus.CounterVec
 	forkDuration     prometheus.Histogram
 	templateRestarts *prometheus.CounterVec
+	// Lanes (PROTOCOL.md §2.5): cancellations written, late responses
+	// read from draining lanes and dropped.
+	laneCancels   prometheus.Counter
+	lateDiscarded prometheus.Counter
 	// requestBuffered is afterburn_request_buffer_bytes (§6.6, §10.4).
 	requestBuffered *prometheus.GaugeVec
 	// byCode is requests' counter per status code, once looked up:
@@ -43,6 +47,7 @@ type poolGauges interface {
 	queued() int
 	stateCount(s slotState) int
 	crashLoopingCount() int
+	laneCounts() laneCounts
 }
 
 // bufferGauges is what the response buffer gauge reads at scrape time.
@@ -101,6 +106,22 @@ func newMetrics(p poolGauges, b bufferGauges) *metrics {
 			Name: "afterburn_template_restarts_total",
 			Help: "Template restarts, by PROTOCOL.md §9.1 reason.",
 		}, []string{"reason"}),
+		laneCancels: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "afterburn_lane_cancels_total",
+			Help: "Cancellations written to workers' cancel pipes at a lane's deadline (PROTOCOL.md §2.5).",
+		}),
+		lateDiscarded: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "afterburn_late_responses_discarded_total",
+			Help: "Late responses read from draining lanes and dropped (PROTOCOL.md §2.5).",
+		}),
+	}
+	m.reg.MustRegister(m.laneCancels, m.lateDiscarded)
+	for _, st := range []string{"free", "busy", "draining"} {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "afterburn_lanes",
+			Help:        "Lanes of live workers by state (PROTOCOL.md §2.5).",
+			ConstLabels: prometheus.Labels{"state": st},
+		}, func() float64 { return float64(p.laneCounts().get(st)) }))
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.queueWait, m.rejected, m.restarts,
 		m.initDuration, m.protocolErrors, m.requestBuffered,

@@ -2,7 +2,9 @@ package watchdog
 
 import (
 	"context"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,7 +43,7 @@ type slot struct {
 }
 
 type acquired struct {
-	w   *worker
+	l   *lane
 	err errorType
 }
 
@@ -51,8 +53,9 @@ type waiter struct {
 }
 
 // pool keeps cfg.Workers workers running (PROTOCOL.md §2.1), one supervisor
-// goroutine per slot. Requests wait in FIFO order; idle workers are handed
-// out most recently idle first (PROTOCOL.md §10.3).
+// goroutine per slot, and hands their lanes to exchanges (lanes.go, §2.5).
+// Requests wait in FIFO order; free lanes are handed out from the worker
+// with the fewest busy ones, most recently freed first (§2.5, §10.3).
 type pool struct {
 	cfg   *Config
 	log   *logger
@@ -61,7 +64,7 @@ type pool struct {
 
 	mu      sync.Mutex
 	slots   []*slot
-	idle    []*worker // a stack: the last one pushed is handed out first
+	idle    []*worker // workers with a free lane, the one freed last at the end
 	waiters []*waiter // FIFO
 	held    int       // busy plus queued requests, for max_inflight
 	looping int       // slots crash-looping
@@ -71,6 +74,8 @@ type pool struct {
 	abandoned bool
 	stop      chan struct{} // closed when closing starts
 	watchCh   chan struct{} // closed at the next state change; nil when nobody watches
+	// fewerLanes: a library served fewer lanes than asked, and it was logged.
+	fewerLanes atomic.Bool
 	wg        sync.WaitGroup
 }
 
@@ -100,6 +105,9 @@ func (p *pool) onExit(w *worker) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	w.gone = true
+	if w.busy > 0 || w.draining > 0 {
+		return // its exchanges and drains see the pipes close, and retire it
+	}
 	switch w.state {
 	case wsIdle:
 		p.removeIdleLocked(w)
@@ -138,53 +146,29 @@ func (p *pool) retire(w *worker, reason string) {
 	p.mu.Unlock()
 }
 
-// putIdleLocked makes w available: to the first queued request, else to the
-// idle queue. At shutdown it closes w's request pipe instead (§9.4).
-func (p *pool) putIdleLocked(w *worker) {
-	switch {
-	case w.gone:
-		p.retireLocked(w, "exited")
-	case w.recycled: // §9.7: its successor serves; it gets EOF and exits
-		w.state = wsDraining
-		w.closeRequest()
-	case p.closing:
-		w.state = wsDraining
-		p.setSlotLocked(p.slots[w.id-1], slotIdle)
-		w.closeRequest()
-	case len(p.waiters) > 0:
-		wt := p.waiters[0]
-		p.waiters[0] = nil
-		p.waiters = p.waiters[1:]
-		p.busyLocked(w)
-		wt.ch <- acquired{w: w}
-	default:
-		w.state = wsIdle
-		p.setSlotLocked(p.slots[w.id-1], slotIdle)
-		p.idle = append(p.idle, w)
-	}
-}
-
-// release returns w after an exchange: to the pool when reason is empty,
-// else to its supervisor for replacement.
-func (p *pool) release(w *worker, reason string) {
+// release returns l after an exchange: to service when reason is empty;
+// else the worker goes to its supervisor for replacement, or, when it
+// serves several lanes and lives on, only l is closed and the worker is
+// replaced make-before-break (lanes.go, §2.5).
+func (p *pool) release(l *lane, reason string) {
+	w := l.w
 	var rss int64
 	if p.cfg.MaxWorkerRSS > 0 && reason == "" {
 		rss = w.residentBytes() // PROTOCOL.md §9.7: after every exchange, outside p.mu
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	w.busy--
 	if reason != "" {
-		p.retireLocked(w, reason)
+		p.faultLocked(l, reason)
 		return
 	}
 	w.served++
 	if why := p.recycleDueLocked(w, rss); why != "" {
 		p.startRecycleLocked(w, why)
 	}
-	if p.parkLocked(w, rss) {
-		return
-	}
-	p.putIdleLocked(w)
+	p.parkLocked(w, rss)
+	p.offerLocked(l)
 }
 
 // enter admits a request into the watchdog: PROTOCOL.md §10.3 (429 over
@@ -233,7 +217,7 @@ func (p *pool) waitHeld(deadline time.Time) bool {
 // read then). It returns errTimeout when the deadline passes in the queue
 // (PROTOCOL.md §5.2), errUnavailable when every slot is crash-looping, and
 // neither worker nor error when ctx ends (the client went away).
-func (p *pool) acquire(ctx context.Context, deadline time.Time) (*worker, errorType, time.Duration) {
+func (p *pool) acquire(ctx context.Context, deadline time.Time) (*lane, errorType, time.Duration) {
 	var queued time.Time
 	waited := func() time.Duration {
 		if queued.IsZero() {
@@ -243,21 +227,12 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time) (*worker, errorT
 	}
 	for {
 		p.mu.Lock()
-		if n := len(p.idle); n > 0 {
-			// PROTOCOL.md §10.3: the worker that went idle last. Below full
-			// load the same few workers serve, their caches and JIT warm and
-			// their threads awake, while the rest sleep; taking the oldest
-			// would wake each in turn (at one request at a time over two
-			// workers on one CPU, that made the p99 several times worse).
-			w := p.idle[n-1]
-			p.idle[n-1] = nil
-			p.idle = p.idle[:n-1]
-			p.busyLocked(w)
+		if l := p.takeLocked(); l != nil {
 			p.mu.Unlock()
-			if !p.usable(w) {
+			if !p.usable(l) {
 				continue
 			}
-			return w, "", waited()
+			return l, "", waited()
 		}
 		if p.looping == len(p.slots) || p.closing {
 			p.mu.Unlock()
@@ -278,13 +253,13 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time) (*worker, errorT
 			}
 			return nil, errTimeout, waited()
 		}
-		if a.w == nil {
+		if a.l == nil {
 			return nil, a.err, waited()
 		}
-		if !p.usable(a.w) {
+		if !p.usable(a.l) {
 			continue
 		}
-		return a.w, "", waited()
+		return a.l, "", waited()
 	}
 }
 
@@ -312,36 +287,29 @@ func (p *pool) wait(ctx context.Context, wt *waiter, deadline time.Time) (acquir
 		}
 	}
 	p.mu.Unlock()
-	// Served in the meantime: give the worker back.
-	if a := <-wt.ch; a.w != nil {
-		p.release(a.w, "")
+	// Served in the meantime: give the lane back.
+	if a := <-wt.ch; a.l != nil {
+		p.release(a.l, "")
 	}
 	return acquired{}, false
 }
 
-// busyLocked marks w as carrying an exchange (or a liveness handshake).
-// p.mu is held.
-func (p *pool) busyLocked(w *worker) {
-	w.state = wsBusy
-	p.setSlotLocked(p.slots[w.id-1], slotBusy)
-}
-
-// usable applies the pre-dispatch check of PROTOCOL.md §9.6 to a worker just
-// taken out of the pool, and retires it when the check fails.
-func (p *pool) usable(w *worker) bool {
-	if reason := p.idleCheck(w); reason != "" {
-		p.retire(w, reason)
+// usable applies the pre-dispatch check of PROTOCOL.md §9.6 to a lane just
+// taken out of the pool, and releases it with the fault when it fails.
+func (p *pool) usable(l *lane) bool {
+	if reason := p.idleCheck(l); reason != "" {
+		p.release(l, reason)
 		return false
 	}
 	return true
 }
 
-// idleCheck applies worker.idleCheck and counts unsolicited output.
-func (p *pool) idleCheck(w *worker) string {
-	reason := w.idleCheck()
+// idleCheck applies lane.idleCheck and counts unsolicited output.
+func (p *pool) idleCheck(l *lane) string {
+	reason := l.idleCheck()
 	if reason == "unsolicited_output" {
 		p.m.protocolErrors.WithLabelValues(reason).Inc()
-		p.log.printf("w%d wrote to its response pipe between exchanges", w.id)
+		p.log.printf("w%d wrote to its response pipe between exchanges%s", l.w.id, l.label())
 	}
 	return reason
 }
@@ -365,11 +333,9 @@ func (p *pool) closeLocked() {
 	if p.spawn != nil {
 		p.spawn.close() // §2.6: the template exits at the end of its control socket
 	}
-	for _, w := range p.idle {
-		w.state = wsDraining
-		w.closeRequest()
+	for _, w := range slices.Clone(p.idle) {
+		p.drainWorkerLocked(w) // lanes still busy close as their exchanges end
 	}
-	p.idle = nil
 	for _, wt := range p.waiters {
 		wt.ch <- acquired{err: errUnavailable}
 	}
@@ -380,8 +346,7 @@ func (p *pool) closeLocked() {
 		case s.w.state == wsStarting:
 			s.w.kill() // still initialising, it holds no request: nothing to finish
 		case s.w.state == wsParked:
-			s.w.state = wsDraining // §9.7: waiting for a replacement that will not come
-			s.w.closeRequest()
+			p.drainWorkerLocked(s.w) // §9.7: waiting for a replacement that will not come
 		}
 	}
 }
@@ -397,7 +362,7 @@ func (p *pool) abandon() {
 	p.closeLocked()
 	p.abandoned = true
 	for _, s := range p.slots {
-		if w := s.w; w != nil && w.state == wsBusy {
+		if w := s.w; w != nil && w.busy > 0 {
 			p.log.printf("w%d pid %d still running after shutdown_timeout: killing it", s.id, w.pid)
 			w.cut = true
 			w.kill()
@@ -514,6 +479,8 @@ type status struct {
 	Started     map[string]int `json:"started,omitempty"`
 	Template    string         `json:"template,omitempty"`
 	TemplatePID int            `json:"template_pid,omitempty"`
+	// With lanes > 1 (PROTOCOL.md §2.5, §9.2): lanes of live workers by state.
+	Lanes *laneCounts `json:"lanes,omitempty"`
 }
 
 // snapshot counts slots by state; ready is true when one worker has
@@ -542,6 +509,10 @@ func (p *pool) snapshot() (st status, ready bool) {
 			}
 		}
 		st.Template, st.TemplatePID = p.spawn.template()
+	}
+	if p.cfg.Lanes > 1 {
+		c := p.laneCountsLocked()
+		st.Lanes = &c
 	}
 	return st, st.Idle+st.Busy > 0 && !p.closing
 }

@@ -51,6 +51,9 @@ func (p *pool) recycleDueLocked(w *worker, rss int64) string {
 	if w.recycling || w.recycled {
 		return ""
 	}
+	if w.fault != "" {
+		return w.fault // §2.5: its last replacement failed; try again
+	}
 	if w.recycleAt > 0 && w.served >= w.recycleAt {
 		return fmt.Sprintf("served %d requests", w.served)
 	}
@@ -67,6 +70,9 @@ func (p *pool) recycleDueLocked(w *worker, rss int64) string {
 func (p *pool) parkLocked(w *worker, rss int64) bool {
 	if !w.recycling || w.recycled || p.closing || p.cfg.MaxWorkerRSS == 0 || rss <= rssCeiling(p.cfg.MaxWorkerRSS) {
 		return false
+	}
+	if w.state == wsIdle {
+		p.removeIdleLocked(w)
 	}
 	w.state = wsParked
 	p.log.printf("w%d pid %d: resident size %d bytes is past max_worker_rss + 5%%: no more requests until its replacement is ready", w.id, w.pid, rss)
@@ -92,8 +98,7 @@ func (p *pool) replace(s *slot, w *worker) *worker {
 		p.mu.Lock()
 		s.w = w
 		if w.state == wsParked { // §9.4: it gets EOF like an idle worker
-			w.state = wsDraining
-			w.closeRequest()
+			p.drainWorkerLocked(w)
 		}
 		p.mu.Unlock()
 		return nil
@@ -107,14 +112,19 @@ func (p *pool) replace(s *slot, w *worker) *worker {
 		w.recycleAt = w.served + max(p.cfg.MaxRequests/10, 1)
 		w.rssRetryAt = time.Now().Add(rssRetryAfter)
 		if w.state == wsParked {
-			p.putIdleLocked(w)
+			w.state = wsBusy // not in the idle list: offerLocked puts it there
+			p.offerAllLocked(w)
 		}
 		p.mu.Unlock()
 		return nil
 	}
 	p.mu.Lock()
-	// It may have died while its successor started: count that instead.
+	// It may have died while its successor started: count that instead. A
+	// worker replaced for a fault on one of its lanes counts that (§2.5).
 	reason = "recycled"
+	if w.fault != "" {
+		reason = w.fault
+	}
 	if w.state == wsRetired {
 		select {
 		case reason = <-w.retired:
@@ -122,13 +132,10 @@ func (p *pool) replace(s *slot, w *worker) *worker {
 		}
 	}
 	w.recycled = true
-	switch w.state {
-	case wsIdle, wsParked:
-		p.removeIdleLocked(w)
-		w.state = wsDraining
-		w.closeRequest()
-	case wsBusy:
-		// release closes its request pipe once its exchange is over.
+	if w.state != wsRetired {
+		// Its free lanes get EOF now; busy ones once their exchange is
+		// over (offerLocked).
+		p.drainWorkerLocked(w)
 	}
 	p.mu.Unlock()
 	p.initSucceeded(s, nw)

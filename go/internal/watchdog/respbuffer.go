@@ -193,7 +193,7 @@ func chunkedEndIn(p []byte) bool {
 // buffersBody reports whether the body of the response goes through a
 // respBuffer. Spliced exchanges (hijack.go) keep their own way.
 func (x *exchange) buffersBody(head *respHead) bool {
-	return x.wd.buffers.on && x.hj == nil && !bodyInReader(x.w.br, head)
+	return x.wd.buffers.on && x.hj == nil && !bodyInReader(x.l.br, head)
 }
 
 // bufferBody is forward's loop for a buffered body (PROTOCOL.md §6.1): it
@@ -207,7 +207,7 @@ func (x *exchange) bufferBody(body io.Reader, head *respHead, h http.Header) *fa
 	}
 	x.rb = b
 	go b.write()
-	buf := x.w.respBuf
+	buf := x.l.respBuf
 	for {
 		n, rerr := body.Read(buf)
 		if n > 0 {

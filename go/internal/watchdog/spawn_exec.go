@@ -86,6 +86,18 @@ func startWorker(cfg *Config, id int, log *logger, control *os.File) (*worker, e
 			cmd.ExtraFiles = append(cmd.ExtraFiles, control)
 		}
 	}
+	var more *extraLanes
+	if cfg.Lanes > 1 && !cfg.Stdio && control == nil {
+		if more, err = makeLanes(cfg.Lanes-1, 3+len(cmd.ExtraFiles)); err != nil {
+			for _, f := range parent {
+				f.Close()
+			}
+			return nil, err
+		}
+		parent = append(parent, more.parent...)
+		child = append(child, more.child...)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, more.files...)
+	}
 	// PROTOCOL.md §2.3: the watchdog's environment plus these; exec keeps
 	// the last of duplicate names, so ours win.
 	cmd.Env = append(os.Environ(), cfg.env...)
@@ -99,9 +111,13 @@ func startWorker(cfg *Config, id int, log *logger, control *os.File) (*worker, e
 	if control != nil {
 		cmd.Env = append(cmd.Env, "AFTERBURN_CONTROL_FD=5")
 	}
+	if more != nil {
+		cmd.Env = append(cmd.Env, more.env...)
+	}
 	cmd.SysProcAttr = sysProcAttr()
 
 	w := newWorker(id, reqW, reqR, respR)
+	more.give(w)
 	w.kind = "exec"
 	w.started = time.Now()
 	w.deadline = w.started.Add(cfg.InitTimeout)

@@ -94,6 +94,7 @@ func (p *pool) startOne(s *slot) (*worker, string, error) {
 	}
 	ie := w.handshake(w.deadline, p.cfg.Stdio, p.log)
 	if ie == nil {
+		p.settleLanes(w)
 		p.spawn.handshook(w, nil)
 		return w, "", nil
 	}
@@ -168,7 +169,8 @@ func (p *pool) initSucceeded(s *slot, w *worker) {
 		p.log.printf("w%d recovered after %d initialisation failures", s.id, s.failures)
 	}
 	s.failures = 0 // PROTOCOL.md §9.1: a handshake resets the backoff
-	p.putIdleLocked(w)
+	w.state = wsBusy // not in the idle list yet: offerLocked puts it there
+	p.offerAllLocked(w)
 }
 
 // sleep waits d unless the pool closes first.
@@ -226,14 +228,18 @@ func (p *pool) serve(s *slot, w *worker) (reason string, successor *worker) {
 // not answer within init_timeout is replaced (reason unresponsive, §3.5).
 func (p *pool) healthcheck(w *worker) {
 	p.mu.Lock()
-	if w.state != wsIdle {
+	l := w.first() // §2.5: handshakes run on lane 1, on a worker with no exchange
+	if w.state != wsIdle || w.busy > 0 || w.draining > 0 || l.state != laneFree {
 		p.mu.Unlock()
 		return
 	}
 	p.removeIdleLocked(w)
-	p.busyLocked(w)
+	w.state = wsBusy
+	l.state = laneBusy
+	w.busy++
+	p.slotStateLocked(w)
 	p.mu.Unlock()
-	if !p.usable(w) {
+	if !p.usable(l) {
 		return
 	}
 	if err := w.handshake(time.Now().Add(p.cfg.InitTimeout), false, p.log); err != nil {
@@ -241,5 +247,5 @@ func (p *pool) healthcheck(w *worker) {
 		p.retire(w, "unresponsive")
 		return
 	}
-	p.release(w, "")
+	p.release(l, "")
 }

@@ -79,9 +79,7 @@ func startTemplate(cfg *Config, log *logger, m *metrics, started func(*templateP
 // socket and what it sends there. The template closed fds 3 and 4 after its
 // handshake (§2.6); the watchdog drops its ends of those pipes too.
 func (t *templateProc) serve() {
-	t.w.reqW.Close()
-	t.w.reqUnread.Close()
-	t.w.respR.Close()
+	t.w.first().closePipes()
 	go func() {
 		<-t.w.exited
 		t.end("crashed", "exited: "+t.w.exitStatus())

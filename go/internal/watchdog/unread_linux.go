@@ -5,8 +5,8 @@ import "golang.org/x/sys/unix"
 // unreadRequestBytes is how many bytes wait in the worker's request pipe,
 // written by the watchdog and not yet read by the worker (FIONREAD, named
 // TIOCINQ on Linux); -1 if unknown.
-func (w *worker) unreadRequestBytes() int {
-	rc, err := w.reqUnread.SyscallConn()
+func (l *lane) unreadRequestBytes() int {
+	rc, err := l.reqUnread.SyscallConn()
 	if err != nil {
 		return -1
 	}

@@ -1,7 +1,6 @@
 package watchdog
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -62,26 +61,22 @@ type worker struct {
 	// worker, os.Process.Wait for an adopted, forked one (proc.go).
 	reap func() (*os.ProcessState, error)
 
-	reqW *os.File // request pipe, the watchdog's end
-	// reqUnread is the request pipe's read end, which the watchdog keeps
-	// only to ask the kernel how many request bytes the worker has not read
-	// (PROTOCOL.md §9.3). It is never read.
-	reqUnread *os.File
-	respR     *os.File      // response pipe, the watchdog's end
-	bw        *bufio.Writer // on reqW: request heads, flushed once per request
-	// br is the one buffered reader of this worker's life on the response
-	// pipe: the old afterburn made one per request and lost the bytes it had
-	// read ahead.
-	br      *bufio.Reader
-	bodyBuf []byte // request body copy buffer, with chunkRoom in front
-	respBuf []byte // response body copy buffer
-	// head and body are the response of the exchange the worker carries,
-	// reused from one to the next (resphead.go).
-	head respHead
-	body respBody
+	// lanes are its protocol pipes (lane.go): lanes[0] is fds 3 and 4, the
+	// rest those of AFTERBURN_STREAM_FDS (PROTOCOL.md §2.5). Only the first
+	// inUse serve; the handshake settles how many.
+	lanes []*lane
+	inUse int
+	// cancelW is the cancel pipe's write end (§2.5); nil with one lane.
+	cancelW *os.File
+	// busy and draining count its lanes in those states; guarded by pool.mu.
+	busy, draining int
+	// fault is why a worker with several lanes is being replaced
+	// make-before-break (§2.5); "" otherwise. Guarded by pool.mu.
+	fault string
 
 	mu   sync.Mutex
-	dead bool // exited; its process group must not be signalled any more
+	dead   bool // exited; its process group must not be signalled any more
+	killed bool // kill was called
 
 	exited   chan struct{}    // closed once the process was reaped
 	exitErr  error            // reap's error, valid after exited is closed
@@ -93,6 +88,9 @@ type worker struct {
 	tokens bool
 	// forkable: the handshake reply listed fork; only a template does (§2.6).
 	forkable bool
+	// handshaken: the first handshake was answered, and settled the above
+	// and inUse.
+	handshaken bool
 
 	state   workerState // guarded by pool.mu
 	gone    bool        // guarded by pool.mu: the process was reaped
@@ -109,24 +107,31 @@ type worker struct {
 	recycle    chan struct{} // wakes the supervisor to start a replacement
 }
 
-// newWorker is a worker on the watchdog's ends of its protocol pipes: the
-// request pipe's write end (and its read end, kept to count unread bytes,
-// §9.3) and the response pipe's read end, with its buffers and channels.
+// newWorker is a worker on the watchdog's ends of its first lane's protocol
+// pipes: the request pipe's write end (and its read end, kept to count
+// unread bytes, §9.3) and the response pipe's read end, with its channels.
 func newWorker(id int, reqW, reqUnread, respR *os.File) *worker {
-	return &worker{
-		id:        id,
-		reqW:      reqW,
-		reqUnread: reqUnread,
-		respR:     respR,
-		bw:        bufio.NewWriterSize(reqW, reqBufSize),
-		br:        bufio.NewReaderSize(respR, respBufSize),
-		bodyBuf:   make([]byte, chunkRoom+bodyBufSize+2),
-		respBuf:   make([]byte, bodyBufSize),
-		exited:    make(chan struct{}),
-		retired:   make(chan string, 1),
-		recycle:   make(chan struct{}, 1),
+	w := &worker{
+		id:      id,
+		inUse:   1,
+		exited:  make(chan struct{}),
+		retired: make(chan string, 1),
+		recycle: make(chan struct{}, 1),
 	}
+	w.addLane(reqW, reqUnread, respR)
+	return w
 }
+
+// addLane gives w one more lane (PROTOCOL.md §2.5).
+func (w *worker) addLane(reqW, reqUnread, respR *os.File) {
+	w.lanes = append(w.lanes, newLane(w, len(w.lanes)+1, reqW, reqUnread, respR))
+}
+
+// first is lane 1, the one the handshake runs on (§2.5).
+func (w *worker) first() *lane { return w.lanes[0] }
+
+// serving is the lanes both sides use once the handshake is answered.
+func (w *worker) serving() []*lane { return w.lanes[:w.inUse] }
 
 // wait reaps the worker. Helpers it started die with it: the group is
 // killed while the leader is still a zombie, so its id cannot have been
@@ -155,10 +160,19 @@ func (w *worker) kill() {
 	if !w.dead {
 		killGroup(w.pid)
 	}
+	w.killed = true
 	w.mu.Unlock()
-	now := time.Now()
-	w.respR.SetReadDeadline(now)
-	w.reqW.SetWriteDeadline(now)
+	for _, l := range w.lanes {
+		l.wake()
+	}
+}
+
+// wasKilled reports whether kill was called: a lane's pipe that fails then
+// failed because its worker was killed, not because its deadline passed.
+func (w *worker) wasKilled() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.killed
 }
 
 // killGroup kills the process group led by pid (PROTOCOL.md §2.1). A forked
@@ -194,11 +208,12 @@ func (e *initError) Error() string { return e.err.Error() }
 // handshake sends the handshake of PROTOCOL.md §3.1 and checks the reply
 // (§3.2) before deadline.
 func (w *worker) handshake(deadline time.Time, skipBanner bool, log *logger) *initError {
-	w.respR.SetReadDeadline(deadline)
-	w.reqW.SetWriteDeadline(deadline)
+	l := w.first() // §2.5: the handshake runs on lane 1 only
+	l.respR.SetReadDeadline(deadline)
+	l.reqW.SetWriteDeadline(deadline)
 	defer func() {
-		w.respR.SetReadDeadline(time.Time{})
-		w.reqW.SetWriteDeadline(time.Time{})
+		l.respR.SetReadDeadline(time.Time{})
+		l.reqW.SetWriteDeadline(time.Time{})
 	}()
 	ioFail := func(what string, err error) *initError {
 		switch {
@@ -217,14 +232,14 @@ func (w *worker) handshake(deadline time.Time, skipBanner bool, log *logger) *in
 		// PROTOCOL.md §4.6: a repeated handshake carries a token too, so a
 		// stale response cannot pass for its reply.
 		tok = nextToken()
-		w.bw.WriteString(handshakeRequest[:len(handshakeRequest)-len("Content-Length: 0\r\n\r\n")])
-		w.bw.WriteString("AfterBurn-Exchange: ")
-		w.bw.Write(tok.bytes())
-		w.bw.WriteString("\r\nContent-Length: 0\r\n\r\n")
+		l.bw.WriteString(handshakeRequest[:len(handshakeRequest)-len("Content-Length: 0\r\n\r\n")])
+		l.bw.WriteString("AfterBurn-Exchange: ")
+		l.bw.Write(tok.bytes())
+		l.bw.WriteString("\r\nContent-Length: 0\r\n\r\n")
 	} else {
-		w.bw.WriteString(handshakeRequest)
+		l.bw.WriteString(handshakeRequest)
 	}
-	if err := w.bw.Flush(); err != nil {
+	if err := l.bw.Flush(); err != nil {
 		return ioFail("writing the handshake", err)
 	}
 	if skipBanner {
@@ -232,7 +247,7 @@ func (w *worker) handshake(deadline time.Time, skipBanner bool, log *logger) *in
 			return ioFail("reading the handshake reply", err)
 		}
 	}
-	resp, err := http.ReadResponse(w.br, handshakeMethod)
+	resp, err := http.ReadResponse(l.br, handshakeMethod)
 	if err != nil {
 		if e := ioFail("", err); e.reason == "init_timeout" || err == io.EOF {
 			return e
@@ -255,13 +270,17 @@ func (w *worker) handshake(deadline time.Time, skipBanner bool, log *logger) *in
 		return bad("handshake reply chose AfterBurn-Protocol %q, offered %q", got, protocolVersions)
 	case tok.set() && !tok.echoedBy(resp.Header):
 		return bad("handshake reply carries AfterBurn-Exchange %q, want %q", resp.Header[exchangeField], tok.bytes())
-	case w.br.Buffered() > 0:
-		return bad("%d unsolicited bytes after the handshake reply", w.br.Buffered())
+	case l.br.Buffered() > 0:
+		return bad("%d unsolicited bytes after the handshake reply", l.br.Buffered())
 	}
-	if !w.tokens {
-		w.tokens = listsCapability(resp.Header["Afterburn-Capabilities"], capabilityExchange)
+	if !w.handshaken {
+		// The first handshake: what the library implements.
+		w.handshaken = true
+		caps := resp.Header["Afterburn-Capabilities"]
+		w.tokens = listsCapability(caps, capabilityExchange)
+		w.forkable = listsCapability(caps, capabilityFork)
+		w.inUse = lanesInUse(len(w.lanes), w.tokens && listsCapability(caps, capabilityStreams), resp.Header.Get(streamsField))
 	}
-	w.forkable = listsCapability(resp.Header["Afterburn-Capabilities"], capabilityFork)
 	return nil
 }
 
@@ -271,6 +290,7 @@ var statusLineStart = []byte("HTTP/1.1 ")
 // skipBanner discards and logs, as worker output, every byte before the first
 // "HTTP/1.1 " on the response pipe (PROTOCOL.md §3.3, stdio mode).
 func (w *worker) skipBanner(log *logger) error {
+	br := w.first().br
 	var line []byte
 	defer func() {
 		if len(line) > 0 {
@@ -278,14 +298,14 @@ func (w *worker) skipBanner(log *logger) error {
 		}
 	}()
 	for {
-		b, err := w.br.Peek(len(statusLineStart))
+		b, err := br.Peek(len(statusLineStart))
 		if bytes.Equal(b, statusLineStart) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		c, _ := w.br.ReadByte()
+		c, _ := br.ReadByte()
 		switch {
 		case c == '\n':
 			log.workerLine(w.id, "stdout", bytes.TrimSuffix(line, []byte("\r")))
@@ -299,35 +319,14 @@ func (w *worker) skipBanner(log *logger) error {
 	}
 }
 
-// idleCheck looks at the response pipe of a worker that has no exchange.
-// PROTOCOL.md §9.6: bytes there are unsolicited output, and the worker must
-// be replaced before any request can receive them. A hang-up means it is
-// exiting. It returns the restart reason, or "" when the worker can be used.
-func (w *worker) idleCheck() string {
-	if w.br.Buffered() > 0 {
-		return "unsolicited_output"
-	}
-	data, hup := pollPipe(w.respR)
-	switch {
-	case data:
-		return "unsolicited_output"
-	case hup:
-		return "exited"
-	}
-	return ""
-}
-
-// closeRequest closes the request pipe: a library exits 0 when it reads EOF
-// between requests (PROTOCOL.md §9.4).
-func (w *worker) closeRequest() {
-	w.reqW.Close()
-}
-
 // closePipes releases the watchdog's ends once the worker is gone.
 func (w *worker) closePipes() {
-	w.reqW.Close()
-	w.reqUnread.Close()
-	w.respR.Close()
+	for _, l := range w.lanes {
+		l.closePipes()
+	}
+	if w.cancelW != nil {
+		w.cancelW.Close()
+	}
 	if w.statm != nil {
 		w.statm.Close()
 	}

@@ -1,0 +1,150 @@
+package watchdog
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"strconv"
+	"time"
+)
+
+// A lane is one pair of a worker's protocol pipes, request and response,
+// carrying one AfterBurn/1 keep-alive stream: one exchange at a time, with
+// its own buffers (PROTOCOL.md §2.5). A worker has one lane unless its
+// library lists streams and lanes asks for more; the pool hands lanes, not
+// workers, to exchanges, and an exchange sees only its lane's pipes.
+type lane struct {
+	w *worker
+	n int // 1 for fds 3 and 4, then in AFTERBURN_STREAM_FDS order
+
+	reqW *os.File // request pipe, the watchdog's end
+	// reqUnread is the request pipe's read end, which the watchdog keeps
+	// only to ask the kernel how many request bytes the worker has not read
+	// (PROTOCOL.md §9.3). It is never read.
+	reqUnread *os.File
+	respR     *os.File      // response pipe, the watchdog's end
+	bw        *bufio.Writer // on reqW: request heads, flushed once per request
+	// br is the one buffered reader of this lane's life on the response
+	// pipe: the old afterburn made one per request and lost the bytes it had
+	// read ahead.
+	br      *bufio.Reader
+	bodyBuf []byte // request body copy buffer, with chunkRoom in front
+	respBuf []byte // response body copy buffer
+	// head and body are the response of the exchange the lane carries,
+	// reused from one to the next (resphead.go).
+	head respHead
+	body respBody
+
+	state laneState // guarded by pool.mu
+}
+
+// laneState is where a lane is; guarded by pool.mu.
+type laneState int
+
+const (
+	laneFree     laneState = iota
+	laneBusy               // carrying an exchange (or a liveness handshake, lane 1)
+	laneDraining           // past its deadline: the late response is read and dropped (§2.5)
+	laneClosed             // its request pipe is closed: EOF, surplus, or a fault
+)
+
+func newLane(w *worker, n int, reqW, reqUnread, respR *os.File) *lane {
+	return &lane{
+		w:         w,
+		n:         n,
+		reqW:      reqW,
+		reqUnread: reqUnread,
+		respR:     respR,
+		bw:        bufio.NewWriterSize(reqW, reqBufSize),
+		br:        bufio.NewReaderSize(respR, respBufSize),
+		bodyBuf:   make([]byte, chunkRoom+bodyBufSize+2),
+		respBuf:   make([]byte, bodyBufSize),
+	}
+}
+
+// idleCheck looks at the response pipe of a lane that has no exchange.
+// PROTOCOL.md §9.6: bytes there are unsolicited output, and the worker must
+// not be given the lane before any request can receive them. A hang-up
+// means it is exiting. It returns the restart reason, or "" when the lane
+// can be used.
+func (l *lane) idleCheck() string {
+	if l.br.Buffered() > 0 {
+		return "unsolicited_output"
+	}
+	data, hup := pollPipe(l.respR)
+	switch {
+	case data:
+		return "unsolicited_output"
+	case hup:
+		return "exited"
+	}
+	return ""
+}
+
+// closeRequest closes the lane's request pipe: a library ends the lane when
+// it reads EOF between requests, and exits 0 once every lane has (§2.5, §9.4).
+func (l *lane) closeRequest() {
+	l.reqW.Close()
+}
+
+// closePipes releases the watchdog's ends once the worker is gone, or once
+// the lane is surplus (§2.5).
+func (l *lane) closePipes() {
+	l.reqW.Close()
+	l.reqUnread.Close()
+	l.respR.Close()
+}
+
+// wake unblocks whatever waits on the lane's pipes.
+func (l *lane) wake() {
+	now := time.Now()
+	l.respR.SetReadDeadline(now)
+	l.reqW.SetWriteDeadline(now)
+}
+
+// capabilityStreams is what a library that serves lanes lists, and
+// streamsField the field of its handshake reply that says how many (§2.5).
+const (
+	capabilityStreams = "streams"
+	streamsField      = "AfterBurn-Streams"
+)
+
+// lanesInUse is L = min(K, N) of PROTOCOL.md §2.5: k lanes made, a library
+// that lists streams (and exchange) stating n in AfterBurn-Streams. A reply
+// without them, or with an N that is not a positive decimal, gives 1.
+func lanesInUse(k int, streams bool, n string) int {
+	if k <= 1 || !streams {
+		return 1
+	}
+	v, err := strconv.Atoi(n)
+	if err != nil || v < 1 || len(n) > 9 {
+		return 1
+	}
+	return min(k, v)
+}
+
+// settleLanes closes the watchdog's ends of the lanes past inUse, once the
+// handshake has settled how many serve (§2.5); the library closes its own.
+func (w *worker) settleLanes() {
+	for _, l := range w.lanes[w.inUse:] {
+		l.state = laneClosed
+		l.closePipes()
+	}
+}
+
+// cancel writes the cancellation of the exchange whose token is tok to the
+// worker's cancel pipe (§2.5), in one write. A library that does not read it
+// cannot make the watchdog wait: the write gives up after cancelWriteMax.
+func (w *worker) cancel(tok exchangeToken) error {
+	if w.cancelW == nil {
+		return errors.New("no cancel pipe")
+	}
+	var b [80]byte
+	line := append(append(append(b[:0], "cancel "...), tok.bytes()...), '\n')
+	w.cancelW.SetWriteDeadline(time.Now().Add(cancelWriteMax))
+	_, err := w.cancelW.Write(line)
+	return err
+}
+
+// cancelWriteMax bounds a write to a cancel pipe that is full.
+const cancelWriteMax = 100 * time.Millisecond

@@ -1,0 +1,247 @@
+package watchdog
+
+import "strconv"
+
+// The pool's side of lanes (PROTOCOL.md §2.5): what it hands to an exchange
+// is a lane, taken from the worker with the fewest busy lanes and given back
+// when the exchange ends. A worker with one lane is the pool of §2.1: taking
+// its lane takes the worker, and the most recently freed one goes first
+// (§10.3). Every function here runs with p.mu held.
+
+// takeLocked takes a free lane for an exchange, or returns nil when none is
+// free. PROTOCOL.md §2.5: the worker with the fewest busy lanes, so that
+// every worker's CPU is used before any runs two exchanges at once; among
+// those the one freed last (§10.3: below full load the same few workers
+// serve, their caches and JIT warm, while the rest sleep; taking the oldest
+// would wake each in turn, and at one request at a time over two workers on
+// one CPU that made the p99 several times worse).
+func (p *pool) takeLocked() *lane {
+	n := len(p.idle)
+	if n == 0 {
+		return nil
+	}
+	best := n - 1
+	for i := n - 2; i >= 0 && p.idle[best].busy > 0; i-- {
+		if p.idle[i].busy < p.idle[best].busy {
+			best = i
+		}
+	}
+	w := p.idle[best]
+	var l *lane
+	free := 0
+	for _, x := range w.serving() {
+		if x.state == laneFree {
+			if l == nil {
+				l = x
+			}
+			free++
+		}
+	}
+	l.state = laneBusy
+	w.busy++
+	if free == 1 {
+		p.idle = append(p.idle[:best], p.idle[best+1:]...)
+		w.state = wsBusy
+	}
+	p.slotStateLocked(w)
+	return l
+}
+
+// offerLocked puts l, whose exchange ended, back in service: to the first
+// queued request, else among the free lanes, its worker moved to the end of
+// the idle list (freed last, taken first). A lane of a worker on its way out
+// is closed instead: the library ends it at EOF (§9.4, §9.7).
+func (p *pool) offerLocked(l *lane) {
+	w := l.w
+	switch {
+	case w.gone:
+		l.state = laneClosed
+		if w.busy == 0 && w.draining == 0 {
+			p.retireLocked(w, "exited")
+		}
+		return
+	case w.recycled || p.closing || w.state == wsDraining:
+		l.state = laneClosed
+		l.closeRequest()
+		if w.state == wsIdle {
+			p.removeIdleLocked(w)
+		}
+		w.state = wsDraining
+		p.slotStateLocked(w)
+		p.finishRetiringLocked(w)
+		return
+	case w.state == wsParked || w.state == wsRetired || w.state == wsStarting:
+		l.state = laneFree // §9.7, §2.5: no new exchange until its successor is ready
+		p.slotStateLocked(w)
+		return
+	case len(p.waiters) > 0:
+		wt := p.waiters[0]
+		p.waiters[0] = nil
+		p.waiters = p.waiters[1:]
+		l.state = laneBusy
+		w.busy++
+		p.slotStateLocked(w)
+		wt.ch <- acquired{l: l}
+		return
+	}
+	l.state = laneFree
+	if w.state == wsIdle {
+		p.removeIdleLocked(w)
+	}
+	w.state = wsIdle
+	p.idle = append(p.idle, w)
+	p.slotStateLocked(w)
+}
+
+// offerAllLocked offers every free lane of w, a worker that has just
+// answered its handshake or may serve again.
+func (p *pool) offerAllLocked(w *worker) {
+	for _, l := range w.serving() {
+		if l.state == laneFree {
+			p.offerLocked(l)
+		}
+	}
+}
+
+// faultLocked ends l's exchange with a failure (§8.4–§8.6, §9.6). With one
+// lane, or when the worker is gone, the worker is retired and replaced as
+// ever. A worker with several lanes that lives on keeps its other exchanges:
+// l is closed, the worker takes no new exchange, its successor starts at
+// once, and the worker is killed once its other exchanges have ended
+// (PROTOCOL.md §2.5, make-before-break).
+func (p *pool) faultLocked(l *lane, reason string) {
+	w := l.w
+	if w.inUse == 1 || w.gone {
+		p.retireLocked(w, reason)
+		return
+	}
+	l.state = laneClosed
+	l.closeRequest()
+	if w.fault == "" && w.state != wsRetired {
+		w.fault = reason
+		p.log.printf("w%d pid %d: %s on lane %d: it takes no new request and is replaced once its other exchanges end", w.id, w.pid, reason, l.n)
+		if w.state == wsIdle {
+			p.removeIdleLocked(w)
+		}
+		if !w.recycled {
+			if w.state != wsDraining {
+				w.state = wsParked
+			}
+			if !w.recycling {
+				w.recycling = true
+				select {
+				case w.recycle <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}
+	p.slotStateLocked(w)
+	p.finishRetiringLocked(w)
+}
+
+// finishRetiringLocked kills a faulted worker whose successor serves once
+// no exchange of a client is left on it: a stuck lane would keep it from
+// ever exiting on EOF (§2.5).
+func (p *pool) finishRetiringLocked(w *worker) {
+	if w.fault != "" && w.recycled && w.busy == 0 {
+		w.kill()
+	}
+}
+
+// drainWorkerLocked takes w out of service for good (shutdown §9.4,
+// recycling §9.7): its free lanes are closed now, its busy ones as their
+// exchanges end (offerLocked).
+func (p *pool) drainWorkerLocked(w *worker) {
+	if w.state == wsIdle {
+		p.removeIdleLocked(w)
+	}
+	w.state = wsDraining
+	for _, l := range w.serving() {
+		if l.state == laneFree {
+			l.state = laneClosed
+			l.closeRequest()
+		}
+	}
+	p.slotStateLocked(w)
+	p.finishRetiringLocked(w)
+}
+
+// slotStateLocked shows w's slot busy while any lane of w is (§9.2). The
+// slot of a worker already replaced belongs to its successor.
+func (p *pool) slotStateLocked(w *worker) {
+	if w.recycled || w.state == wsRetired || w.state == wsStarting {
+		return
+	}
+	st := slotIdle
+	if w.busy > 0 {
+		st = slotBusy
+	}
+	p.setSlotLocked(p.slots[w.id-1], st)
+}
+
+// label names l in log lines about a worker with several lanes.
+func (l *lane) label() string {
+	if l.w.inUse == 1 {
+		return ""
+	}
+	return " (lane " + strconv.Itoa(l.n) + ")"
+}
+
+// laneCounts are the lanes of live workers by state, for /_/ready (§9.2)
+// and the afterburn_lanes gauge (§10.4).
+type laneCounts struct {
+	Free     int `json:"free"`
+	Busy     int `json:"busy"`
+	Draining int `json:"draining"`
+}
+
+func (p *pool) laneCountsLocked() laneCounts {
+	var c laneCounts
+	for _, s := range p.slots {
+		w := s.w
+		if w == nil || w.state == wsStarting || w.state == wsRetired {
+			continue
+		}
+		for _, l := range w.serving() {
+			switch l.state {
+			case laneFree:
+				c.Free++
+			case laneBusy:
+				c.Busy++
+			case laneDraining:
+				c.Draining++
+			}
+		}
+	}
+	return c
+}
+
+func (p *pool) laneCounts() laneCounts {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.laneCountsLocked()
+}
+
+// settleLanes closes the lanes a worker's library does not serve, once its
+// handshake has said how many it does, and says once that a library serves
+// fewer lanes than lanes asks for (§2.5).
+func (p *pool) settleLanes(w *worker) {
+	if len(w.lanes) == 1 {
+		return
+	}
+	w.settleLanes()
+	if w.inUse < len(w.lanes) && p.fewerLanes.CompareAndSwap(false, true) {
+		p.log.printf("w%d: the library serves %d lane(s) where lanes=%d asks for %d (PROTOCOL.md §2.5: it states its most in AfterBurn-Streams, and needs the streams and exchange capabilities); the rest are closed", w.id, w.inUse, len(w.lanes), len(w.lanes))
+	}
+}
+
+func (c laneCounts) get(state string) int {
+	switch state {
+	case "free":
+		return c.Free
+	case "busy":
+		return c.Busy
+	}
+	return c.Draining
+}
