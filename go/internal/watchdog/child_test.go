@@ -21,8 +21,12 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv("AFTERBURN_TEST_CHILD") == "1" {
+	switch os.Getenv("AFTERBURN_TEST_CHILD") {
+	case "1":
 		runChild()
+		os.Exit(0)
+	case "lanes":
+		runLaneChild()
 		os.Exit(0)
 	}
 	os.Exit(m.Run())

@@ -229,7 +229,7 @@ func (c *Config) check() error {
 		return errors.New("watchdog: spawn=fork needs Linux (PR_SET_CHILD_SUBREAPER)")
 	case c.Spawn == SpawnFork && c.ForkTimeout <= 0:
 		return fmt.Errorf("watchdog: bad fork_timeout %v: must be positive", c.ForkTimeout)
-	case c.Lanes < 0 || c.Lanes > maxLanes: // 0, in a Config built by hand, is 1
+	case c.Lanes < 1 || c.Lanes > maxLanes:
 		return fmt.Errorf("watchdog: bad lanes %d: want 1 to %d", c.Lanes, maxLanes)
 	case c.Lanes > 1 && c.Stdio:
 		return errors.New("watchdog: lanes > 1 needs fd mode: each lane is a pair of pipes of its own (§2.5); set stdio=false or lanes=1")

@@ -170,6 +170,7 @@ func (p *pool) drainWorkerLocked(w *worker) {
 // slotStateLocked shows w's slot busy while any lane of w is (§9.2). The
 // slot of a worker already replaced belongs to its successor.
 func (p *pool) slotStateLocked(w *worker) {
+	p.changedLocked() // lanes change state without their slot (watch)
 	if w.recycled || w.state == wsRetired || w.state == wsStarting {
 		return
 	}

@@ -43,6 +43,9 @@ type Watchdog struct {
 
 // New checks cfg and returns a Watchdog whose workers are not started yet.
 func New(cfg Config) (*Watchdog, error) {
+	if cfg.Lanes == 0 {
+		cfg.Lanes = 1 // a Config built by hand: one lane, as before §2.5
+	}
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,158 @@
+package watchdog
+
+// A minimal worker with lanes (PROTOCOL.md §2.5), run by the test binary
+// when AFTERBURN_TEST_CHILD=lanes: each lane a goroutine, the cancel pipe a
+// goroutine, steered by the request path. AFTERBURN_TEST_STREAMS is the
+// most lanes it states ("none": it does not list streams).
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+func runLaneChild() {
+	lanes := [][2]*os.File{childLane(os.Getenv("AFTERBURN_FDS"))}
+	if v := os.Getenv("AFTERBURN_STREAM_FDS"); v != "" {
+		fds := strings.Split(v, ",")
+		for i := 0; i+1 < len(fds); i += 2 {
+			lanes = append(lanes, childLane(fds[i]+","+fds[i+1]))
+		}
+	}
+	stated := os.Getenv("AFTERBURN_TEST_STREAMS")
+	inUse := 1
+	if n, err := strconv.Atoi(stated); err == nil {
+		inUse = min(n, len(lanes))
+	}
+	for _, l := range lanes[inUse:] { // §2.5: the library closes the surplus
+		l[0].Close()
+		l[1].Close()
+	}
+	c := &laneChild{stated: stated, cancels: map[string]chan struct{}{}}
+	if v := os.Getenv("AFTERBURN_STREAM_CANCEL_FD"); v != "" {
+		fd, _ := strconv.Atoi(v)
+		go c.readCancels(os.NewFile(uintptr(fd), "cancel"))
+	}
+	var wg sync.WaitGroup
+	for i, l := range lanes[:inUse] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.serve(i+1, l[0], l[1])
+		}()
+	}
+	wg.Wait() // §2.5: exit 0 once every lane has ended
+}
+
+func childLane(pair string) [2]*os.File {
+	var in, out int
+	if _, err := fmt.Sscanf(pair, "%d,%d", &in, &out); err != nil {
+		fmt.Fprintf(os.Stderr, "child: bad lane descriptors %q\n", pair)
+		os.Exit(2)
+	}
+	return [2]*os.File{os.NewFile(uintptr(in), "request"), os.NewFile(uintptr(out), "response")}
+}
+
+type laneChild struct {
+	stated  string
+	mu      sync.Mutex
+	cancels map[string]chan struct{} // by exchange token, while in flight
+}
+
+// readCancels fires the cancellation of the exchange each "cancel TOKEN"
+// line names, if it is in flight.
+func (c *laneChild) readCancels(f *os.File) {
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		tok, ok := strings.CutPrefix(sc.Text(), "cancel ")
+		if !ok {
+			continue
+		}
+		c.mu.Lock()
+		if ch, ok := c.cancels[tok]; ok {
+			close(ch)
+			delete(c.cancels, tok)
+			fmt.Fprintf(os.Stderr, "child: cancelled %s\n", tok)
+		}
+		c.mu.Unlock()
+	}
+}
+
+func (c *laneChild) serve(n int, in, out *os.File) {
+	defer in.Close()
+	defer out.Close()
+	br := bufio.NewReader(in)
+	for {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			if err != io.EOF {
+				fmt.Fprintf(os.Stderr, "child: lane %d: bad request: %v\n", n, err)
+			}
+			return
+		}
+		tok := req.Header.Get("AfterBurn-Exchange")
+		if req.Header.Get("AfterBurn-Handshake") != "" {
+			reply := "HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\n"
+			if c.stated != "none" {
+				reply += "AfterBurn-Capabilities: exchange, streams\r\nAfterBurn-Streams: " + c.stated + "\r\n"
+			} else {
+				reply += "AfterBurn-Capabilities: exchange\r\n"
+			}
+			if tok != "" {
+				reply += "AfterBurn-Exchange: " + tok + "\r\n"
+			}
+			io.WriteString(out, reply+"Content-Length: 0\r\n\r\n")
+			continue
+		}
+		cancelled := make(chan struct{})
+		c.mu.Lock()
+		c.cancels[tok] = cancelled
+		c.mu.Unlock()
+		body, keep := c.route(n, req, cancelled, in, out)
+		c.mu.Lock()
+		delete(c.cancels, tok)
+		c.mu.Unlock()
+		if !keep {
+			return
+		}
+		io.Copy(io.Discard, req.Body)
+		head := fmt.Sprintf("HTTP/1.1 200 OK\r\nAfterBurn-Exchange: %s\r\nContent-Length: %d\r\n\r\n", tok, len(body))
+		io.WriteString(out, head)
+		io.WriteString(out, body)
+	}
+}
+
+// route answers one request; keep is false when the lane ends with it.
+func (c *laneChild) route(n int, req *http.Request, cancelled <-chan struct{}, in, out *os.File) (body string, keep bool) {
+	q := req.URL.Query()
+	ms, _ := strconv.Atoi(q.Get("ms"))
+	switch req.URL.Path {
+	case "/sleep": // cooperative: returns early when cancelled
+		fmt.Fprintf(os.Stderr, "child: lane %d sleeping\n", n)
+		select {
+		case <-time.After(time.Duration(ms) * time.Millisecond):
+			return fmt.Sprintf("slept lane %d pid %d", n, os.Getpid()), true
+		case <-cancelled:
+			return "cancelled", true
+		}
+	case "/ignore": // a handler that ignores its cancellation
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		return "ignored", true
+	case "/crash":
+		os.Exit(3)
+	case "/close-lane": // user code closing its lane's pipes
+		in.Close()
+		out.Close()
+		return "", false
+	case "/big": // a response larger than the pipe, written as the client reads
+		size, _ := strconv.Atoi(q.Get("size"))
+		return strings.Repeat("x", size), true
+	}
+	return fmt.Sprintf("lane %d pid %d", n, os.Getpid()), true
+}

@@ -1,0 +1,311 @@
+package watchdog
+
+import (
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+)
+
+// startLanes runs a watchdog over the lane child (lanechild_test.go) with
+// lanes lanes per worker, the child stating stated.
+func startLanes(t *testing.T, lanes int, stated string, mut func(*Config)) *harness {
+	t.Helper()
+	return start(t, func(c *Config) {
+		c.Lanes = lanes
+		c.LaneGrace = 5 * time.Second
+		if mut != nil {
+			mut(c)
+		}
+	}, "AFTERBURN_TEST_CHILD=lanes", "AFTERBURN_TEST_STREAMS="+stated)
+}
+
+func (h *harness) waitLanes(what string, cond func(c laneCounts) bool) {
+	h.t.Helper()
+	h.waitState(what, func(st status, ready bool) bool { return st.Lanes != nil && cond(*st.Lanes) })
+}
+
+// pidOf is the pid a lane child's answer names.
+func pidOf(body string) string {
+	_, pid, _ := strings.Cut(body, " pid ")
+	return pid
+}
+
+func TestLanesInUse(t *testing.T) {
+	for _, c := range []struct {
+		k       int
+		streams bool
+		n       string
+		want    int
+	}{
+		{1, true, "8", 1}, {4, true, "8", 4}, {4, true, "2", 2}, {4, false, "8", 1},
+		{4, true, "", 1}, {4, true, "0", 1}, {4, true, "-3", 1}, {4, true, "x", 1},
+		{4, true, " 2", 1}, {4, true, "99999999999", 1},
+	} {
+		if got := lanesInUse(c.k, c.streams, c.n); got != c.want {
+			t.Errorf("lanesInUse(%d, %v, %q) = %d; want %d", c.k, c.streams, c.n, got, c.want)
+		}
+	}
+}
+
+func TestLanesConfigRefused(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-lanes", "0", "--", "x"}, "bad lanes"},
+		{[]string{"-lanes", "257", "--", "x"}, "bad lanes"},
+		{[]string{"-lanes", "4", "-stdio", "--", "x"}, "needs fd mode"},
+		{[]string{"-lanes", "4", "-handshake=false", "--", "x"}, "needs the handshake"},
+		{[]string{"-lanes", "4", "-spawn", "fork", "--", "x"}, "spawn=fork is not supported"},
+		{[]string{"-lanes", "4", "-lane_grace", "0", "--", "x"}, "bad lane_grace"},
+	} {
+		_, err := ParseConfig(c.args, func(string) string { return "" }, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v; want one containing %q", c.args, err, c.want)
+		}
+	}
+}
+
+// PROTOCOL.md §2.5: four exchanges on one worker run at once, each on a lane
+// of its own.
+func TestLanesOverlap(t *testing.T) {
+	h := startLanes(t, 4, "64", nil)
+	h.waitLanes("4 free lanes", func(c laneCounts) bool { return c.Free == 4 })
+	start := time.Now()
+	var got []<-chan string
+	for range 4 {
+		got = append(got, h.getLater("/sleep?ms=400"))
+	}
+	lanes, pids := map[string]bool{}, map[string]bool{}
+	for _, ch := range got {
+		r := <-ch
+		if !strings.HasPrefix(r, "200 slept lane ") {
+			t.Fatalf("got %q", r)
+		}
+		lanes[strings.Fields(r)[3]] = true
+		pids[pidOf(r)] = true
+	}
+	// Structural, not a speed target: one after another would take 1.6 s.
+	if d := time.Since(start); d > 1200*time.Millisecond {
+		t.Errorf("four 400 ms sleeps on four lanes took %v", d)
+	}
+	if len(lanes) != 4 || len(pids) != 1 {
+		t.Errorf("lanes %v, pids %v; want 4 lanes of one worker", lanes, pids)
+	}
+}
+
+// PROTOCOL.md §2.5: a library that states fewer lanes than asked serves
+// that many; one that does not list streams serves one.
+func TestLanesLibraryStatesFewer(t *testing.T) {
+	h := startLanes(t, 4, "2", nil)
+	h.waitLanes("2 free lanes", func(c laneCounts) bool { return c.Free == 2 })
+	h.logs.waitContains(t, "the library serves 2 lane(s) where lanes=4 asks for 4")
+	h2 := startLanes(t, 4, "none", nil)
+	h2.waitLanes("1 free lane", func(c laneCounts) bool { return c.Free == 1 })
+	resp, body := h2.get("/lane")
+	wantBody(t, resp, body, 200, "lane 1 pid "+pidOf(body))
+}
+
+// PROTOCOL.md §2.5: at a lane's deadline the client gets 504, the library is
+// asked to cancel, and the late response is drained: the worker lives on
+// and another lane's exchange is undisturbed.
+func TestLaneDeadlineCancelsAndDrains(t *testing.T) {
+	h := startLanes(t, 2, "64", func(c *Config) { c.ExecTimeout = 300 * time.Millisecond })
+	h.waitLanes("2 free lanes", func(c laneCounts) bool { return c.Free == 2 })
+	_, before := h.get("/lane")
+	other := h.getLater("/sleep?ms=100")
+	resp, body := h.get("/sleep?ms=10000")
+	wantError(t, resp, body, 504, errTimeout)
+	if r := <-other; !strings.HasPrefix(r, "200 slept") {
+		t.Fatalf("the other lane's exchange got %q", r)
+	}
+	h.logs.waitContains(t, "child: cancelled ")
+	h.waitLanes("the lane drained", func(c laneCounts) bool { return c.Free == 2 && c.Draining == 0 })
+	if n := metricValue(t, h.wd.m.lateDiscarded); n != 1 {
+		t.Errorf("late responses discarded %v; want 1", n)
+	}
+	if n := metricValue(t, h.wd.m.laneCancels); n != 1 {
+		t.Errorf("cancellations %v; want 1", n)
+	}
+	for range 4 {
+		resp, body = h.get("/lane")
+		if resp.StatusCode != 200 || pidOf(body) != pidOf(before) {
+			t.Fatalf("after the drain got %d %q; want the same worker, pid %s", resp.StatusCode, body, pidOf(before))
+		}
+	}
+	if n := counter(t, h.wd.m.restarts, "timeout"); n != 0 {
+		t.Errorf("restarts{timeout} %v; want 0: a late response is not a fault", n)
+	}
+}
+
+// PROTOCOL.md §2.5: a handler that ignores its cancellation leaves its lane
+// stuck after lane_grace; the worker is replaced make-before-break: its
+// other exchange finishes, then it is killed.
+func TestLaneStuckReplacesWorkerMakeBeforeBreak(t *testing.T) {
+	h := startLanes(t, 2, "64", func(c *Config) {
+		c.ExecTimeout = 1500 * time.Millisecond
+		c.LaneGrace = 200 * time.Millisecond
+	})
+	h.waitLanes("2 free lanes", func(c laneCounts) bool { return c.Free == 2 })
+	_, before := h.get("/lane")
+	slow := h.getLater("/sleep?ms=1200")
+	h.waitLanes("one busy lane", func(c laneCounts) bool { return c.Busy == 1 })
+	resp, body := h.get("/ignore?ms=60000")
+	wantError(t, resp, body, 504, errTimeout)
+	h.logs.waitContains(t, "did not end within lane_grace")
+	if r := <-slow; !strings.HasPrefix(r, "200 slept") || pidOf(r) != pidOf(before) {
+		t.Fatalf("the other exchange of the stuck worker got %q; want 200 from pid %s", r, pidOf(before))
+	}
+	h.logs.waitContains(t, "pid "+pidOf(before)+" recycled")
+	resp, body = h.get("/lane")
+	if resp.StatusCode != 200 || pidOf(body) == pidOf(before) {
+		t.Fatalf("after the replacement got %d %q; want a new worker", resp.StatusCode, body)
+	}
+	if n := counter(t, h.wd.m.restarts, "stuck"); n != 1 {
+		t.Errorf("restarts{stuck} %v; want 1", n)
+	}
+}
+
+// PROTOCOL.md §2.5, §8.4: a worker's crash fails exactly the exchanges in
+// flight on its lanes, each with its own 502, and nothing else.
+func TestLaneCrashFailsOnlyItsExchanges(t *testing.T) {
+	h := startLanes(t, 3, "64", func(c *Config) { c.Workers = 2 })
+	h.waitLanes("6 free lanes", func(c laneCounts) bool { return c.Free == 6 })
+	var sleeps []<-chan string
+	for range 4 {
+		sleeps = append(sleeps, h.getLater("/sleep?ms=2500"))
+	}
+	h.waitLanes("4 busy lanes", func(c laneCounts) bool { return c.Busy == 4 })
+	// Each read by its worker, so none can be retried elsewhere (§9.3).
+	h.logs.waitCount(t, "child: lane", 4)
+	resp, body := h.get("/crash")
+	wantError(t, resp, body, 502, errWorkerCrashed)
+	codes := map[string]int{}
+	for _, ch := range sleeps {
+		codes[(<-ch)[:3]]++
+	}
+	// Spread (§2.5): two on each worker, so the crash takes two with it.
+	if codes["502"] != 2 || codes["200"] != 2 {
+		t.Errorf("in-flight exchanges answered %v; want two 502 and two 200", codes)
+	}
+	if n := counter(t, h.wd.m.restarts, "crashed"); n != 1 {
+		t.Errorf("restarts{crashed} %v; want 1", n)
+	}
+}
+
+// PROTOCOL.md §2.5: user code that closes its lane fails that exchange;
+// the worker's other exchange finishes and the worker is replaced.
+func TestLaneClosedByWorker(t *testing.T) {
+	h := startLanes(t, 2, "64", nil)
+	h.waitLanes("2 free lanes", func(c laneCounts) bool { return c.Free == 2 })
+	_, before := h.get("/lane")
+	slow := h.getLater("/sleep?ms=800")
+	h.waitLanes("one busy lane", func(c laneCounts) bool { return c.Busy == 1 })
+	resp, body := h.get("/close-lane")
+	wantError(t, resp, body, 502, errWorkerCrashed)
+	if r := <-slow; !strings.HasPrefix(r, "200 slept") {
+		t.Fatalf("the other exchange got %q", r)
+	}
+	h.logs.waitContains(t, "pid "+pidOf(before)+" recycled")
+	resp, body = h.get("/lane")
+	if resp.StatusCode != 200 || pidOf(body) == pidOf(before) {
+		t.Fatalf("after the replacement got %d %q; want a new worker", resp.StatusCode, body)
+	}
+}
+
+// PROTOCOL.md §2.5: a client that does not read its response fills its own
+// lane's pipe only.
+func TestLaneSlowReaderDoesNotStallOthers(t *testing.T) {
+	h := startLanes(t, 2, "64", func(c *Config) { c.ResponseBuffering = false })
+	h.waitLanes("2 free lanes", func(c laneCounts) bool { return c.Free == 2 })
+	c, err := net.Dial("tcp", h.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.(*net.TCPConn).SetReadBuffer(4096)
+	if _, err := c.Write([]byte("GET /big?size=33554432 HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	h.waitLanes("one busy lane", func(c laneCounts) bool { return c.Busy == 1 })
+	for range 3 {
+		resp, body := h.get("/sleep?ms=1")
+		if resp.StatusCode != 200 || !strings.HasPrefix(body, "slept lane ") {
+			t.Fatalf("got %d %q", resp.StatusCode, body)
+		}
+	}
+}
+
+// PROTOCOL.md §2.5, §9.4: shutdown lets every lane's exchange finish, then
+// the worker gets EOF on each lane and exits 0.
+func TestLanesShutdownDrainsAll(t *testing.T) {
+	h := startLanes(t, 3, "64", nil)
+	h.waitLanes("3 free lanes", func(c laneCounts) bool { return c.Free == 3 })
+	var got []<-chan string
+	for range 3 {
+		got = append(got, h.getLater("/sleep?ms=500"))
+	}
+	h.waitLanes("3 busy lanes", func(c laneCounts) bool { return c.Busy == 3 })
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); h.stop() }()
+	for _, ch := range got {
+		if r := <-ch; !strings.HasPrefix(r, "200 slept") {
+			t.Errorf("in flight at shutdown: got %q", r)
+		}
+	}
+	wg.Wait()
+	h.logs.waitContains(t, "stopped: exit status 0")
+}
+
+func TestLanesMetricsAndReady(t *testing.T) {
+	h := startLanes(t, 2, "64", nil)
+	h.waitLanes("2 free lanes", func(c laneCounts) bool { return c.Free == 2 })
+	req, _ := http.NewRequest("GET", h.url+"/_/ready", nil)
+	_, body := h.do(req)
+	if !strings.Contains(body, `"lanes":{"free":2,"busy":0,"draining":0}`) {
+		t.Errorf("/_/ready %s; want the lane counts", body)
+	}
+	if v := h.wd.pool.laneCounts().get("free"); v != 2 {
+		t.Errorf("afterburn_lanes{state=free} %d; want 2", v)
+	}
+}
+
+func metricValue(t *testing.T, c interface{ Write(*dto.Metric) error }) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}
+
+// waitCount waits until the log holds n lines containing sub.
+func (s *syncBuffer) waitCount(t *testing.T, sub string, n int) {
+	t.Helper()
+	timeout := time.NewTimer(waitLimit)
+	defer timeout.Stop()
+	for {
+		s.mu.Lock()
+		got := strings.Count(s.b.String(), sub)
+		if got >= n {
+			s.mu.Unlock()
+			return
+		}
+		if s.ch == nil {
+			s.ch = make(chan struct{})
+		}
+		ch := s.ch
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-timeout.C:
+			t.Fatalf("%d log lines containing %q after %v; want %d", got, sub, waitLimit, n)
+		}
+	}
+}
