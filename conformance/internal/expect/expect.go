@@ -125,6 +125,34 @@ func Fields(what string, want, got vectors.Fields) error {
 	return nil
 }
 
+// Lists matches fields whose value is a comma-separated list (README.md
+// "Field lists"): for every [name, member] of want, got has exactly one
+// field of that name and member is one of its members, whitespace around
+// each ignored. A list is a set: a library may list more (§3.2).
+func Lists(what string, want, got vectors.Fields) error {
+	for _, w := range want {
+		var values []string
+		for _, f := range got {
+			if strings.EqualFold(f[0], w[0]) {
+				values = append(values, f[1])
+			}
+		}
+		if len(values) != 1 {
+			return mismatch(fmt.Sprintf("%s %q (one field, a list holding %q)", what, w[0], w[1]), values, w[1])
+		}
+		found := false
+		for _, m := range strings.Split(values[0], ",") {
+			if strings.TrimSpace(m) == w[1] {
+				found = true
+			}
+		}
+		if !found {
+			return mismatch(fmt.Sprintf("%s %q (a list holding %q)", what, w[0], w[1]), values[0], w[1])
+		}
+	}
+	return nil
+}
+
 // Absent fails when any of names appears in got.
 func Absent(what string, names []string, got vectors.Fields) error {
 	for _, n := range names {
@@ -320,6 +348,9 @@ func Check(want *vectors.Response, r *Response) error {
 		return err
 	}
 	if err := Absent("header", want.AbsentHeaders, r.Header); err != nil {
+		return err
+	}
+	if err := Lists("header", want.Lists, r.Header); err != nil {
 		return err
 	}
 	if want.BodyLen != nil && int64(len(r.Body)) != *want.BodyLen {

@@ -188,3 +188,23 @@ func TestHeaderFields(t *testing.T) {
 		}
 	}
 }
+
+func TestLists(t *testing.T) {
+	want := vectors.Fields{{"afterburn-capabilities", "exchange"}}
+	for _, c := range []struct {
+		got vectors.Fields
+		ok  bool
+	}{
+		{vectors.Fields{{"afterburn-capabilities", "exchange"}}, true},
+		{vectors.Fields{{"AfterBurn-Capabilities", "exchange, streams"}}, true},
+		{vectors.Fields{{"afterburn-capabilities", "streams ,exchange"}}, true},
+		{vectors.Fields{{"afterburn-capabilities", "streams"}}, false},
+		{vectors.Fields{{"afterburn-capabilities", "exchanges"}}, false},
+		{vectors.Fields{}, false},
+		{vectors.Fields{{"afterburn-capabilities", "exchange"}, {"afterburn-capabilities", "streams"}}, false},
+	} {
+		if err := Lists("header", want, c.got); (err == nil) != c.ok {
+			t.Errorf("Lists(%v) = %v; want ok %v", c.got, err, c.ok)
+		}
+	}
+}

@@ -207,6 +207,7 @@ type Response struct {
 	Status        *int                  `json:"status,omitempty"`
 	Headers       Fields                `json:"headers,omitempty"`
 	AbsentHeaders []string              `json:"absent_headers,omitempty"`
+	Lists         Fields                `json:"lists,omitempty"`
 	BodyB64       *string               `json:"body_b64,omitempty"`
 	BodyLen       *int64                `json:"body_len,omitempty"`
 	JSON          map[string]any        `json:"json,omitempty"`
