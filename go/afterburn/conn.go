@@ -109,7 +109,7 @@ func newConn(r io.Reader, w io.Writer, lim limits) *conn {
 		canon: make(map[string]string),
 		pend:  make([]byte, 0, bufferBeforeFraming),
 
-		handshake: handshakeFields(defaultMaxLanes),
+		handshake: defaultHandshake,
 	}
 	c.bw = bufio.NewWriterSize(&c.out, writeBufferSize)
 	return c

@@ -30,6 +30,10 @@ func handshakeFields(maxLanes int) string {
 		"\r\n"
 }
 
+// defaultHandshake is the handshake reply of a worker that keeps the default maximum
+// of lanes.
+var defaultHandshake = handshakeFields(defaultMaxLanes)
+
 // serve runs the exchanges of one lane one after another until the request stream
 // ends between two requests, when it returns nil (PROTOCOL.md §9.4), or until the
 // lane must stop: a framing error (§8.8), a failed handshake (§3.4), a handler that
