@@ -362,6 +362,34 @@ func TestLanesFramingError(t *testing.T) {
 	}
 }
 
+// TestLanesPanicAfterHead: a handler that panics after its response started leaves
+// that response incomplete by closing its lane (§8.3); the other lane serves on.
+func TestLanesPanicAfterHead(t *testing.T) {
+	ls := startLanes(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/throw" {
+			io.WriteString(w, "partial")
+			w.(http.Flusher).Flush()
+			panic("after the head")
+		}
+		io.WriteString(w, "ok")
+	}), 2)
+	ls.write(2, request("/throw", "r2", "t2"))
+	resp, err := http.ReadResponse(ls.resp[1], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body, err := io.ReadAll(resp.Body); err != io.ErrUnexpectedEOF || string(body) != "partial" {
+		t.Fatalf("lane 2: got %q, %v; want partial, cut short", body, err)
+	}
+	ls.write(1, request("/ok", "r1", "t1"))
+	if _, body := ls.response(1); body != "ok" {
+		t.Fatalf("lane 1: got %q", body)
+	}
+	if err := ls.end(); err == nil || !strings.Contains(err.Error(), "panicked") {
+		t.Fatalf("Serve: %v; want the panic's error", err)
+	}
+}
+
 // TestLanesEndAtEOF: EOF on a lane ends that lane only; Serve returns nil once every
 // lane has ended, after the exchange still in flight on another lane (§2.5, §9.4).
 func TestLanesEndAtEOF(t *testing.T) {
