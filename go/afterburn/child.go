@@ -1,6 +1,7 @@
 package afterburn
 
 import (
+	"errors"
 	"net/http"
 	"os"
 	"strconv"
@@ -8,30 +9,47 @@ import (
 )
 
 // Serve answers the AfterBurn protocol on the worker's protocol descriptors, calling
-// handler for every request, one at a time, until the watchdog closes the request pipe.
-// A nil handler means http.DefaultServeMux.
+// handler for every request until the watchdog closes the request pipe. A nil handler
+// means http.DefaultServeMux.
 //
 // Call Serve from main once initialisation is complete: its first act is to answer the
 // watchdog's handshake, which marks the worker ready (PROTOCOL.md §3.1). Print nothing
 // to stdout before it in a worker started under a legacy watchdog (see the package
 // documentation).
 //
-// Serve returns nil when the request pipe ends between two requests: the watchdog is
+// With one lane (the default of the watchdog) requests come one at a time. When the
+// watchdog gives the worker several lanes (-lanes, §2.5), Serve calls handler for up
+// to one request per lane at once, each from a goroutine of its own, so handler must
+// be safe for concurrent use, as for net/http. MaxLanes bounds the number of lanes.
+//
+// Serve returns nil when every request pipe ends between two requests: the watchdog is
 // shutting the worker down and the process should exit 0 (§9.4). It returns an error,
-// after closing the response pipe, when the worker must stop: the environment is
-// invalid (§2.3), a request cannot be parsed (§8.8; it was answered with its §8.1
-// error response), the handshake failed (§3.4), the handler panicked after its
-// response had started (§8.3), or the watchdog went away. The process should then
-// exit non-zero, so the usual call is
+// after closing the response pipes, when the worker must stop: the environment is
+// invalid (§2.3, §2.5), a request cannot be parsed (§8.8; it was answered with its
+// §8.1 error response), the handshake failed (§3.4), the handler panicked after its
+// response had started (§8.3), or the watchdog went away. With lanes such a fault ends
+// its own lane only, the others serve on, and Serve returns the error once every lane
+// has ended. The process should then exit non-zero, so the usual call is
 //
 //	if err := afterburn.Serve(h); err != nil {
 //		log.Fatal(err)
 //	}
-func Serve(handler http.Handler) error {
+func Serve(handler http.Handler, opts ...Option) error {
 	if handler == nil {
 		handler = http.DefaultServeMux
 	}
+	o := options{maxLanes: defaultMaxLanes}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.maxLanes < 1 {
+		return errors.New("afterburn: MaxLanes(" + strconv.Itoa(o.maxLanes) + "): want at least 1")
+	}
 	lim, err := limitsFromEnv(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	le, err := laneEnvFrom(os.LookupEnv)
 	if err != nil {
 		return err
 	}
@@ -39,11 +57,13 @@ func Serve(handler http.Handler) error {
 	if err != nil {
 		return err
 	}
-	defer in.Close()
-	defer out.Close()
-	c := newConn(in, out, lim)
-	c.log = os.Stderr
-	return c.serve(handler)
+	lanes, cancelPipe, err := openLanes(in, out, le, o.maxLanes)
+	if err != nil {
+		in.Close()
+		out.Close()
+		return err
+	}
+	return serveLanes(handler, lanes, cancelPipe, lim, o.maxLanes, os.Stderr)
 }
 
 // limitsFromEnv reads the limits the watchdog passes (PROTOCOL.md §2.3, §7.3).

@@ -76,9 +76,16 @@ type conn struct {
 	// was sent yet, and the worker stops (PROTOCOL.md §8.8).
 	fatal *protocolError
 
-	// log receives the library's own records: handler panics, misuse. os.Stderr
-	// under Serve (PROTOCOL.md §9.5: worker stderr is the log).
+	// log receives the library's own records (handler panics, misuse) and the lines
+	// of Logf. os.Stderr under Serve (PROTOCOL.md §9.5: worker stderr is the log).
 	log io.Writer
+
+	// handshake is the handshake reply after its status line (PROTOCOL.md §3.2).
+	handshake string
+
+	// inflight finds this lane's exchange by its token when the watchdog cancels it
+	// (PROTOCOL.md §2.5); shared by every lane, nil without a cancel pipe.
+	inflight *inflight
 }
 
 // countingWriter counts the bytes that reached the response pipe, so the library knows
@@ -101,6 +108,8 @@ func newConn(r io.Reader, w io.Writer, lim limits) *conn {
 		out:   countingWriter{w: w},
 		canon: make(map[string]string),
 		pend:  make([]byte, 0, bufferBeforeFraming),
+
+		handshake: defaultHandshake,
 	}
 	c.bw = bufio.NewWriterSize(&c.out, writeBufferSize)
 	return c

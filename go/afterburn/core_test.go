@@ -249,6 +249,9 @@ func TestResponseController(t *testing.T) {
 	}
 }
 
+// handshakeReply is the answer to a handshake without a token: the first one (§4.6).
+var handshakeReply = "HTTP/1.1 200 OK\r\n" + handshakeFields(defaultMaxLanes)
+
 const handshake = "OPTIONS * HTTP/1.1\r\nHost: afterburn\r\nAfterBurn-Handshake: 1\r\nContent-Length: 0\r\n\r\n"
 
 func TestHandshake(t *testing.T) {

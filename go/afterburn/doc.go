@@ -36,8 +36,9 @@
 //     request are in r.Trailer once r.Body has returned io.EOF. What the handler does
 //     not read is discarded after it returns.
 //   - r.Context() carries the deadline, AfterBurn-Timeout-Ms after the request head
-//     was read, on the monotonic clock, and is cancelled at the deadline and when the
-//     handler returns. TimeRemaining gives the time left.
+//     was read, on the monotonic clock, and is cancelled at the deadline, when the
+//     watchdog cancels the request (see Lanes) and when the handler returns.
+//     TimeRemaining gives the time left.
 //
 // The ResponseWriter holds up to 16 KiB of body until the handler flushes or returns:
 // a handler that returns first is answered with Content-Length; otherwise the body is
@@ -88,7 +89,8 @@
 // passes in AFTERBURN_MAX_HEADER_BYTES (plus 1024 bytes for the watchdog's own fields)
 // and AFTERBURN_MAX_BODY_BYTES, as bytes arrive. A request that breaks a rule is
 // answered with its error status and JSON body, and Serve returns the error: the
-// stream cannot be trusted any more, and the watchdog replaces the worker.
+// stream cannot be trusted any more, and the watchdog replaces the worker. (With lanes
+// the stream is that lane's: see below.)
 //
 // # Fork mode
 //
@@ -97,5 +99,47 @@
 // fork the watchdog starts Go workers the usual way (it logs that the library cannot
 // fork): the Go runtime runs threads of its own from before main (the scheduler's, the
 // garbage collector's), and fork copies only the calling one. A Go worker starts in
-// milliseconds; several requests in flight in one process come with lanes (§2.5).
+// milliseconds; several requests in flight in one process come with lanes (below).
+//
+// # Lanes
+//
+// A worker carries one request at a time unless the watchdog gives it lanes
+// (PROTOCOL.md §2.5):
+//
+//	afterburn-watchdog -lanes 32 -- ./myfunction
+//
+// A lane is a pair of pipes that carries one request at a time. Serve serves each lane
+// in a goroutine of its own, so up to 32 requests run in one process at once, and a
+// handler waiting on a database, or a client slow to read its response, holds its
+// own lane only. Go's runtime cannot be forked (above), so lanes are how one
+// initialised Go process serves several requests at once: what it loaded at start-up
+// is in memory once for all of them. Nothing in the function changes, but the handler
+// is called concurrently, as under net/http: the http.Handler and whatever requests
+// share (package variables, caches, clients) must be safe for concurrent use. A
+// CPU-bound handler does not stall the other lanes (the Go scheduler preempts it);
+// handlers run in parallel up to GOMAXPROCS and share the CPUs.
+//
+// The worker tells the watchdog in its handshake how many lanes it serves at most,
+// 1024 by default, and serves min(that, -lanes); Serve(h, afterburn.MaxLanes(n))
+// lowers it. Nothing needs enabling in the function: the same binary serves one lane
+// under a watchdog without -lanes.
+//
+// Cancellation: with lanes the watchdog does not kill a worker whose request passed
+// its deadline, since the worker carries other requests. It answers the client 504,
+// tells the library, which cancels that request's context, and discards the late
+// response. So a handler should pass r.Context() to whatever it waits on (a query, an
+// outgoing request) and return soon after the context is done; its response is then
+// discarded, and the lane is free again once it returned. A handler that ignores the
+// context keeps its lane busy until it returns (the watchdog retires a worker whose
+// lane stays stuck past -lane_grace). The library also cancels the context at the
+// deadline itself, and a cancellation never reaches the lane's next request.
+//
+// Logging: with several requests in flight, lines on stderr are attributable only if
+// they say which request wrote them. Logf(r, format, args...) writes
+// "[request-id] text" to stderr in one write, so lines of concurrent requests do not
+// interleave.
+//
+// A fault on one lane — a request it cannot parse, a handler that panicked after its
+// response started — closes that lane only: its other lanes serve on while the
+// watchdog starts a successor, and Serve returns the error once every lane has ended.
 package afterburn

@@ -85,6 +85,41 @@ func Example_streaming() {
 	})
 }
 
+// Under a watchdog started with -lanes, one worker process serves several requests
+// at once, each handler call in a goroutine of its own. MaxLanes bounds how many.
+// A handler waiting on something passes it r.Context(), which is cancelled when the
+// watchdog gives up on the request, and tags its log lines with Logf.
+func ExampleMaxLanes() {
+	db := openDatabase() // shared by every lane: must be safe for concurrent use
+
+	http.HandleFunc("/user", func(w http.ResponseWriter, r *http.Request) {
+		name, err := db.lookup(r.Context(), r.URL.Query().Get("id"))
+		if err != nil {
+			afterburn.Logf(r, "lookup: %v", err) // "[request-id] lookup: context canceled"
+			http.Error(w, "lookup failed", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, name)
+	})
+
+	if err := afterburn.Serve(nil, afterburn.MaxLanes(64)); err != nil {
+		log.Fatal(err)
+	}
+}
+
+type database struct{}
+
+func openDatabase() *database { return &database{} }
+
+func (db *database) lookup(ctx context.Context, id string) (string, error) {
+	select {
+	case <-time.After(10 * time.Millisecond): // a query
+		return "user " + id, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
 type model struct{ weights []float64 }
 
 func loadModel() *model { return &model{weights: []float64{0.5, 0.25}} }

@@ -35,7 +35,7 @@ type exchange struct {
 	hasDeadline bool
 
 	mu       sync.Mutex
-	ended    bool // the handler returned: the context is cancelled
+	ended    bool // the handler returned, or the watchdog cancelled (§2.5): the context is cancelled
 	innerCtx atomic.Pointer[innerContext]
 }
 
@@ -68,7 +68,9 @@ func (ex *exchange) inner() context.Context {
 	return in.ctx
 }
 
-// cancel cancels the request's context; net/http does so when ServeHTTP returns.
+// cancel cancels the request's context; net/http does so when ServeHTTP returns, and
+// so does a line of the cancel pipe naming the exchange (PROTOCOL.md §2.5), from the
+// goroutine that reads it.
 func (ex *exchange) cancel() {
 	ex.mu.Lock()
 	ex.ended = true

@@ -118,12 +118,12 @@ func TestExchangeToken(t *testing.T) {
 		name: "first handshake: no token, the capability listed",
 		in:   handshake,
 		want: "HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Library: go/" + version +
-			"\r\nAfterBurn-Capabilities: exchange\r\nContent-Length: 0\r\n\r\n",
+			"\r\nAfterBurn-Capabilities: exchange, streams\r\nAfterBurn-Streams: 1024\r\nContent-Length: 0\r\n\r\n",
 	}, {
 		name: "repeated handshake",
 		in:   handshake + strings.Replace(handshake, "Content-Length", "AfterBurn-Exchange: f9\r\nContent-Length", 1),
 		want: handshakeReply + "HTTP/1.1 200 OK\r\nAfterBurn-Exchange: f9\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Library: go/" + version +
-			"\r\nAfterBurn-Capabilities: exchange\r\nContent-Length: 0\r\n\r\n",
+			"\r\nAfterBurn-Capabilities: exchange, streams\r\nAfterBurn-Streams: 1024\r\nContent-Length: 0\r\n\r\n",
 	}, {
 		name: "repeated handshake offering no version this library speaks",
 		in:   "OPTIONS * HTTP/1.1\r\nHost: afterburn\r\nAfterBurn-Handshake: 2\r\nAfterBurn-Exchange: fa\r\nContent-Length: 0\r\n\r\n",

@@ -12,3 +12,7 @@ import (
 func openFDs(in, out int) (*os.File, *os.File, error) {
 	return nil, nil, &envErr{"afterburn: not supported on " + runtime.GOOS}
 }
+
+func openFD(env string, fd int, name string) (*os.File, error) {
+	return nil, &envErr{"afterburn: not supported on " + runtime.GOOS}
+}

@@ -87,3 +87,15 @@ func dupPrivate(fd int) (int, error) {
 		spare = append(spare, nfd)
 	}
 }
+
+// openFD opens one more protocol descriptor by number, named by the variable env:
+// the pipes of lanes 2 to K and the cancel pipe (PROTOCOL.md §2.5), close-on-exec as
+// above.
+func openFD(env string, fd int, name string) (*os.File, error) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, &envErr{"afterburn: " + env + " names descriptor " + strconv.Itoa(fd) + ", which is not open: " + err.Error()}
+	}
+	syscall.CloseOnExec(fd)
+	return os.NewFile(uintptr(fd), name), nil
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 )
 
@@ -16,22 +17,29 @@ const version = "0.1.0"
 const protocolVersion = "1"
 
 // handshakeFields follow the status line (and the exchange token of a repeated
-// handshake, §4.6) in the answer of PROTOCOL.md §3.2. The library implements §4.6,
-// so it lists the capability exchange.
-const handshakeFields = "AfterBurn-Protocol: " + protocolVersion + "\r\n" +
-	"AfterBurn-Library: go/" + version + "\r\n" +
-	"AfterBurn-Capabilities: exchange\r\n" +
-	"Content-Length: 0\r\n" +
-	"\r\n"
+// handshake, §4.6) in the answer of PROTOCOL.md §3.2. The library implements §4.6 and
+// §2.5, so it lists the capabilities exchange and streams, and says in
+// AfterBurn-Streams how many lanes it serves at most. Both are sent always: a
+// watchdog that gave the worker one lane ignores them (§2.5).
+func handshakeFields(maxLanes int) string {
+	return "AfterBurn-Protocol: " + protocolVersion + "\r\n" +
+		"AfterBurn-Library: go/" + version + "\r\n" +
+		"AfterBurn-Capabilities: exchange, streams\r\n" +
+		"AfterBurn-Streams: " + strconv.Itoa(maxLanes) + "\r\n" +
+		"Content-Length: 0\r\n" +
+		"\r\n"
+}
 
-// handshakeReply is the answer to a handshake without a token: the first one (§4.6).
-const handshakeReply = "HTTP/1.1 200 OK\r\n" + handshakeFields
+// defaultHandshake is the handshake reply of a worker that keeps the default maximum
+// of lanes.
+var defaultHandshake = handshakeFields(defaultMaxLanes)
 
-// serve runs exchanges one after another until the request stream ends between two
-// requests, when it returns nil (PROTOCOL.md §9.4), or until the worker must stop:
-// a framing error (§8.8), a failed handshake (§3.4), a handler that failed after its
-// response started (§8.3), or a broken response pipe. The caller then closes the
-// response pipe and the process exits non-zero.
+// serve runs the exchanges of one lane one after another until the request stream
+// ends between two requests, when it returns nil (PROTOCOL.md §9.4), or until the
+// lane must stop: a framing error (§8.8), a failed handshake (§3.4), a handler that
+// failed after its response started (§8.3), or a broken response pipe. The caller
+// then closes the lane's pipes; once no lane is left the process exits non-zero
+// (§2.5: a fault on one lane ends that lane alone).
 func (c *conn) serve(h http.Handler) error {
 	for {
 		ex, err := c.readRequest()
@@ -47,7 +55,11 @@ func (c *conn) serve(h http.Handler) error {
 		if ex.isHandshake {
 			err = c.answerHandshake(ex)
 		} else {
+			// PROTOCOL.md §2.5: from here until its response is out, a line of the
+			// cancel pipe naming the token cancels the request's context.
+			c.inflight.add(ex)
 			err = c.serveExchange(h, ex)
+			c.inflight.remove(ex)
 		}
 		ex.cancel()
 		if err != nil {
@@ -71,7 +83,7 @@ func (c *conn) answerHandshake(ex *exchange) error {
 	}
 	// §4.6: a repeated handshake (§3.5) carries a token, and its reply echoes it.
 	b := appendStatusLine(c.bw.AvailableBuffer(), http.StatusOK, ex.token)
-	c.bw.Write(append(b, handshakeFields...))
+	c.bw.Write(append(b, c.handshake...))
 	return c.bw.Flush()
 }
 

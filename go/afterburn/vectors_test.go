@@ -369,48 +369,59 @@ func TestVectorsServe(t *testing.T) {
 			c.log = &logs
 			serveErr := c.serve(echoHandler)
 			br := bufio.NewReader(&out)
-			for i, e := range v.Expect {
-				resp, err := http.ReadResponse(br, nil)
-				if err != nil {
-					t.Fatalf("response %d: %v (serve returned %v)", i, err, serveErr)
-				}
-				body, err := io.ReadAll(resp.Body)
-				if err != nil {
-					t.Fatalf("response %d body: %v", i, err)
-				}
-				if e.Reject != nil {
-					var eb errorBody
-					json.Unmarshal(body, &eb)
-					if resp.StatusCode != e.Reject.Status || eb.Type != e.Reject.Type ||
-						resp.Header.Get("AfterBurn-Error") != e.Reject.Type ||
-						!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-						t.Fatalf("response %d: got %d %s %q; want a %d %s error", i, resp.StatusCode, resp.Header, body, e.Reject.Status, e.Reject.Type)
-					}
-					if err := compareFields("header", fieldList(resp.Header), e.Reject.Headers); err != nil {
-						t.Fatalf("response %d: %v", i, err)
-					}
-					if serveErr == nil {
-						t.Fatalf("serve returned nil after a reject; want an error")
-					}
-					continue
-				}
-				if resp.StatusCode != 200 {
-					t.Fatalf("response %d: got status %d %q; want 200", i, resp.StatusCode, body)
-				}
-				var got echo
-				if err := json.Unmarshal(body, &got); err != nil {
-					t.Fatalf("response %d: %v in %q", i, err, body)
-				}
-				if err := e.checkEcho(got); err != nil {
-					t.Fatalf("response %d: %v", i, err)
-				}
-			}
+			rejected := checkVectorResponses(t, &v, br, func() string { return fmt.Sprintf("serve returned %v", serveErr) })
 			if rest, _ := io.ReadAll(br); len(rest) > 0 {
 				t.Fatalf("unexpected bytes after the responses: %q", rest)
 			}
-			if last := v.Expect[len(v.Expect)-1]; last.Reject == nil && serveErr != nil {
+			if rejected && serveErr == nil {
+				t.Fatalf("serve returned nil after a reject; want an error")
+			}
+			if !rejected && serveErr != nil {
 				t.Fatalf("serve: %v; want nil at the end of the requests", serveErr)
 			}
 		})
 	}
+}
+
+// checkVectorResponses reads the responses v expects from br, as a watchdog would,
+// and reports whether the last one was a rejection (§8.8). context adds to a failure
+// message what the caller knows, such as what serve returned.
+func checkVectorResponses(t *testing.T, v *vector, br *bufio.Reader, context func() string) (rejected bool) {
+	t.Helper()
+	for i, e := range v.Expect {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("response %d: %v (%s)", i, err, context())
+		}
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("response %d body: %v", i, err)
+		}
+		if e.Reject != nil {
+			var eb errorBody
+			json.Unmarshal(body, &eb)
+			if resp.StatusCode != e.Reject.Status || eb.Type != e.Reject.Type ||
+				resp.Header.Get("AfterBurn-Error") != e.Reject.Type ||
+				!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+				t.Fatalf("response %d: got %d %s %q; want a %d %s error", i, resp.StatusCode, resp.Header, body, e.Reject.Status, e.Reject.Type)
+			}
+			if err := compareFields("header", fieldList(resp.Header), e.Reject.Headers); err != nil {
+				t.Fatalf("response %d: %v", i, err)
+			}
+			rejected = true
+			continue
+		}
+		rejected = false
+		if resp.StatusCode != 200 {
+			t.Fatalf("response %d: got status %d %q; want 200", i, resp.StatusCode, body)
+		}
+		var got echo
+		if err := json.Unmarshal(body, &got); err != nil {
+			t.Fatalf("response %d: %v in %q", i, err, body)
+		}
+		if err := e.checkEcho(got); err != nil {
+			t.Fatalf("response %d: %v", i, err)
+		}
+	}
+	return rejected
 }

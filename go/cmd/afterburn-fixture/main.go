@@ -106,10 +106,17 @@ func serve(w http.ResponseWriter, r *http.Request) {
 	case "/read-partial":
 		got, _ := io.ReadFull(r.Body, make([]byte, atoi(q.Get("n"))))
 		reply(w, map[string]any{"read": got})
-	case "/sleep":
+	case "/sleep", "/ignore-cancel":
+		// With lanes (PROTOCOL.md §2.5) each request has a goroutine of its own, so
+		// the sleep holds its own lane only. It ignores the request's cancellation.
 		ms := atoi(q.Get("ms"))
 		time.Sleep(time.Duration(ms) * time.Millisecond)
 		reply(w, map[string]any{"slept_ms": ms})
+	case "/wait-cancel":
+		waitCancel(w, r, atoi(q.Get("ms")))
+	case "/log":
+		afterburn.Logf(r, "%s", q.Get("text"))
+		reply(w, map[string]any{"logged": true})
 	case "/deadline":
 		_, has := r.Context().Deadline()
 		remaining := int64(-1)
@@ -173,6 +180,21 @@ func serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		echo(w, r)
 	}
+}
+
+// waitCancel waits until the request's context is done — the watchdog cancelled the
+// exchange (§2.5) or its deadline passed (§5.2) — or ms milliseconds pass.
+func waitCancel(w http.ResponseWriter, r *http.Request, ms int) {
+	timer := time.NewTimer(time.Duration(ms) * time.Millisecond)
+	defer timer.Stop()
+	cancelled := false
+	select {
+	case <-r.Context().Done():
+		cancelled = true
+		fmt.Fprintf(os.Stderr, "cancelled %s\n", afterburn.RequestID(r))
+	case <-timer.C:
+	}
+	reply(w, map[string]any{"cancelled": cancelled})
 }
 
 func atoi(s string) int {

@@ -6,6 +6,10 @@
 //
 //	afterburn-watchdog -- go/bin/hello
 //	curl 'localhost:8080/?name=Ada&lang=fr'
+//
+// With -lanes 8 each worker process answers up to 8 requests at once, one goroutine
+// each (PROTOCOL.md §2.5); the table is only read after start-up, so the requests can
+// share it without a lock.
 package main
 
 import (
