@@ -550,7 +550,7 @@ describe('handshake (§3)', () => {
     expect(seen).toEqual(['http://fn/after']);
     const { version } = require('../package.json');
     expect(output.toString('latin1')).toMatch(new RegExp(`^HTTP/1\\.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Library: node/${version.replace(/\./g, '\\.')}\r\n` +
-      'AfterBurn-Capabilities: exchange\r\nContent-Length: 0\r\n\r\nHTTP/1\\.1 200 OK\r\n'));
+      'AfterBurn-Capabilities: exchange, streams\r\nAfterBurn-Streams: 1024\r\nContent-Length: 0\r\n\r\nHTTP/1\\.1 200 OK\r\n'));
   });
 
   test('a version mismatch is 400 version_mismatch, then a non-zero stop', async () => {
