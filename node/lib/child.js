@@ -69,8 +69,9 @@ function run(handle, { fetch = false, env = process.env, maxLanes = DEFAULT_MAX_
     logToStderr(`afterburn: unhandled promise rejection\n${detail}\n`);
   });
 
-  const inFlight = new InFlight();
-  if (streams.cancel !== null) readCancelPipe(streams.cancel, inFlight);
+  // Exchanges are tracked by token only where a cancel pipe can name them.
+  const inFlight = streams.cancel !== null ? new InFlight() : null;
+  if (inFlight !== null) readCancelPipe(streams.cancel, inFlight);
   const Core = fetch ? require('./fetch-connection').FetchConnection : require('./connection').Connection;
   const common = { Core, fetch, handle, limits, maxLanes, inFlight };
 
