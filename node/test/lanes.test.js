@@ -113,6 +113,25 @@ describe.each(STYLES)('lanes, %s style', (style) => {
     });
   });
 
+  test('a handler that fails on its cancellation gets the library\'s 500 with its token; the lane serves on', async () => {
+    const w = start(app, { lanes: 2 });
+    await withStderr(w, async () => {
+      await ready(w); // lane 2's head is read before the cancel line: see the test above
+      w.lane(2).send(get('/wait-cancel?ms=20000&throw=1', { id: 'rid-t', token: 'thr' }));
+      w.lane(1).send(get('/echo/sync'));
+      await w.lane(1).responses(2);
+      w.cancel('cancel thr\n');
+      const [failed] = await w.lane(2).responses(1);
+      expect([failed.status, field(failed, 'afterburn-error'), field(failed, 'afterburn-exchange'), json(failed).request_id])
+        .toEqual([500, 'handler_error', 'thr', 'rid-t']);
+      w.lane(2).send(get('/echo/next', { token: 'nxt' }));
+      const [, next] = await w.lane(2).responses(2);
+      expect([next.status, json(next).path, field(next, 'afterburn-exchange')]).toEqual([200, '/echo/next', 'nxt']);
+      expect(await w.endAll()).toEqual({ code: 0, signal: null });
+      expect(w.stderr()).toMatch(/^\[rid-t\] afterburn: handler failed on GET \/wait-cancel\n {4}AbortError: /);
+    });
+  });
+
   test('the deadline (AfterBurn-Timeout-Ms) aborts ctx.signal too', async () => {
     const w = start(app, { lanes: 2 });
     await withStderr(w, async () => {
@@ -209,6 +228,13 @@ describe('the fixture on lanes (conformance/README.md: /sleep, /wait-cancel, /ig
       expect(w.stderr().split('\n').sort()).toEqual(['', '[fx-4] hi', 'cancelled fx-3']);
     });
   });
+});
+
+test.each([0, -1, 1.5, '4', Number.NaN])('serve and serveListener refuse maxLanes %p before serving', (maxLanes) => {
+  const { serve, serveListener } = require('..');
+  expect(() => serve(() => null, { maxLanes })).toThrow(RangeError);
+  expect(() => serveListener(() => null, { maxLanes })).toThrow(RangeError);
+  expect(() => serve(() => null, 'x')).toThrow(TypeError);
 });
 
 describe('bad lane variables end the worker non-zero with a message (§2.5)', () => {

@@ -4,7 +4,8 @@
 // the fixture contract that lanes are about: `node lanes-app.js fetch|listener [MAX_LANES]`.
 //
 //   /sleep?ms=N          {"slept_ms": N}, an asynchronous sleep
-//   /wait-cancel?ms=N    until ctx.signal aborts or N ms pass; {"cancelled": bool}
+//   /wait-cancel?ms=N    until ctx.signal aborts or N ms pass; {"cancelled": bool}; with
+//                        &throw=1 the abort is not caught: the handler fails with it
 //   /large?size=N        N bytes (byte i = i % 251), streamed in 32 KiB pieces, chunked
 //   /log?text=T          ctx.log(T); {"logged": true}
 //   anything else        the echo of conformance/README.md
@@ -23,12 +24,12 @@ function piece(from, n) {
   return bytes;
 }
 
-async function waitCancel(ctx, ms) {
+async function waitCancel(ctx, ms, rethrow) {
   try {
     await sleep(ms, undefined, { signal: ctx.signal });
     return false;
   } catch (err) {
-    if (err.name !== 'AbortError') throw err;
+    if (err.name !== 'AbortError' || rethrow) throw err;
     process.stderr.write(`cancelled ${ctx.requestId}\n`);
     return true;
   }
@@ -42,7 +43,7 @@ async function fetchHandler(request, ctx) {
       await sleep(Number(q.get('ms')));
       return Response.json({ slept_ms: Number(q.get('ms')) });
     case '/wait-cancel':
-      return Response.json({ cancelled: await waitCancel(ctx, Number(q.get('ms'))) });
+      return Response.json({ cancelled: await waitCancel(ctx, Number(q.get('ms')), q.get('throw') === '1') });
     case '/log':
       ctx.log(q.get('text'));
       return Response.json({ logged: true });
@@ -81,7 +82,7 @@ async function listener(req, res) {
       await sleep(Number(q.get('ms')));
       return reply(res, { slept_ms: Number(q.get('ms')) });
     case '/wait-cancel':
-      return reply(res, { cancelled: await waitCancel(ctx, Number(q.get('ms'))) });
+      return reply(res, { cancelled: await waitCancel(ctx, Number(q.get('ms')), q.get('throw') === '1') });
     case '/log':
       ctx.log(q.get('text'));
       return reply(res, { logged: true });
