@@ -72,6 +72,7 @@ function run(handle, { fetch = false, env = process.env, maxLanes = DEFAULT_MAX_
   // Exchanges are tracked by token only where a cancel pipe can name them.
   const inFlight = streams.cancel !== null ? new InFlight() : null;
   if (inFlight !== null) readCancelPipe(streams.cancel, inFlight);
+  // Only the core in use is loaded: a fetch-style worker never loads http.Server.
   const Core = fetch ? require('./fetch-connection').FetchConnection : require('./connection').Connection;
   const common = { Core, fetch, handle, limits, maxLanes, inFlight };
 
@@ -97,16 +98,17 @@ function run(handle, { fetch = false, env = process.env, maxLanes = DEFAULT_MAX_
   lanes.slice(0, used).forEach(([input, output], i) => {
     const lane = i + 1;
     const writer = openOrExit(input, output, openLaneOutput);
-    let reader = null;
-    const conn = serveLane(input, writer, common, (code) => {
-      if (reader !== null) reader.destroy(); // closes the request pipe
-      closing.push(writer.close());
+    // (The core calls back only from the lane's own events, once serveLane has returned.)
+    const { conn, reader } = serveLane(input, writer, common, (code) => {
+      reader.destroy(); // closes the request pipe
+      closing.push(writer.close()); // what is queued is written first
+      live--;
       if (code !== 0) {
-        logToStderr(`afterburn: lane ${lane} stopped (status ${code}); the other lanes go on\n`);
+        logToStderr(`afterburn: lane ${lane} stopped (status ${code})${live > 0 ? '; the other lanes go on' : ''}\n`);
         if (status === 0) status = code;
       }
-      if (--live === 0) Promise.all(closing).then(() => process.exit(status));
-    }, (r) => { reader = r; });
+      if (live === 0) Promise.all(closing).then(() => process.exit(status));
+    });
     // §2.5: a lane whose response pipe the watchdog closed is over; the others go on.
     writer.onError((err) => conn._stop(1, `writing the response pipe of lane ${lane}: ${err.message}`));
   });
@@ -123,9 +125,9 @@ function openOrExit(input, output, openWriter) {
 
 /**
  * One lane: reads its request pipe into a core that writes to `writer`; `end(code)` is
- * called once when the core stops. Returns the core.
+ * called once when the core stops. Returns the core and the request pipe's reader.
  */
-function serveLane(input, writer, { Core, fetch, handle, limits, maxLanes, inFlight }, end, gotReader = () => {}) {
+function serveLane(input, writer, { Core, fetch, handle, limits, maxLanes, inFlight }, end) {
   // A fetch-style worker reads the request pipe into one buffer, used again and again, and
   // hands each read to the core in place: no allocation and no stream machinery per
   // request. A new buffer is taken only after a read the core keeps part of (a body it
@@ -161,9 +163,7 @@ function serveLane(input, writer, { Core, fetch, handle, limits, maxLanes, inFli
     logToStderr(`afterburn: opening the protocol descriptor ${input}: ${err.message}\n`);
     process.exit(2);
   }
-  gotReader(reader);
 
-  // Only the core in use is loaded: a fetch-style worker never loads http.Server.
   const sink = {
     write: (chunk) => writer.write(chunk),
     writeLatin1: (text) => writer.writeLatin1(text),
@@ -189,7 +189,7 @@ function serveLane(input, writer, { Core, fetch, handle, limits, maxLanes, inFli
     logToStderr(`afterburn: reading the request pipe: ${err.message}\n`);
     conn.end();
   });
-  return conn;
+  return { conn, reader };
 }
 
 /**
