@@ -143,17 +143,17 @@ describe.each(STYLES)('lanes, %s style', (style) => {
     });
   });
 
-  test('with maxLanes N < K the worker closes lanes N+1..K and states AfterBurn-Streams: N', async () => {
-    const w = start([...app, '2'], { lanes: 4 });
+  test.each([[2, 4], [1, 3]])('with maxLanes N = %i < K = %i the worker closes lanes N+1..K and states AfterBurn-Streams: N', async (max, lanes) => {
+    const w = start([...app, String(max)], { lanes });
     await withStderr(w, async () => {
-      expect((await w.lane(3).eof()).length).toBe(0);
-      expect((await w.lane(4).eof()).length).toBe(0);
+      for (let n = max + 1; n <= lanes; n++) expect((await w.lane(n).eof()).length).toBe(0);
       w.lane(1).send(HANDSHAKE);
       const [reply] = await w.lane(1).responses(1);
-      expect(field(reply, 'afterburn-streams')).toBe('2');
-      w.lane(2).send(get('/echo/two', { token: 'x2' }));
-      const [r] = await w.lane(2).responses(1);
-      expect([r.status, json(r).path]).toEqual([200, '/echo/two']);
+      expect(field(reply, 'afterburn-streams')).toBe(String(max));
+      const last = w.lane(max);
+      last.send(get('/echo/last', { token: 'x2' }));
+      const [r] = (await last.responses(max === 1 ? 2 : 1)).slice(-1);
+      expect([r.status, json(r).path]).toEqual([200, '/echo/last']);
       expect(await w.endAll()).toEqual({ code: 0, signal: null });
     });
   });
