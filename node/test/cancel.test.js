@@ -57,6 +57,25 @@ describe('InFlight and RequestContext cancellation', () => {
     expect(ctx.signal.aborted).toBe(false);
   });
 
+  test('a cancel line read before its exchange\'s head cancels the exchange when it starts', () => {
+    const inFlight = new InFlight();
+    expect(inFlight.cancel('early')).toBe(false);
+    const other = new RequestContext('o', -1, performance.now());
+    inFlight.add('other', other);
+    const ctx = new RequestContext('r', -1, performance.now());
+    inFlight.add('early', ctx);
+    expect([ctx.signal.aborted, ctx.signal.reason.name, other.signal.aborted]).toEqual([true, 'AbortError', false]);
+    expect(inFlight.unknown.size).toBe(0);
+  });
+
+  test('unknown tokens are remembered up to a bound, oldest forgotten first', () => {
+    const inFlight = new InFlight();
+    for (let i = 0; i < 1100; i++) inFlight.cancel(`u${i}`);
+    expect(inFlight.unknown.size).toBe(1024);
+    expect(inFlight.unknown.has('u0')).toBe(false);
+    expect(inFlight.unknown.has('u1099')).toBe(true);
+  });
+
   test('an exchange that ended is forgotten: its token cancels nothing', () => {
     const inFlight = new InFlight();
     const ctx = new RequestContext('r', -1, performance.now());
