@@ -1,9 +1,10 @@
 'use strict';
 
-// What a handler learns about its request beyond HTTP: the request id (PROTOCOL.md §5.1),
-// the deadline (§5.2), its cancellation (§2.5) and a logger that tags lines with the id. The watchdog sends them as AfterBurn-Request-Id and
-// AfterBurn-Timeout-Ms; the library removes both fields from what handlers see (§5.3) and
-// exposes them here instead.
+// What a handler learns about its request beyond HTTP: the request id (PROTOCOL.md §5.1)
+// and the deadline (§5.2), which the watchdog sends as AfterBurn-Request-Id and
+// AfterBurn-Timeout-Ms (the library removes both fields from what handlers see, §5.3, and
+// exposes them here instead); with lanes, its cancellation (§2.5); and a logger that tags
+// each line with the request id.
 
 const kContext = Symbol('afterburn.context');
 
