@@ -14,8 +14,27 @@ export interface RequestContext {
   readonly deadline: Date | null;
   /** Milliseconds left before the deadline, never negative; Infinity without one. */
   timeRemaining(): number;
-  /** Aborts at the deadline (reason: a TimeoutError) and when the exchange ends. */
+  /**
+   * Aborts at the deadline (reason: an Error named TimeoutError), when the watchdog cancels
+   * the exchange (lanes, §2.5; reason: an Error named AbortError) and when the exchange ends.
+   */
   readonly signal: AbortSignal;
+  /**
+   * Writes one record to stderr, `[request id] text` (util.format of the arguments; every
+   * line of a multi-line text is tagged), so that lines of requests served at once on
+   * several lanes can be told apart.
+   */
+  log(...args: unknown[]): void;
+}
+
+/** Options of serve and serveListener. */
+export interface ServeOptions {
+  /**
+   * The most lanes (exchanges at once, §2.5) this worker serves, stated to the watchdog as
+   * AfterBurn-Streams; the watchdog's `lanes` setting asks for K and min(K, maxLanes) are
+   * used. An integer of at least 1; default 1024 (defaultMaxLanes).
+   */
+  maxLanes?: number;
 }
 
 /** A Response from this package (undici's classes) or from Node's global copy. */
@@ -30,10 +49,10 @@ export type RequestListener = (req: IncomingMessage, res: ServerResponse) => unk
  * exits the process. Call it once, when initialisation is complete: the handshake that
  * marks the worker ready is answered from then on (§3.1).
  */
-export function serve(handler: FetchHandler): void;
+export function serve(handler: FetchHandler, options?: ServeOptions): void;
 
 /** Serves a Node request listener (an Express or Koa app, a function, an http.Server). */
-export function serveListener(listener: RequestListener | Server): void;
+export function serveListener(listener: RequestListener | Server, options?: ServeOptions): void;
 
 /** The context of a request served by serveListener; undefined for other requests. */
 export function context(req: IncomingMessage): RequestContext | undefined;
@@ -42,6 +61,8 @@ export function context(req: IncomingMessage): RequestContext | undefined;
 export const version: string;
 /** The protocol version this library speaks. */
 export const protocolVersion: string;
+/** The maxLanes of serve and serveListener when none is given: 1024. */
+export const defaultMaxLanes: number;
 
 // undici's classes: the requests serve() makes are instances of these.
 export const Request: typeof undici.Request;

@@ -5,19 +5,35 @@
 //   serve(async (request, ctx) => new Response('hi'))   fetch-style, undici classes
 //   serveListener(app)                                  any (req, res) listener: Express, Koa...
 //   context(req)                                        request id and deadline, listener style
+//
+// Both take { maxLanes }: the most exchanges served at once when the watchdog gives the
+// worker several lanes (PROTOCOL.md §2.5; 1024 by default).
 
 const { run } = require('./lib/child');
 const { kContext } = require('./lib/context');
-const { LIBRARY_VERSION, PROTOCOL_VERSION } = require('./lib/protocol');
+const { LIBRARY_VERSION, PROTOCOL_VERSION, DEFAULT_MAX_LANES } = require('./lib/protocol');
+
+// serve's options: { maxLanes }, the AfterBurn-Streams this worker states (§2.5).
+function runOptions(options, name) {
+  if (options === undefined) return { maxLanes: DEFAULT_MAX_LANES };
+  if (options === null || typeof options !== 'object') throw new TypeError(`afterburn: ${name}'s options must be an object`);
+  const { maxLanes = DEFAULT_MAX_LANES } = options;
+  if (!Number.isSafeInteger(maxLanes) || maxLanes < 1) {
+    throw new RangeError(`afterburn: ${name}: maxLanes must be an integer of at least 1, not ${String(maxLanes)}`);
+  }
+  return { maxLanes };
+}
 
 /**
  * Serves a fetch-style handler on the protocol pipes until the watchdog closes them.
  * The handler gets undici's Request and a context, and returns a Response (from this
  * package's exports, from undici, or Node's global one) or a promise of one.
+ * @param {Function} handler
+ * @param {{maxLanes?: number}} [options] maxLanes: the most lanes served at once (§2.5)
  */
-function serve(handler) {
+function serve(handler, options) {
   if (typeof handler !== 'function') throw new TypeError('afterburn: serve(handler) needs a function');
-  run(handler, { fetch: true });
+  run(handler, { fetch: true, ...runOptions(options, 'serve') });
 }
 
 /**
@@ -25,19 +41,21 @@ function serve(handler) {
  * or Koa app (`app` or `app.callback()`), or a plain function. An http.Server is accepted
  * too: its 'request' listeners are used.
  */
-function serveListener(listener) {
+function serveListener(listener, options) {
+  const { maxLanes } = runOptions(options, 'serveListener');
   if (listener && typeof listener.listeners === 'function' && typeof listener.listen === 'function' &&
       typeof listener.emit === 'function' && listener.listeners('request').length > 0) {
     const server = listener;
     listener = (req, res) => server.emit('request', req, res);
   }
   if (typeof listener !== 'function') throw new TypeError('afterburn: serveListener(listener) needs a function');
-  run((req, res) => listener(req, res));
+  run((req, res) => listener(req, res), { maxLanes });
 }
 
 /**
- * The AfterBurn context of a request served by serveListener: request id (§5.1) and
- * deadline (§5.2). Returns undefined for a request this library did not make.
+ * The AfterBurn context of a request served by serveListener: request id (§5.1),
+ * deadline (§5.2), cancellation signal (§2.5) and per-request logger. Returns undefined
+ * for a request this library did not make.
  */
 function context(req) {
   return req ? req[kContext] : undefined;
@@ -48,6 +66,7 @@ module.exports = {
   serveListener,
   context,
   version: LIBRARY_VERSION,
+  defaultMaxLanes: DEFAULT_MAX_LANES,
   protocolVersion: PROTOCOL_VERSION,
 };
 

@@ -8,7 +8,7 @@ export interface InvokeOptions {
   requestId?: string;
   /** Plays the watchdog's AfterBurn-Timeout-Ms (§5.2); no deadline without it. */
   timeoutMs?: number;
-  /** Receives the library's log records (handler stacks); default: process.stderr. */
+  /** Receives the library's log records (handler stacks) and ctx.log lines; default: process.stderr. */
   log?: (text: string) => void;
   /** AFTERBURN_MAX_HEADER_BYTES and AFTERBURN_MAX_BODY_BYTES, as the worker would see them. */
   env?: Record<string, string>;

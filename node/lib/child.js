@@ -1,13 +1,15 @@
 'use strict';
 
-// The I/O shell around a Connection: finds the protocol descriptors, protects stdout,
-// reads the request pipe into the Connection and exits when it stops (PROTOCOL.md §9.4:
-// status 0 after EOF between requests; non-zero after a framing error, §8.8, or a response
-// left incomplete, §8.3).
+// The I/O shell around the cores: finds the protocol descriptors, protects stdout, reads
+// each lane's request pipe into a core of its own (one lane, or several, §2.5), reads the
+// cancel pipe, and exits when the lanes stop (PROTOCOL.md §9.4: status 0 after EOF between
+// requests; non-zero after a framing error, §8.8, or a response left incomplete, §8.3).
 
 const fs = require('node:fs');
-const { limitsFromEnv } = require('./config');
-const { protocolDescriptors, openInput, openOutput } = require('./fds');
+const { limitsFromEnv, streamsFromEnv } = require('./config');
+const { protocolDescriptors, openInput, openOutput, openLaneOutput } = require('./fds');
+const { CancelLines, InFlight } = require('./cancel');
+const { DEFAULT_MAX_LANES } = require('./protocol');
 
 /** One write per record, so records from concurrent writers never interleave (§8.3). */
 function logToStderr(text) {
@@ -29,26 +31,36 @@ function isRunning() {
 
 /**
  * Serves the protocol on this process's descriptors until the watchdog closes the request
- * pipe, then exits. Only one server per process.
+ * pipes, then exits. Only one server per process.
  * @param {Function} handle a fetch-style handler `(request, ctx)` when fetch is true
  *   (lib/fetch-connection.js), else `(req, res, ctx)` on Node's http.Server (lib/connection.js)
- * @param {{fetch?: boolean, env?: object}} [options]
+ * @param {{fetch?: boolean, env?: object, maxLanes?: number}} [options]
  */
-function run(handle, { fetch = false, env = process.env } = {}) {
+function run(handle, { fetch = false, env = process.env, maxLanes = DEFAULT_MAX_LANES } = {}) {
   if (running) throw new Error('afterburn: serve was called twice; a worker serves one handler');
   running = true;
 
   let limits;
   let fds;
+  let streams;
   try {
     limits = limitsFromEnv(env);
     fds = protocolDescriptors(env);
+    streams = streamsFromEnv(env);
   } catch (err) {
-    // PROTOCOL.md §2.3: a bad AFTERBURN_FDS ends the worker, non-zero, with a message.
+    // PROTOCOL.md §2.3, §2.5: a bad AFTERBURN_FDS or lane variable ends the worker,
+    // non-zero, with a message.
     logToStderr(`${err.message}\n`);
     process.exit(2);
   }
-  const { input, output } = fds;
+
+  // §2.5: lanes 1 to L = min(K, maxLanes) are served; the library closes the others.
+  const lanes = [[fds.input, fds.output], ...streams.lanes];
+  const used = Math.min(lanes.length, maxLanes);
+  for (const [input, output] of lanes.slice(used)) {
+    closeQuietly(input);
+    closeQuietly(output);
+  }
 
   // Unhandled rejections outside a request are logged, not fatal (Node's default would
   // end the process and with it the stream).
@@ -57,6 +69,65 @@ function run(handle, { fetch = false, env = process.env } = {}) {
     logToStderr(`afterburn: unhandled promise rejection\n${detail}\n`);
   });
 
+  // Exchanges are tracked by token only where a cancel pipe can name them.
+  const inFlight = streams.cancel !== null ? new InFlight() : null;
+  if (inFlight !== null) readCancelPipe(streams.cancel, inFlight);
+  // Only the core in use is loaded: a fetch-style worker never loads http.Server.
+  const Core = fetch ? require('./fetch-connection').FetchConnection : require('./connection').Connection;
+  const common = { Core, fetch, handle, limits, maxLanes, inFlight };
+
+  if (used === 1) {
+    // One lane: today's worker, byte for byte. Writes go straight into the pipe (openOutput),
+    // and the process exits as the lane ends.
+    const writer = openOrExit(fds.input, fds.output, openOutput);
+    serveLane(fds.input, writer, common, (code) => {
+      writer.close();
+      process.exit(code);
+    });
+    return;
+  }
+
+  // Several lanes, each its own stream with its own core (§2.5), on this one event loop.
+  // Each lane's response pipe is written without ever blocking (openLaneOutput): one whose
+  // reader is slow must not stall the others. A lane that ends (EOF between requests, a
+  // framing error, §8.8) closes its descriptors; the process exits once every lane has,
+  // with the first non-zero status of a lane that failed, else 0 (§9.4).
+  let live = used;
+  let status = 0;
+  const closing = [];
+  lanes.slice(0, used).forEach(([input, output], i) => {
+    const lane = i + 1;
+    const writer = openOrExit(input, output, openLaneOutput);
+    // (The core calls back only from the lane's own events, once serveLane has returned.)
+    const { conn, reader } = serveLane(input, writer, common, (code) => {
+      reader.destroy(); // closes the request pipe
+      closing.push(writer.close()); // what is queued is written first
+      live--;
+      if (code !== 0) {
+        logToStderr(`afterburn: lane ${lane} stopped (status ${code})${live > 0 ? '; the other lanes go on' : ''}\n`);
+        if (status === 0) status = code;
+      }
+      if (live === 0) Promise.all(closing).then(() => process.exit(status));
+    });
+    // §2.5: a lane whose response pipe the watchdog closed is over; the others go on.
+    writer.onError((err) => conn._stop(1, `writing the response pipe of lane ${lane}: ${err.message}`));
+  });
+}
+
+function openOrExit(input, output, openWriter) {
+  try {
+    return openWriter(output);
+  } catch (err) {
+    logToStderr(`afterburn: opening the protocol descriptors ${input},${output}: ${err.message}\n`);
+    return process.exit(2);
+  }
+}
+
+/**
+ * One lane: reads its request pipe into a core that writes to `writer`; `end(code)` is
+ * called once when the core stops. Returns the core and the request pipe's reader.
+ */
+function serveLane(input, writer, { Core, fetch, handle, limits, maxLanes, inFlight }, end) {
   // A fetch-style worker reads the request pipe into one buffer, used again and again, and
   // hands each read to the core in place: no allocation and no stream machinery per
   // request. A new buffer is taken only after a read the core keeps part of (a body it
@@ -86,31 +157,31 @@ function run(handle, { fetch = false, env = process.env } = {}) {
 
   let reader;
   let inPlace;
-  let writer;
   try {
     ({ reader, inPlace } = openInput(input, onread));
-    writer = openOutput(output);
   } catch (err) {
-    logToStderr(`afterburn: opening the protocol descriptors ${input},${output}: ${err.message}\n`);
+    logToStderr(`afterburn: opening the protocol descriptor ${input}: ${err.message}\n`);
     process.exit(2);
   }
 
-  // Only the core in use is loaded: a fetch-style worker never loads http.Server.
-  const Core = fetch ? require('./fetch-connection').FetchConnection : require('./connection').Connection;
+  const sink = {
+    write: (chunk) => writer.write(chunk),
+    writeLatin1: (text) => writer.writeLatin1(text),
+    end,
+  };
+  if (writer.drained !== undefined) {
+    sink.drained = writer.drained;
+    sink.onDrain = writer.onDrain;
+  }
   conn = new Core({
     limits,
     handle,
     log: logToStderr,
-    sink: {
-      write: (chunk) => writer.write(chunk),
-      writeLatin1: (text) => writer.writeLatin1(text),
-      end: (code) => {
-        writer.close();
-        process.exit(code);
-      },
-    },
+    sink,
     pauseInput: () => reader.pause(),
     resumeInput: () => reader.resume(),
+    maxLanes,
+    inFlight,
   });
   if (!inPlace) reader.on('data', (chunk) => conn.push(chunk));
   reader.on('end', () => conn.end());
@@ -118,6 +189,38 @@ function run(handle, { fetch = false, env = process.env } = {}) {
     logToStderr(`afterburn: reading the request pipe: ${err.message}\n`);
     conn.end();
   });
+  return { conn, reader };
+}
+
+/**
+ * PROTOCOL.md §2.5: reads the cancel pipe for as long as it is open, on the event loop
+ * (a non-blocking read, like the lanes'), and fires the cancellation of each exchange in
+ * flight that a `cancel TOKEN` line names. EOF just ends the reading.
+ */
+function readCancelPipe(fd, inFlight) {
+  let reader;
+  try {
+    ({ reader } = openInput(fd));
+  } catch (err) {
+    logToStderr(`afterburn: opening the cancel pipe ${fd}: ${err.message}\n`);
+    process.exit(2);
+  }
+  const lines = new CancelLines();
+  reader.on('data', (chunk) => {
+    for (const token of lines.push(chunk)) inFlight.cancel(token);
+  });
+  reader.on('end', () => reader.destroy());
+  reader.on('error', (err) => logToStderr(`afterburn: reading the cancel pipe: ${err.message}\n`));
+  // It never keeps the worker alive: the lanes decide when the process ends.
+  if (typeof reader.unref === 'function') reader.unref();
+}
+
+function closeQuietly(fd) {
+  try {
+    fs.closeSync(fd);
+  } catch {
+    // not open: nothing to close
+  }
 }
 
 module.exports = { run, isRunning, logToStderr };

@@ -45,4 +45,41 @@ function fdsFromEnv(env) {
   return { input: Number(m[1]), output: Number(m[2]) };
 }
 
-module.exports = { limitsFromEnv, fdsFromEnv, ConfigError, DEFAULT_MAX_HEAD, HEAD_SLACK };
+/**
+ * PROTOCOL.md §2.5: the descriptors of lanes 2 to K (request, response pairs) and of the
+ * cancel pipe. Both variables are absent when the watchdog asks for one lane; a value that
+ * is not an even number of decimal descriptors (AFTERBURN_STREAM_FDS) or not one
+ * (AFTERBURN_STREAM_CANCEL_FD) is refused, as §2.2 refuses a bad AFTERBURN_FDS.
+ * @returns {{lanes: Array<[number, number]>, cancel: number | null}}
+ */
+function streamsFromEnv(env) {
+  const raw = env.AFTERBURN_STREAM_FDS;
+  const lanes = [];
+  if (raw !== undefined && raw !== '') {
+    const parts = raw.split(',');
+    if (parts.length % 2 !== 0 || !parts.every((p) => /^[0-9]{1,9}$/.test(p))) {
+      throw new ConfigError(`bad AFTERBURN_STREAM_FDS in environment: ${JSON.stringify(raw)}; ` +
+        'want an even number of descriptors like "5,6,7,8"');
+    }
+    for (let i = 0; i < parts.length; i += 2) lanes.push([Number(parts[i]), Number(parts[i + 1])]);
+  }
+  const rawCancel = env.AFTERBURN_STREAM_CANCEL_FD;
+  let cancel = null;
+  if (rawCancel !== undefined && rawCancel !== '') {
+    if (!/^[0-9]{1,9}$/.test(rawCancel)) {
+      throw new ConfigError(`bad AFTERBURN_STREAM_CANCEL_FD in environment: ${JSON.stringify(rawCancel)}; want one descriptor like "9"`);
+    }
+    cancel = Number(rawCancel);
+  }
+  // A descriptor named twice, or one of stdio's, would have two lanes (or a lane and the
+  // logs) read or write the same pipe: no watchdog does that, and nothing could be served.
+  const all = lanes.flat().concat(cancel === null ? [] : [cancel]);
+  const bad = all.find((fd, i) => fd <= 2 || all.indexOf(fd) !== i);
+  if (bad !== undefined) {
+    throw new ConfigError(`bad AFTERBURN_STREAM_FDS or AFTERBURN_STREAM_CANCEL_FD in environment: descriptor ${bad} ` +
+      `is ${bad <= 2 ? 'one of stdio\'s' : 'named twice'}`);
+  }
+  return { lanes, cancel };
+}
+
+module.exports = { limitsFromEnv, fdsFromEnv, streamsFromEnv, ConfigError, DEFAULT_MAX_HEAD, HEAD_SLACK };

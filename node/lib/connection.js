@@ -28,9 +28,7 @@ const { Duplex } = require('node:stream');
 const { FrameGuard } = require('./guard');
 const { errorResponseBytes, errorBody, exchangeLine, fromParserError } = require('./errors');
 const { RequestContext, newRequestId, kContext } = require('./context');
-const { LIBRARY_VERSION, PROTOCOL_VERSION, HANDSHAKE_FIELDS, answerHandshake, handlerFailureRecord } = require('./protocol');
-
-const HANDSHAKE_HEAD = HANDSHAKE_FIELDS.flat();
+const { LIBRARY_VERSION, PROTOCOL_VERSION, DEFAULT_MAX_LANES, handshakeReply, answerHandshake, handlerFailureRecord } = require('./protocol');
 
 // The request's exchange token on its response (§4.6): internal, no part of the API.
 const kExchange = Symbol('afterburn.exchange');
@@ -127,15 +125,25 @@ class Connection {
    * @param {object} options
    * @param {{maxHead: number, maxBody: number}} options.limits PROTOCOL.md §7.3
    * @param {(req: http.IncomingMessage, res: http.ServerResponse, ctx: RequestContext) => unknown} options.handle
-   * @param {{write(chunk: Buffer): void, end(code: number): void}} options.sink the response
-   *   pipe: write is synchronous; end is called once, with the exit status the worker
-   *   should have (0 after a clean EOF, §9.4; non-zero after a failure, §8.3, §8.8).
+   * @param {{write(chunk: Buffer): boolean | void, end(code: number): void,
+   *   onDrain?(cb: () => void): void}} options.sink the response pipe: write takes the
+   *   bytes at once (synchronously into the pipe, or queued by a lane's writer, which then
+   *   returns false while it holds more than it likes and calls onDrain's callback once it
+   *   has written them); end is called once, with the exit status the worker should have
+   *   (0 after a clean EOF, §9.4; non-zero after a failure, §8.3, §8.8).
    * @param {(text: string) => void} options.log one call per record (stderr, §9.5)
    * @param {() => void} [options.pauseInput] called when the parser wants no more bytes for now
    * @param {() => void} [options.resumeInput] called when it wants bytes again
+   * @param {number} [options.maxLanes] the AfterBurn-Streams of the handshake reply (§2.5)
+   * @param {import('./cancel').InFlight | null} [options.inFlight] where exchanges are
+   *   tracked by token for the cancel pipe (§2.5), or null
    */
-  constructor({ limits, handle, sink, log, pauseInput = () => {}, resumeInput = () => {} }) {
+  constructor({ limits, handle, sink, log, pauseInput = () => {}, resumeInput = () => {},
+    maxLanes = DEFAULT_MAX_LANES, inFlight = null }) {
     this.guard = new FrameGuard(limits);
+    this.handshakeHead = handshakeReply(maxLanes).fields.flat();
+    this.maxLanes = maxLanes;
+    this.inFlight = inFlight;
     this.handle = handle;
     this.sink = sink;
     this.log = log;
@@ -154,13 +162,15 @@ class Connection {
     this.socket = new Duplex({
       allowHalfOpen: true,
       read: () => this.resumeInput(),
+      // A lane's writer that holds too much calls back once it has written it: Node's
+      // ServerResponse then tells the handler to wait ('drain'), as on a TCP socket.
       write: (chunk, _encoding, cb) => {
-        this._output(chunk);
-        cb();
+        if (this._output(chunk)) cb();
+        else this.sink.onDrain(cb);
       },
       writev: (chunks, cb) => {
-        this._output(chunks.length === 1 ? chunks[0].chunk : Buffer.concat(chunks.map((c) => c.chunk)));
-        cb();
+        if (this._output(chunks.length === 1 ? chunks[0].chunk : Buffer.concat(chunks.map((c) => c.chunk)))) cb();
+        else this.sink.onDrain(cb);
       },
       final: (cb) => cb(),
     });
@@ -223,12 +233,14 @@ class Connection {
     this._maybeFinish();
   }
 
+  // Returns false when the sink wants the writer to wait for its onDrain callback.
   _output(chunk) {
-    if (this.stopped) return; // a response abandoned by §8.3 or §8.8
+    if (this.stopped) return true; // a response abandoned by §8.3 or §8.8
     try {
-      this.sink.write(chunk);
+      return this.sink.write(chunk) !== false;
     } catch (err) {
       this._stop(1, `writing the response pipe: ${err.message}`);
+      return true;
     }
   }
 
@@ -279,7 +291,9 @@ class Connection {
     res[kExchange] = exchange;
 
     // §11.1: a legacy watchdog sends no id; the library makes one.
-    const ctx = new RequestContext(requestId || newRequestId(), timeoutMs, headReadAt);
+    const ctx = new RequestContext(requestId || newRequestId(), timeoutMs, headReadAt, this.log);
+    // §2.5: the cancel pipe names the exchange by its token.
+    if (exchange !== null && handshake === null && this.inFlight !== null) this.inFlight.add(exchange, ctx);
     const ex = { req, res, ctx, exchange };
     req[kContext] = ctx;
     // A handler that stops reading (req.destroy(), or `break` out of `for await`) must not
@@ -334,14 +348,14 @@ class Connection {
   // PROTOCOL.md §3.1, §3.2: the library answers the handshake itself; the reply to a
   // repeated one echoes its token (§4.6) like any head ServerResponse writes.
   _answerHandshake(ex, offered) {
-    const answer = answerHandshake(offered, ex.exchange);
+    const answer = answerHandshake(offered, ex.exchange, this.maxLanes);
     if (!answer.ok) {
       // §3.4: 400 version_mismatch listing the versions spoken, then exit non-zero.
       this.log(answer.record);
       this._writeErrorAndStop(answer.bytes);
       return;
     }
-    ex.res.writeHead(200, HANDSHAKE_HEAD);
+    ex.res.writeHead(200, this.handshakeHead);
     ex.res.end();
   }
 

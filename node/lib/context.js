@@ -1,9 +1,10 @@
 'use strict';
 
 // What a handler learns about its request beyond HTTP: the request id (PROTOCOL.md §5.1)
-// and the deadline (§5.2). The watchdog sends them as AfterBurn-Request-Id and
-// AfterBurn-Timeout-Ms; the library removes both fields from what handlers see (§5.3) and
-// exposes them here instead.
+// and the deadline (§5.2), which the watchdog sends as AfterBurn-Request-Id and
+// AfterBurn-Timeout-Ms (the library removes both fields from what handlers see, §5.3, and
+// exposes them here instead); with lanes, its cancellation (§2.5); and a logger that tags
+// each line with the request id.
 
 const kContext = Symbol('afterburn.context');
 
@@ -23,19 +24,51 @@ class DeadlineExceeded extends Error {
   }
 }
 
+/** The reason ctx.signal carries when the watchdog cancelled the exchange (§2.5). */
+class ExchangeCancelled extends Error {
+  constructor() {
+    super('afterburn: the watchdog cancelled the exchange');
+    this.name = 'AbortError';
+  }
+}
+
+// One write per record, so lines of concurrent requests never interleave (§9.5).
+function writeStderr(text) {
+  try {
+    require('node:fs').writeSync(2, text);
+  } catch {
+    // stderr is gone; nothing left to tell
+  }
+}
+
 class RequestContext {
   /**
    * @param {string} requestId
    * @param {number} timeoutMs AfterBurn-Timeout-Ms, or -1 without one
    * @param {number} headReadAt performance.now() when the head was read (§5.2)
+   * @param {((text: string) => void) | null} [log] where log() writes (stderr by default)
    */
-  constructor(requestId, timeoutMs, headReadAt) {
+  constructor(requestId, timeoutMs, headReadAt, log = null) {
     this.requestId = requestId;
     /** performance.now() milliseconds at the deadline, or null without one. */
     this.deadlineAt = timeoutMs >= 0 ? headReadAt + Math.min(timeoutMs, MAX_TIMEOUT_MS) : null;
     this._controller = null;
     this._timer = null;
     this._ended = false;
+    this._cancelled = null; // the ExchangeCancelled, once the watchdog cancelled (§2.5)
+    this._log = log;
+    this._whenEnded = null; // called once by _end (lib/cancel.js: forget the token)
+  }
+
+  /**
+   * Writes one line (util.format of the arguments) to stderr as `[request id] text`, in one
+   * write; every line of a multi-line text is tagged. With lanes (§2.5) several requests
+   * are in flight at once: the tag tells whose line it is.
+   */
+  log(...args) {
+    const tag = `[${this.requestId}] `;
+    const text = require('node:util').format(...args);
+    (this._log ?? writeStderr)(`${tag}${text.replace(/\n/g, `\n${tag}`)}\n`);
   }
 
   /** Whether the watchdog set a deadline (§5.2: without AfterBurn-Timeout-Ms there is none). */
@@ -56,15 +89,17 @@ class RequestContext {
   }
 
   /**
-   * An AbortSignal that aborts at the deadline (with a TimeoutError) and when the
-   * exchange ends. Made on first use: most handlers never ask, and a timer per request
-   * is not free.
+   * An AbortSignal that aborts at the deadline (with a TimeoutError), when the watchdog
+   * cancels the exchange (with an AbortError, §2.5) and when the exchange ends. Made on
+   * first use: most handlers never ask, and a timer per request is not free.
    */
   get signal() {
     if (this._controller === null) {
       this._controller = new AbortController();
       if (this._ended) {
         this._controller.abort(new Error('afterburn: the exchange has ended'));
+      } else if (this._cancelled !== null) {
+        this._controller.abort(this._cancelled);
       } else if (this.deadlineAt !== null) {
         this._armDeadline();
       }
@@ -80,9 +115,23 @@ class RequestContext {
     this._timer.unref();
   }
 
+  /**
+   * Called by the library when the watchdog cancels the exchange (§2.5): the signal aborts
+   * now, or at once when first asked for. Nothing after the exchange's end.
+   */
+  _cancel() {
+    if (this._ended || this._cancelled !== null) return;
+    this._cancelled = new ExchangeCancelled();
+    if (this._controller === null) return;
+    if (this._timer !== null) clearTimeout(this._timer);
+    if (!this._controller.signal.aborted) this._controller.abort(this._cancelled);
+  }
+
   /** Called by the library when the response is complete. */
   _end() {
+    if (this._ended) return;
     this._ended = true;
+    if (this._whenEnded !== null) this._whenEnded();
     if (this._timer !== null) clearTimeout(this._timer);
     if (this._controller !== null && !this._controller.signal.aborted) {
       this._controller.abort(new Error('afterburn: the exchange has ended'));
@@ -98,4 +147,4 @@ function newRequestId() {
   return require('node:crypto').randomBytes(16).toString('hex'); // loaded only if needed
 }
 
-module.exports = { RequestContext, newRequestId, kContext };
+module.exports = { RequestContext, ExchangeCancelled, newRequestId, kContext };

@@ -156,4 +156,61 @@ function openOutput(fd) {
   };
 }
 
-module.exports = { protocolDescriptors, openInput, openOutput };
+/**
+ * The response pipe of a lane when a worker serves several (PROTOCOL.md §2.5): writes that
+ * never wait, so a client that does not read its response stalls its own lane and not the
+ * event loop every lane shares. A pipe or socket is written through a net.Socket (libuv
+ * makes the descriptor non-blocking and writes at once what the pipe takes, queueing the
+ * rest); write returns false while more than a socket's high-water mark waits, and drained
+ * and onDrain say when it has gone. Anything else (a file) is written as openOutput does.
+ */
+function openLaneOutput(fd) {
+  const st = fs.fstatSync(fd);
+  if (!st.isFIFO() && !st.isSocket()) {
+    const sync = openOutput(fd);
+    return { ...sync, drained: () => null, onDrain: (cb) => cb(), onError() {}, close: async () => sync.close() };
+  }
+  const socket = new net.Socket({ fd, readable: false, writable: true });
+  let failure = null;
+  let onError = () => {};
+  socket.on('error', (err) => {
+    failure = err;
+    onError(err);
+  });
+  const closed = new Promise((resolve) => socket.once('close', resolve));
+  // A promise for when what is queued has been written, or the socket is gone.
+  const drainedOrClosed = () => new Promise((resolve) => {
+    const done = () => {
+      socket.off('drain', done);
+      socket.off('close', done);
+      resolve();
+    };
+    socket.on('drain', done);
+    socket.on('close', done);
+  });
+  return {
+    write(chunk) {
+      if (failure !== null) throw failure;
+      return socket.write(chunk);
+    },
+    writeLatin1(text) {
+      if (failure !== null) throw failure;
+      return socket.write(text, 'latin1');
+    },
+    drained: () => (socket.writableNeedDrain && !socket.destroyed ? drainedOrClosed() : null),
+    onDrain(cb) {
+      drainedOrClosed().then(cb);
+    },
+    /** fn(err) once a write failed (EPIPE: the watchdog closed its end). */
+    onError(fn) {
+      onError = fn;
+    },
+    /** Writes what is queued, then closes the descriptor; resolves when it is closed. */
+    close() {
+      if (!socket.destroyed) socket.end();
+      return closed;
+    },
+  };
+}
+
+module.exports = { protocolDescriptors, openInput, openOutput, openLaneOutput };

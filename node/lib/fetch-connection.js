@@ -42,7 +42,7 @@ const { HTTPParser, methods } = require('_http_common');
 const { FrameGuard, MARK_BODY, MARK_END } = require('./guard');
 const { errorResponseBytes, errorBody, fromParserError } = require('./errors');
 const { RequestContext, newRequestId } = require('./context');
-const { answerHandshake, handlerFailureRecord } = require('./protocol');
+const { DEFAULT_MAX_LANES, answerHandshake, handlerFailureRecord } = require('./protocol');
 const { loadUndici, requestURL, makeRequest, readResponse, InHandBody } = require('./fetch');
 const { STATUS_CODES } = require('node:http');
 // The global `performance` is a lazy getter on Node 20: read it once here, not per request.
@@ -64,12 +64,17 @@ class FetchConnection {
    * @param {object} options the same as Connection's (connection.js), except:
    * @param {(request: Request, ctx: RequestContext) => unknown} options.handle the
    *   fetch-style handler
-   * @param {{write(chunk: Buffer): void, writeLatin1?(text: string): void,
-   *   end(code: number): void}} options.sink as Connection's, and writeLatin1, if there,
-   *   writes a string of one byte per character as those bytes, synchronously as write
+   * @param {{write(chunk: Buffer): boolean | void, writeLatin1?(text: string): boolean | void,
+   *   end(code: number): void, drained?(): Promise<void> | null}} options.sink as
+   *   Connection's, and writeLatin1, if there, writes a string of one byte per character as
+   *   those bytes, as write does; drained, if there (a lane's writer), returns a promise
+   *   while the writer holds more than it likes, which a streamed body waits on (§2.5)
    */
-  constructor({ limits, handle, sink, log, pauseInput = () => {}, resumeInput = () => {} }) {
+  constructor({ limits, handle, sink, log, pauseInput = () => {}, resumeInput = () => {},
+    maxLanes = DEFAULT_MAX_LANES, inFlight = null }) {
     if (typeof handle !== 'function') throw new TypeError('afterburn: serve(handler) needs a function');
+    this.maxLanes = maxLanes;
+    this.inFlight = inFlight;
     loadUndici(); // at start-up, before the handshake: init is done before ready (§3.1)
     this.guard = new FrameGuard(limits);
     this.handle = handle;
@@ -307,7 +312,7 @@ class FetchConnection {
       method,
       url,
       // §11.1: a legacy watchdog sends no id; the library makes one.
-      ctx: new RequestContext(requestId || newRequestId(), timeoutMs, headReadAt),
+      ctx: new RequestContext(requestId || newRequestId(), timeoutMs, headReadAt, this.log),
       exchange, // the AfterBurn-Exchange token, echoed in the response head (§4.6), or null
       complete: false, // llhttp has read the whole request
       finished: false, // the response is complete
@@ -319,6 +324,8 @@ class FetchConnection {
       directDone: false,
     };
     this.current = ex;
+    // §2.5: the cancel pipe names the exchange by its token.
+    if (exchange !== null && handshake === null && this.inFlight !== null) this.inFlight.add(exchange, ex.ctx);
     if (kept !== null) this._start(ex, handshake, kept, -1, -1, -1, host, framed);
     else this._start(ex, handshake, headers, omitA, omitB, omitC, host, framed);
     if (framed && !direct) {
@@ -338,7 +345,7 @@ class FetchConnection {
   _start(ex, handshake, fields, omitA, omitB, omitC, host, framed) {
     const { method, url } = ex;
     if (handshake !== null) {
-      const answer = answerHandshake(handshake, ex.exchange); // §3.5: a repeated one has a token
+      const answer = answerHandshake(handshake, ex.exchange, this.maxLanes); // §3.5: a repeated one has a token
       if (!answer.ok) {
         this.log(answer.record);
         this._writeErrorAndStop(answer.bytes);
@@ -526,6 +533,7 @@ class FetchConnection {
           sent += chunk.byteLength;
           if (sent > declared) throw new RangeError(`afterburn: the body is longer than its Content-Length ${declared}`);
           if (chunk.byteLength > 0) this._output(chunk);
+          if (this.sink.drained !== undefined && !(await this._drained())) return;
         }
         if (sent !== declared) throw new RangeError(`afterburn: the body ended ${declared - sent} bytes short of its Content-Length`);
         this._finished(ex);
@@ -556,6 +564,7 @@ class FetchConnection {
         if (this.stopped) return;
         if (next.done) break;
         this._writeChunk(asBytes(next.value)); // written to the pipe now: a chunk per read (§6.1)
+        if (this.sink.drained !== undefined && !(await this._drained())) return;
         pending = reader.read();
       }
       this._output(LAST_CHUNK);
@@ -564,6 +573,15 @@ class FetchConnection {
       reader.cancel(err).catch(() => {});
       throw err;
     }
+  }
+
+  // A lane's writer (§2.5) holding more than it likes: the stream is read on once it has
+  // written it, so a client that does not read stalls its own handler and no one else's.
+  // Returns whether to go on (false once the connection stopped).
+  async _drained() {
+    const wait = this.sink.drained();
+    if (wait !== null) await wait;
+    return !this.stopped;
   }
 
   // Every head of an exchange's response is made here, a 500 of the library's included: the

@@ -10,16 +10,38 @@ const { errorResponseBytes, exchangeLine } = require('./errors');
 const LIBRARY_VERSION = require('../package.json').version;
 const PROTOCOL_VERSION = '1'; // the one version of PROTOCOL.md this library speaks
 
-// §3.2: the reply. `exchange`: this library echoes every request's token (§4.6).
-const HANDSHAKE_FIELDS = Object.freeze([
-  ['AfterBurn-Protocol', PROTOCOL_VERSION],
-  ['AfterBurn-Library', `node/${LIBRARY_VERSION}`],
-  ['AfterBurn-Capabilities', 'exchange'],
-  ['Content-Length', '0'],
-]);
-const HANDSHAKE_LINES = HANDSHAKE_FIELDS.map(([n, v]) => `${n}: ${v}\r\n`).join('');
-// The first handshake carries no token (§4.6): the same bytes every time.
-const HANDSHAKE_REPLY = Buffer.from(`HTTP/1.1 200 OK\r\n${HANDSHAKE_LINES}\r\n`, 'latin1');
+// §2.5: the most lanes a worker serves unless serve's `maxLanes` says otherwise. Lanes cost a
+// worker two descriptors and a few kilobytes each while idle; the watchdog's `lanes` setting
+// is what usually decides (L = min(K, N)), so the default only has to be out of its way.
+const DEFAULT_MAX_LANES = 1024;
+
+// §3.2: the reply. `exchange`: this library echoes every request's token (§4.6); `streams`
+// with AfterBurn-Streams: it serves up to that many lanes (§2.5). Both are sent whether or
+// not the watchdog gave the worker more than one lane: it ignores them then.
+function handshakeFields(maxLanes) {
+  return [
+    ['AfterBurn-Protocol', PROTOCOL_VERSION],
+    ['AfterBurn-Library', `node/${LIBRARY_VERSION}`],
+    ['AfterBurn-Capabilities', 'exchange, streams'],
+    ['AfterBurn-Streams', String(maxLanes)],
+    ['Content-Length', '0'],
+  ];
+}
+
+const handshakes = new Map(); // maxLanes -> {fields, lines, reply}: one per worker in practice
+
+/** The handshake reply's parts for a worker serving up to maxLanes lanes, made once. */
+function handshakeReply(maxLanes = DEFAULT_MAX_LANES) {
+  let hs = handshakes.get(maxLanes);
+  if (hs === undefined) {
+    const fields = Object.freeze(handshakeFields(maxLanes));
+    const lines = fields.map(([n, v]) => `${n}: ${v}\r\n`).join('');
+    // The first handshake carries no token (§4.6): the same bytes every time.
+    hs = { fields, lines, reply: Buffer.from(`HTTP/1.1 200 OK\r\n${lines}\r\n`, 'latin1') };
+    handshakes.set(maxLanes, hs);
+  }
+  return hs;
+}
 
 /**
  * The answer to a handshake offering `offered` (§3.1): the reply, or, when this library
@@ -27,13 +49,15 @@ const HANDSHAKE_REPLY = Buffer.from(`HTTP/1.1 200 OK\r\n${HANDSHAKE_LINES}\r\n`,
  * handshake (§3.5) carries a token, which the answer echoes (§4.6).
  * @param {string} offered the AfterBurn-Handshake value
  * @param {string | null} token the handshake's AfterBurn-Exchange, or null
+ * @param {number} [maxLanes] the AfterBurn-Streams value (§2.5)
  * @returns {{ok: boolean, bytes: Buffer, record?: string}}
  */
-function answerHandshake(offered, token) {
+function answerHandshake(offered, token, maxLanes = DEFAULT_MAX_LANES) {
   const versions = offered.split(',').map((v) => v.trim());
   if (versions.includes(PROTOCOL_VERSION)) {
-    const bytes = token === null ? HANDSHAKE_REPLY
-      : Buffer.from(`HTTP/1.1 200 OK\r\n${exchangeLine(token)}${HANDSHAKE_LINES}\r\n`, 'latin1');
+    const hs = handshakeReply(maxLanes);
+    const bytes = token === null ? hs.reply
+      : Buffer.from(`HTTP/1.1 200 OK\r\n${exchangeLine(token)}${hs.lines}\r\n`, 'latin1');
     return { ok: true, bytes };
   }
   return {
@@ -67,4 +91,6 @@ function safeString(value) {
   }
 }
 
-module.exports = { LIBRARY_VERSION, PROTOCOL_VERSION, HANDSHAKE_FIELDS, answerHandshake, handlerFailureRecord };
+module.exports = {
+  LIBRARY_VERSION, PROTOCOL_VERSION, DEFAULT_MAX_LANES, handshakeReply, answerHandshake, handlerFailureRecord,
+};

@@ -8,6 +8,7 @@
 // matters, with its public constructors only (lib/fetch.js, useInternals).
 
 const { loadVectors, compareFields, checkParseVector } = require('./support/vectors');
+const { echo, checkFetchEcho } = require('./support/fetch-echo');
 const { runConnection, nextMacrotask, plainView } = require('./support/core');
 const { loadUndici, useInternals } = require('../lib/fetch');
 
@@ -22,47 +23,6 @@ const run = (o) => runConnection({ ...o, fetch: true });
 
 afterEach(() => useInternals(true));
 
-// The echo of conformance/README.md as far as a fetch Request shows it: repeated fields
-// come joined (Fetch), there are no trailers, and the URL is parsed.
-async function echo(request, ctx) {
-  const body = Buffer.from(await request.arrayBuffer());
-  const url = new URL(request.url);
-  return Response.json({
-    method: request.method,
-    path: url.pathname,
-    query: url.search.slice(1),
-    headers: [...request.headers],
-    body_b64: body.toString('base64'),
-    body_len: body.length,
-    request_id: ctx.requestId,
-  });
-}
-
-const normalPath = (p) => new URL(`http://fn${p}`).pathname;
-const normalQuery = (q) => new URL(`http://fn/?${q}`).search.slice(1);
-
-function checkFetchEcho(expectation, got) {
-  const want = expectation.echo;
-  const problems = [];
-  for (const key of ['method', 'body_b64', 'body_len', 'request_id']) {
-    if (key in want && got[key] !== want[key]) problems.push(`${key}: got ${JSON.stringify(got[key])}; want ${JSON.stringify(want[key])}`);
-  }
-  if ('path' in want && got.path !== normalPath(want.path)) problems.push(`path: got ${got.path}; want ${want.path}`);
-  if ('query' in want && got.query !== normalQuery(want.query)) problems.push(`query: got ${got.query}; want ${want.query}`);
-  if (want.headers) {
-    // Fetch joins the values of a repeated name with ", " ("; " for Cookie), in order.
-    const joined = [];
-    for (const name of new Set(want.headers.map(([n]) => n))) {
-      const values = want.headers.filter(([n]) => n === name).map(([, v]) => v);
-      joined.push([name, values.join(name === 'cookie' ? '; ' : ', ')]);
-    }
-    problems.push(compareFields('header', got.headers, joined));
-  }
-  for (const name of expectation.absent_headers || []) {
-    if (got.headers.some(([n]) => n === name)) problems.push(`header ${JSON.stringify(name)} present; want absent`);
-  }
-  return problems.filter(Boolean);
-}
 
 const vectors = loadVectors('parse');
 
@@ -550,7 +510,7 @@ describe('handshake (§3)', () => {
     expect(seen).toEqual(['http://fn/after']);
     const { version } = require('../package.json');
     expect(output.toString('latin1')).toMatch(new RegExp(`^HTTP/1\\.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Library: node/${version.replace(/\./g, '\\.')}\r\n` +
-      'AfterBurn-Capabilities: exchange\r\nContent-Length: 0\r\n\r\nHTTP/1\\.1 200 OK\r\n'));
+      'AfterBurn-Capabilities: exchange, streams\r\nAfterBurn-Streams: 1024\r\nContent-Length: 0\r\n\r\nHTTP/1\\.1 200 OK\r\n'));
   });
 
   test('a version mismatch is 400 version_mismatch, then a non-zero stop', async () => {

@@ -183,3 +183,21 @@ describe('invokeListener (Node listeners)', () => {
     expect(res.status).toBe(500);
   });
 });
+
+describe('ctx.log through invoke and invokeListener', () => {
+  test.each([
+    ['invoke', (log) => invoke((request, ctx) => {
+      ctx.log('seen %s', new URL(request.url).pathname);
+      return new Response('ok');
+    }, 'http://fn/a', undefined, { requestId: 'rid-log', log })],
+    ['invokeListener', (log) => invokeListener((req, res) => {
+      require('afterburn-runtime').context(req).log('seen %s', req.url);
+      res.end('ok');
+    }, 'http://fn/a', undefined, { requestId: 'rid-log', log })],
+  ])('%s hands the tagged line to options.log', async (_name, call) => {
+    const records = [];
+    const res = await call((text) => records.push(text));
+    expect(await res.text()).toBe('ok');
+    expect(records).toEqual(['[rid-log] seen /a\n']);
+  });
+});

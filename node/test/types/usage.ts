@@ -1,6 +1,6 @@
 // A small typed use of the public API; `tsc --noEmit -p test/types` must accept it. The
 // lines marked to expect an error prove the declarations are not `any`.
-import { serve, serveListener, context, Request, Response, Headers, version, type RequestContext } from 'afterburn-runtime';
+import { serve, serveListener, context, Request, Response, Headers, version, defaultMaxLanes, type RequestContext, type ServeOptions } from 'afterburn-runtime';
 import { invoke, invokeListener, IncompleteResponseError } from 'afterburn-runtime/testing';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
@@ -8,6 +8,7 @@ async function handler(request: Request, ctx: RequestContext): Promise<Response>
   const left: number = ctx.timeRemaining();
   const signal: AbortSignal = ctx.signal;
   const id: string = ctx.requestId;
+  ctx.log('handling %s', request.url, { left });
   const headers = new Headers({ 'x-id': id, 'x-left': String(left) });
   void signal;
   return new Response(await request.text(), { headers });
@@ -33,4 +34,11 @@ export async function check(): Promise<void> {
   serve(() => new globalThis.Response('ok'));
   serveListener(listener);
   serve(handler);
+  const options: ServeOptions = { maxLanes: defaultMaxLanes };
+  serve(handler, options);
+  serveListener(listener, { maxLanes: 32 });
+  // @ts-expect-error maxLanes is a number
+  serve(handler, { maxLanes: '32' });
+  // @ts-expect-error no such option
+  serve(handler, { lanes: 32 });
 }
