@@ -42,7 +42,11 @@ class ExchangeVectorsTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("exchangeVectors")
-    void exchangeVector(Vectors.Vector v) {
+    void exchangeVector(Vectors.Vector v) throws Throwable {
+        Vectors.run(v, () -> exchangeVectorChecked(v));
+    }
+
+    private static void exchangeVectorChecked(Vectors.Vector v) {
         ByteArrayOutputStream in = new ByteArrayOutputStream();
         for (byte[] s : v.segments()) in.writeBytes(s);
         int[] requests = {0};

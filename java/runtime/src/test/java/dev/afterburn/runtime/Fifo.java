@@ -45,8 +45,11 @@ final class Fifo {
     static List<Fifo> open(Path dir, String prefix, int n) throws IOException, InterruptedException {
         List<Fifo> out = new ArrayList<>();
         for (Path p : paths(dir, prefix, n)) {
-            try (RandomAccessFile keeper = new RandomAccessFile(p.toFile(), "rw")) {
+            RandomAccessFile keeper = new RandomAccessFile(p.toFile(), "rw"); // O_RDWR: opens at once
+            try {
                 out.add(new Fifo(p, new FileInputStream(p.toFile()), new FileOutputStream(p.toFile())));
+            } finally {
+                keeper.close();
             }
         }
         return out;
