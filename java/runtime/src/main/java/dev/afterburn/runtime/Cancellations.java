@@ -8,10 +8,20 @@ import java.util.concurrent.TimeUnit;
  * The exchanges in flight on every lane of the worker, by their AfterBurn-Exchange token
  * (PROTOCOL.md §4.6), so that a {@code cancel TOKEN} line of the cancel pipe (§2.5) reaches
  * the one it names, and the timer that fires each exchange's cancellation at its own
- * deadline (§5.2). One instance serves all lanes; each lane's thread begins and ends its own
+ * deadline (§5.2), {@link #DEADLINE_GRACE_MS} after it. One instance serves all lanes; each lane's thread begins and ends its own
  * exchanges, and the cancel pipe's reader and the timer fire them.
  */
 final class Cancellations {
+    /**
+     * How long after the deadline the library's own timer fires. The watchdog's clock decides
+     * (§5.2: the library's deadline may fall up to a millisecond before the watchdog's, the
+     * value being rounded down): it answers the client {@code 504} and, with lanes, writes the
+     * cancel line itself. Were the library to fire first, an interrupted handler's {@code 500}
+     * could reach the client in place of that {@code 504}. The timer is the backstop for a
+     * watchdog that sends no cancel line (one lane, or none configured).
+     */
+    static final long DEADLINE_GRACE_MS = 50;
+
     /** Deadlines further away than this (about 30 years) never fire: no timer is set. */
     private static final long FOREVER_MS = TimeUnit.DAYS.toMillis(365L * 30);
 
@@ -41,7 +51,7 @@ final class Cancellations {
         Cancellation c = new Cancellation(Thread.currentThread(), token);
         if (token != null) inFlight.put(token, c);
         if (timeoutMs >= 0 && timeoutMs < FOREVER_MS) {
-            long delay = timeoutMs * 1_000_000 - (System.nanoTime() - headReadNanos);
+            long delay = (timeoutMs + DEADLINE_GRACE_MS) * 1_000_000 - (System.nanoTime() - headReadNanos);
             c.deadline(Timer.INSTANCE.schedule(c::fire, Math.max(delay, 0), TimeUnit.NANOSECONDS));
         }
         return c;

@@ -276,7 +276,8 @@ final class Worker {
      */
     private void logFailure(String id, Request request, Throwable failure) {
         StringWriter s = new StringWriter();
-        s.write("[" + id + "] afterburn: handler failed on " + request.method() + " " + request.path() + ": ");
+        s.write("[" + id + "] afterburn: handler failed on " + request.method() + " " + request.path()
+                + (request.cancelled() ? " (the exchange was cancelled, §2.5)" : "") + ": ");
         failure.printStackTrace(new PrintWriter(s));
         log(s.toString());
     }
