@@ -10,11 +10,12 @@ import java.security.SecureRandom;
 import java.util.HexFormat;
 
 /**
- * The serve loop: one exchange after another on the worker's two pipes (PROTOCOL.md §2.1,
+ * The serve loop: one exchange after another on one lane's two pipes (PROTOCOL.md §2.1,
  * §4.1), until the request stream ends between requests (§9.4) or can no longer be trusted
- * (§8.8).
+ * (§8.8). A worker with several lanes (§2.5) runs one of these per lane ({@link Lanes}); they
+ * share only the handler and the {@link Cancellations}.
  *
- * <p>One thread does everything: it reads the request pipe only when the core has no event
+ * <p>One thread does everything for its lane: it reads the request pipe only when the core has no event
  * left, calls the handler, and writes the response. A handler that reads its body pulls the
  * next bytes from the pipe itself, so the body streams with bounded memory while the
  * response is being written (§6.1, §6.2), with no second thread and no hand-off.
