@@ -256,6 +256,15 @@ class WorkerTest {
     }
 
     @Test
+    void theRequestLogTagsEachLineWithTheRequestIdInOneWrite() {
+        Run r = run(req -> {
+            req.log("cache miss");
+            return HELLO.handle(req);
+        }, "GET / HTTP/1.1\r\nHost: a\r\nAfterBurn-Request-Id: rid-9\r\n\r\n");
+        assertEquals(List.of("[rid-9] cache miss\n"), r.logWrites(), "§2.5: a line attributable to its request");
+    }
+
+    @Test
     void withoutAWatchdogIdTheLibraryMakesOneAndThereIsNoDeadline() {
         Request[] seen = new Request[1];
         run(req -> {
