@@ -1,8 +1,6 @@
 package dev.afterburn.runtime;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.FileDescriptor;
-import java.io.FileOutputStream;
 
 /**
  * Serves a handler as an AfterBurn function: a long-lived worker process that the AfterBurn
@@ -19,7 +17,8 @@ import java.io.FileOutputStream;
  *
  * <p>Call {@code serve} once initialisation is complete: its first act is to answer the
  * watchdog's handshake, which marks the worker ready (§3.1). Requests are handled one at a
- * time on the calling thread. {@code serve} returns when the watchdog closes the request pipe
+ * time on the calling thread, or, when the watchdog gives the worker several lanes (§2.5), one
+ * at a time per lane on a thread per lane. {@code serve} returns when the watchdog closes the request pipe
  * between two requests (§9.4), so {@code main} returns and the JVM exits 0. When the worker
  * must stop instead — a request that breaks the framing rules of §4.3 (answered with its
  * §8.1 error first), a handler that failed after its response started (§8.3), a failed
@@ -37,28 +36,54 @@ public final class AfterBurn {
     private AfterBurn() {}
 
     /**
-     * Serves {@code handler} until the watchdog shuts the worker down.
+     * Serves {@code handler} until the watchdog shuts the worker down, on up to
+     * {@value Lanes#DEFAULT_MAX} lanes, or as many as the system property
+     * {@code afterburn.maxLanes} says (see {@link #serve(Handler, int)}).
      *
      * @param handler called once per request
      */
     public static void serve(Handler handler) {
-        if (handler == null) throw new NullPointerException("handler");
-        Environment.Streams streams;
-        Limits limits;
+        int maxLanes;
         try {
-            limits = Limits.fromEnvironment(System.getenv());
-            streams = Environment.protocolStreams();
+            maxLanes = Lanes.maxFromProperty(System.getProperty(Lanes.MAX_PROPERTY));
         } catch (Environment.Invalid e) {
-            System.err.println(e.getMessage()); // §2.3: exit non-zero with a message on stderr
+            System.err.println(e.getMessage());
             System.exit(2);
             return;
         }
-        Worker worker = new Worker(streams.requests(), streams.responses(), limits,
-                new FileOutputStream(FileDescriptor.err));
-        Worker.Outcome outcome = worker.serve(handler);
-        worker.close();
-        if (outcome == Worker.Outcome.FAILED) {
-            System.exit(1); // §8.8: the stream cannot be trusted; the watchdog replaces the worker
+        serve(handler, maxLanes);
+    }
+
+    /**
+     * Serves {@code handler} until the watchdog shuts the worker down, with up to
+     * {@code maxLanes} requests in flight at once.
+     *
+     * <p>Lanes (PROTOCOL.md §2.5): a watchdog started with {@code -lanes K} gives the worker K
+     * pairs of pipes, and the library serves min(K, {@code maxLanes}) of them, each on a
+     * thread of its own, so the handler is called from several threads at once and must be
+     * thread-safe (see {@link Handler}). The handshake reply announces {@code maxLanes}
+     * ({@code AfterBurn-Streams}). Without {@code -lanes} there is one lane, served on the
+     * calling thread. Each request has its own cancellation ({@link Request#cancelled()})
+     * and per-request log ({@link Request#log(String)}). A lane whose request breaks the
+     * framing rules is answered and closed while the other lanes serve on; the JVM then exits
+     * 1 once every lane has ended, and 0 when every lane ended by EOF between requests.
+     *
+     * @param handler called once per request, from up to {@code maxLanes} threads at once
+     * @param maxLanes the most requests in flight at once, at least 1
+     */
+    public static void serve(Handler handler, int maxLanes) {
+        if (handler == null) throw new NullPointerException("handler");
+        if (maxLanes < 1) throw new IllegalArgumentException("maxLanes must be at least 1, got " + maxLanes);
+        Worker.Outcome outcome;
+        try {
+            outcome = Lanes.serve(handler, maxLanes, System.getenv());
+        } catch (Environment.Invalid e) {
+            System.err.println(e.getMessage()); // §2.3, §2.5: exit non-zero with a message on stderr
+            System.exit(2);
+            return;
+        }
+        if (outcome != Worker.Outcome.CLOSED) {
+            System.exit(1); // §3.4, §8.8: the stream cannot be trusted; the watchdog replaces the worker
         }
     }
 

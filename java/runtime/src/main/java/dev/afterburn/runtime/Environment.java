@@ -43,6 +43,36 @@ final class Environment {
         return new Invalid("afterburn: bad " + name + " in environment: " + Ascii.quote(value) + " (want " + want + ")");
     }
 
+    /**
+     * Parses AFTERBURN_STREAM_FDS (§2.5): the request and response descriptors of lanes 2 to K,
+     * an even number of decimal descriptors separated by commas; absent means none.
+     */
+    static int[] streamDescriptors(Map<String, String> env) {
+        String v = env.get("AFTERBURN_STREAM_FDS");
+        if (v == null) return new int[0];
+        String[] parts = v.split(",", -1);
+        int[] fds = new int[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            long fd = Ascii.parseDigits(parts[i]);
+            if (fd < 0 || fd > (1 << 30)) fds = null;
+            if (fds == null) break;
+            fds[i] = (int) fd;
+        }
+        if (fds == null || fds.length % 2 != 0) {
+            throw bad("AFTERBURN_STREAM_FDS", v, "an even number of descriptors separated by commas, like \"5,6,7,8\"");
+        }
+        return fds;
+    }
+
+    /** Parses AFTERBURN_STREAM_CANCEL_FD (§2.5): one decimal descriptor; absent means -1. */
+    static int cancelDescriptor(Map<String, String> env) {
+        String v = env.get("AFTERBURN_STREAM_CANCEL_FD");
+        if (v == null) return -1;
+        long fd = Ascii.parseDigits(v);
+        if (fd < 0 || fd > (1 << 30)) throw bad("AFTERBURN_STREAM_CANCEL_FD", v, "one descriptor, like \"9\"");
+        return (int) fd;
+    }
+
     /** Parses AFTERBURN_FDS: two decimal descriptors separated by a comma; absent means 0,1. */
     static int[] descriptors(Map<String, String> env) {
         String v = env.get("AFTERBURN_FDS");
@@ -65,8 +95,12 @@ final class Environment {
     static synchronized Streams protocolStreams() {
         if (opened != null) return opened;
         int[] fds = descriptors(System.getenv());
-        InputStream in = fds[0] == 0 ? new FileInputStream(FileDescriptor.in) : openIn(fds[0]);
-        OutputStream out = fds[1] == 1 ? new FileOutputStream(FileDescriptor.out) : openOut(fds[1]);
+        // §2.5: the lanes' variables are checked here too, so that a bad value stops the
+        // launcher before user code loads.
+        streamDescriptors(System.getenv());
+        cancelDescriptor(System.getenv());
+        InputStream in = fds[0] == 0 ? new FileInputStream(FileDescriptor.in) : openIn(fds[0], "AFTERBURN_FDS");
+        OutputStream out = fds[1] == 1 ? new FileOutputStream(FileDescriptor.out) : openOut(fds[1], "AFTERBURN_FDS");
         if (fds[0] == 0 || fds[1] == 0) System.setIn(InputStream.nullInputStream());
         if (fds[0] == 1 || fds[1] == 1) {
             System.out.flush();
@@ -76,23 +110,25 @@ final class Environment {
         return opened;
     }
 
-    private static InputStream openIn(int fd) {
+    /** Opens descriptor {@code fd}, named by {@code variable}, for reading, by path (§2.4). */
+    static InputStream openIn(int fd, String variable) {
         try {
             return new FileInputStream("/dev/fd/" + fd);
         } catch (FileNotFoundException e) {
-            throw notOpen(fd, e);
+            throw notOpen(fd, variable, e);
         }
     }
 
-    private static OutputStream openOut(int fd) {
+    /** Opens descriptor {@code fd}, named by {@code variable}, for writing, by path (§2.4). */
+    static OutputStream openOut(int fd, String variable) {
         try {
             return new FileOutputStream("/dev/fd/" + fd);
         } catch (FileNotFoundException e) {
-            throw notOpen(fd, e);
+            throw notOpen(fd, variable, e);
         }
     }
 
-    private static Invalid notOpen(int fd, FileNotFoundException e) {
-        return new Invalid("afterburn: AFTERBURN_FDS names descriptor " + fd + ", which cannot be opened: " + e.getMessage());
+    private static Invalid notOpen(int fd, String variable, FileNotFoundException e) {
+        return new Invalid("afterburn: " + variable + " names descriptor " + fd + ", which cannot be opened: " + e.getMessage());
     }
 }

@@ -1,8 +1,13 @@
 package dev.afterburn.runtime;
 
 /**
- * The user's function: called once per request, one request at a time, on the worker's
- * serving thread.
+ * The user's function: called once per request. With one lane, one request at a time on the
+ * worker's serving thread. With lanes (PROTOCOL.md §2.5, watchdog {@code -lanes K}) the
+ * <b>same handler object is called from several threads at once</b>, one per lane: it must
+ * be thread-safe, and what it shares (caches, connections, counters) must be too; a
+ * connection pool sized to the lanes fits well. Each call has its own {@link Request},
+ * with its own request id, deadline, cancellation ({@link Request#cancelled()}) and
+ * per-request log ({@link Request#log(String)}).
  *
  * <pre>{@code
  * AfterBurn.serve(request -> Response.ok()

@@ -2,6 +2,7 @@ package dev.afterburn.runtime;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
@@ -17,6 +18,10 @@ import java.time.Duration;
  * with bounded memory, or take it whole with {@link #bodyBytes()} when it is small. What
  * the handler does not read is discarded after the response (§6.3). The body stays
  * readable while a streamed response is written (§6.2) and not after the exchange ended.
+ *
+ * <p>With lanes (PROTOCOL.md §2.5) several requests are in flight at once, each on a thread of
+ * its own: a {@code Request} belongs to the thread its handler was called on. Its
+ * {@link #cancelled()} and {@link #log(String)} are the two methods other threads may call.
  */
 public final class Request {
     private final String method;
@@ -26,9 +31,13 @@ public final class Request {
     private final long deadlineNanos; // System.nanoTime() at the deadline
     private final boolean hasDeadline;
     private final BodyInputStream body;
+    private final Cancellation cancellation;
+    private final OutputStream log;
 
     Request(String method, String target, Headers headers, String requestId, long headReadNanos,
-            long timeoutMs, BodyInputStream body) {
+            long timeoutMs, BodyInputStream body, Cancellation cancellation, OutputStream log) {
+        this.cancellation = cancellation;
+        this.log = log;
         this.method = method;
         this.target = target;
         this.headers = headers;
@@ -93,6 +102,48 @@ public final class Request {
         if (!hasDeadline) return Duration.ofSeconds(Long.MAX_VALUE, 999_999_999);
         long left = deadlineNanos - System.nanoTime();
         return Duration.ofNanos(Math.max(left, 0));
+    }
+
+    /**
+     * Whether this exchange was cancelled (PROTOCOL.md §2.5): the watchdog gave up on it (it
+     * passed its deadline and the client got {@code 504}) and wrote {@code cancel} on the
+     * cancel pipe, or the library's own timer reached the deadline of §5.2 (it fires 50 ms
+     * after it, so that the watchdog's {@code 504} comes first; {@link #timeRemaining()} is
+     * zero from the deadline itself).
+     *
+     * <p>When the cancellation fires, the library also interrupts the thread the handler was
+     * called on, once. The interrupt wakes {@code Thread.sleep}, {@code Object.wait},
+     * {@code BlockingQueue}s, {@code lockInterruptibly} and interruptible NIO channels (which
+     * it closes), but <b>not</b> a read from a {@code FileInputStream}, a socket's streams or
+     * most JDBC calls: a handler doing those polls this flag between steps (or sets timeouts,
+     * such as {@code Statement.setQueryTimeout}, from {@link #timeRemaining()}). Whatever the
+     * handler then does, the exchange still needs a response: return one (nobody reads it),
+     * or throw and the library answers {@code 500}. The interrupt is cleared before the lane's
+     * next request; it never reaches another exchange.
+     *
+     * @return whether the exchange was cancelled
+     */
+    public boolean cancelled() {
+        return cancellation.fired();
+    }
+
+    /**
+     * Writes one line to stderr, tagged with the request id: {@code [REQUEST-ID] text}. With
+     * several requests in flight (PROTOCOL.md §2.5) this is what makes a line attributable
+     * to its request; the watchdog logs it with the worker's output (§9.5). Each line goes
+     * out in one write, so lines of concurrent requests do not interleave (up to 4 KiB, the
+     * pipe's atomic size). Safe to call from any thread, also after the exchange ended.
+     *
+     * @param text the line, without a newline
+     */
+    public void log(String text) {
+        byte[] line = ("[" + requestId + "] " + text + "\n").getBytes(StandardCharsets.UTF_8);
+        try {
+            log.write(line); // one write: one line
+            log.flush();
+        } catch (IOException ignored) {
+            // stderr is gone; nothing is left to tell
+        }
     }
 
     /**

@@ -10,11 +10,12 @@ import java.security.SecureRandom;
 import java.util.HexFormat;
 
 /**
- * The serve loop: one exchange after another on the worker's two pipes (PROTOCOL.md §2.1,
+ * The serve loop: one exchange after another on one lane's two pipes (PROTOCOL.md §2.1,
  * §4.1), until the request stream ends between requests (§9.4) or can no longer be trusted
- * (§8.8).
+ * (§8.8). A worker with several lanes (§2.5) runs one of these per lane ({@link Lanes}); they
+ * share only the handler and the {@link Cancellations}.
  *
- * <p>One thread does everything: it reads the request pipe only when the core has no event
+ * <p>One thread does everything for its lane: it reads the request pipe only when the core has no event
  * left, calls the handler, and writes the response. A handler that reads its body pulls the
  * next bytes from the pipe itself, so the body streams with bounded memory while the
  * response is being written (§6.1, §6.2), with no second thread and no hand-off.
@@ -25,11 +26,16 @@ final class Worker {
 
     /**
      * §3.2: the fields of the handshake reply. The library copies every request's
-     * AfterBurn-Exchange into its response (§4.6), so it lists {@code exchange}.
+     * AfterBurn-Exchange into its response (§4.6), so it lists {@code exchange}; it serves
+     * lanes (§2.5), so it lists {@code streams} and says how many it serves at most, always,
+     * also when the watchdog gave it one lane (the watchdog then ignores it).
      */
-    private static final String HANDSHAKE_FIELDS = "AfterBurn-Protocol: " + PROTOCOL_VERSION + "\r\n"
-            + "AfterBurn-Library: " + LIBRARY + "\r\n"
-            + "AfterBurn-Capabilities: exchange\r\n";
+    static String handshakeFields(int maxLanes) {
+        return "AfterBurn-Protocol: " + PROTOCOL_VERSION + "\r\n"
+                + "AfterBurn-Library: " + LIBRARY + "\r\n"
+                + "AfterBurn-Capabilities: exchange, streams\r\n"
+                + "AfterBurn-Streams: " + maxLanes + "\r\n";
+    }
 
     /**
      * Size of one read from the request pipe. The watchdog writes a large body in pieces of
@@ -37,6 +43,12 @@ final class Worker {
      * system calls.
      */
     static final int READ_SIZE = 256 * 1024;
+
+    /**
+     * §2.5: the pipes of lanes 2 to K keep the kernel's default size, 64 KiB, and a read
+     * returns no more than a pipe holds.
+     */
+    static final int LANE_READ_SIZE = 64 * 1024;
 
     /**
      * The two read buffers. The core decodes straight from them and hands out body bytes as
@@ -58,8 +70,13 @@ final class Worker {
     enum Outcome {
         /** The request stream ended between requests: exit 0 (§9.4). */
         CLOSED,
-        /** The worker must stop: close the response pipe and exit non-zero (§8.3, §8.8). */
-        FAILED
+        /**
+         * The stream can no longer be trusted: close the response pipe (§8.3, §8.8). With one
+         * lane the worker exits non-zero; with several, that lane alone ends (§2.5).
+         */
+        FAILED,
+        /** The handshake failed (§3.4): the whole worker exits non-zero. */
+        REFUSED
     }
 
     private final InputStream in;
@@ -67,15 +84,31 @@ final class Worker {
     private final ResponseWriter writer;
     private final RequestDecoder decoder;
     private final OutputStream log;
+    private final int readSize;
+    private final String handshakeFields;
+    private final Cancellations cancellations;
     private RequestEvent.Failure fatal; // the framing error met while reading a body
     private boolean inputEnded;
 
     Worker(InputStream in, OutputStream out, Limits limits, OutputStream log) {
+        this(in, out, limits, log, READ_SIZE, Lanes.DEFAULT_MAX, new Cancellations());
+    }
+
+    /**
+     * One lane's serve loop (§2.5): {@code readSize} bytes per read of the request pipe,
+     * {@code maxLanes} announced in the handshake reply, and the worker's cancellations,
+     * shared by its lanes.
+     */
+    Worker(InputStream in, OutputStream out, Limits limits, OutputStream log, int readSize, int maxLanes,
+           Cancellations cancellations) {
         this.in = in;
         this.sink = new ResponseSink(out);
         this.writer = new ResponseWriter(sink);
         this.decoder = new RequestDecoder(limits);
         this.log = log;
+        this.readSize = readSize;
+        this.handshakeFields = handshakeFields(maxLanes);
+        this.cancellations = cancellations;
     }
 
     Outcome serve(Handler handler) {
@@ -90,8 +123,12 @@ final class Worker {
                     return Outcome.FAILED;
                 }
                 RequestEvent.Head head = (RequestEvent.Head) ev;
-                boolean ok = head.handshake() != null ? answerHandshake(head) : exchange(handler, head);
-                if (!ok) return Outcome.FAILED;
+                if (head.handshake() != null) {
+                    Outcome o = answerHandshake(head);
+                    if (o != null) return o;
+                } else if (!exchange(handler, head)) {
+                    return Outcome.FAILED;
+                }
             }
         } catch (IOException e) {
             // The response pipe broke: the watchdog is gone or gave up on this worker.
@@ -106,10 +143,10 @@ final class Worker {
         while (ev == null) {
             if (inputEnded) throw new IllegalStateException("afterburn: read past the end of the request stream");
             byte[] buffer = readBuffers[nextBuffer];
-            if (buffer == null) buffer = readBuffers[nextBuffer] = new byte[READ_SIZE];
+            if (buffer == null) buffer = readBuffers[nextBuffer] = new byte[readSize];
             int n;
             try {
-                n = in.read(buffer, 0, READ_SIZE);
+                n = in.read(buffer, 0, readSize);
             } catch (IOException e) {
                 n = -1; // a broken request pipe ends the stream like EOF does
             }
@@ -126,22 +163,26 @@ final class Worker {
         return ev;
     }
 
-    /** §3.1: the library answers the handshake itself; it never reaches the handler. */
-    private boolean answerHandshake(RequestEvent.Head head) throws IOException {
+    /**
+     * §3.1: the library answers the handshake itself; it never reaches the handler.
+     *
+     * @return null to serve on, or how the stream ended
+     */
+    private Outcome answerHandshake(RequestEvent.Head head) throws IOException {
         writer.begin(false, head.exchange()); // §3.5, §4.6: a repeated handshake carries a token
         BodyInputStream body = new BodyInputStream(this);
         if (!body.drain(Long.MAX_VALUE)) {
             sendError(fatal.error(), null);
-            return false;
+            return Outcome.FAILED;
         }
         if (!offers(head.handshake(), PROTOCOL_VERSION)) {
             // §3.4: 400 version_mismatch listing the versions spoken, then exit.
             writer.sendError(400, ProtocolError.VERSION_MISMATCH, null, "AfterBurn-Protocol: " + PROTOCOL_VERSION + "\r\n");
             log("afterburn: " + ProtocolError.versionMismatch(head.handshake()).detail() + "\n");
-            return false;
+            return Outcome.REFUSED;
         }
-        writer.sendHandshakeReply(HANDSHAKE_FIELDS);
-        return true;
+        writer.sendHandshakeReply(handshakeFields);
+        return null;
     }
 
     static boolean offers(String list, String version) {
@@ -156,8 +197,10 @@ final class Worker {
         // §11.1: a legacy watchdog sends no request id; the library makes one.
         String id = head.requestId() != null ? head.requestId() : newRequestId();
         BodyInputStream body = new BodyInputStream(this);
+        // §2.5, §5.2: the exchange's own cancellation, by its token and at its deadline.
+        Cancellation cancellation = cancellations.begin(head.exchange(), head.headReadNanos(), head.timeoutMs());
         Request request = new Request(head.method(), head.target(), head.headers(), id,
-                head.headReadNanos(), head.timeoutMs(), body);
+                head.headReadNanos(), head.timeoutMs(), body, cancellation, log);
         writer.begin(head.method().equals("HEAD"), head.exchange());
         long sentBefore = sink.sent();
         Throwable failure = null;
@@ -167,6 +210,8 @@ final class Worker {
             throw e; // the watchdog is gone: nothing can be answered
         } catch (Throwable t) { // §8.3: whatever the handler threw, the worker answers
             failure = t;
+        } finally {
+            cancellations.end(cancellation); // the interrupt is cleared: the rest is the library's
         }
         body.endExchange();
         if (failure == null) {
@@ -232,7 +277,8 @@ final class Worker {
      */
     private void logFailure(String id, Request request, Throwable failure) {
         StringWriter s = new StringWriter();
-        s.write("[" + id + "] afterburn: handler failed on " + request.method() + " " + request.path() + ": ");
+        s.write("[" + id + "] afterburn: handler failed on " + request.method() + " " + request.path()
+                + (request.cancelled() ? " (the exchange was cancelled, §2.5)" : "") + ": ");
         failure.printStackTrace(new PrintWriter(s));
         log(s.toString());
     }

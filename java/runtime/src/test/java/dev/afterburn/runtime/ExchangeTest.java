@@ -96,7 +96,7 @@ class ExchangeTest {
     void aRepeatedHandshakeIsAnsweredWithItsTokenTheFirstWithNone() {
         WorkerTest.Run r = run(WorkerTest.HELLO, WorkerTest.HANDSHAKE
                 + "OPTIONS * HTTP/1.1\r\nHost: afterburn\r\nAfterBurn-Handshake: 1\r\nAfterBurn-Exchange: f9\r\nContent-Length: 0\r\n\r\n");
-        String fields = "AfterBurn-Protocol: 1\r\nAfterBurn-Library: java/0.1.0\r\nAfterBurn-Capabilities: exchange\r\n";
+        String fields = "AfterBurn-Protocol: 1\r\nAfterBurn-Library: java/0.1.0\r\nAfterBurn-Capabilities: exchange, streams\r\nAfterBurn-Streams: 256\r\n";
         assertEquals("HTTP/1.1 200 OK\r\n" + fields + "Content-Length: 0\r\n\r\n"
                 + "HTTP/1.1 200 OK\r\n" + fields + "AfterBurn-Exchange: f9\r\nContent-Length: 0\r\n\r\n", r.out());
         assertEquals(Worker.Outcome.CLOSED, r.outcome());
@@ -108,7 +108,7 @@ class ExchangeTest {
                 "OPTIONS * HTTP/1.1\r\nHost: afterburn\r\nAfterBurn-Handshake: 9\r\nAfterBurn-Exchange: v1\r\nContent-Length: 0\r\n\r\n");
         assertTrue(r.out().startsWith("HTTP/1.1 400 Bad Request\r\n"), r.out());
         assertTrue(r.out().contains("\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Exchange: v1\r\nContent-Length: "), r.out());
-        assertEquals(Worker.Outcome.FAILED, r.outcome());
+        assertEquals(Worker.Outcome.REFUSED, r.outcome(), "§3.4: the whole worker exits");
     }
 
     @Test

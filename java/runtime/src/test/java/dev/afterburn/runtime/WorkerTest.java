@@ -53,7 +53,7 @@ class WorkerTest {
     void handshakeIsAnsweredWithTheExactReplyAndEofExitsCleanly() {
         Run r = run(HELLO, HANDSHAKE);
         assertEquals("HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Library: java/0.1.0\r\n"
-                + "AfterBurn-Capabilities: exchange\r\nContent-Length: 0\r\n\r\n", r.out());
+                + "AfterBurn-Capabilities: exchange, streams\r\nAfterBurn-Streams: 256\r\nContent-Length: 0\r\n\r\n", r.out());
         assertEquals(Worker.Outcome.CLOSED, r.outcome());
     }
 
@@ -72,7 +72,7 @@ class WorkerTest {
         String error = "{\"type\":\"version_mismatch\",\"message\":\"the library speaks none of the offered protocol versions\"}";
         assertEquals("HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nAfterBurn-Error: version_mismatch\r\n"
                 + "AfterBurn-Protocol: 1\r\nContent-Length: " + error.length() + "\r\n\r\n" + error, r.out());
-        assertEquals(Worker.Outcome.FAILED, r.outcome());
+        assertEquals(Worker.Outcome.REFUSED, r.outcome(), "§3.4: the whole worker exits");
     }
 
     @Test
@@ -253,6 +253,15 @@ class WorkerTest {
         assertTrue(req.hasDeadline());
         assertTrue(req.timeRemaining().toMillis() <= 5000);
         assertEquals(List.of(new Headers.Field("Host", "a"), new Headers.Field("X-A", "1")), req.headers().fields());
+    }
+
+    @Test
+    void theRequestLogTagsEachLineWithTheRequestIdInOneWrite() {
+        Run r = run(req -> {
+            req.log("cache miss");
+            return HELLO.handle(req);
+        }, "GET / HTTP/1.1\r\nHost: a\r\nAfterBurn-Request-Id: rid-9\r\n\r\n");
+        assertEquals(List.of("[rid-9] cache miss\n"), r.logWrites(), "§2.5: a line attributable to its request");
     }
 
     @Test
