@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 )
 
@@ -33,7 +32,7 @@ type ForkModeOptions struct {
 	ModelMiB int
 	Workers  []int
 	Requests int // model requests before the tree's PSS is read
-	Crashes  int // crashes timed per spawn mode, on the pools of one worker
+	Crashes  int // crashes timed per spawn mode, on the pools of one worker (none without 1 in Workers)
 }
 
 // ForkPool is one watchdog: a spawn mode and a number of workers.
@@ -104,7 +103,6 @@ func measureForkMode(ctx context.Context, o Options, load Load, guard *quietGuar
 		return nil, fmt.Errorf("python is not built (%s missing): run make bench-build", forkPython)
 	}
 	res := &ForkMode{ModelMiB: fo.ModelMiB, Requests: fo.Requests}
-	crashWorkers := slices.Min(fo.Workers)
 	for _, n := range fo.Workers {
 		pools, configs, err := startForkPools(ctx, o, load, n)
 		defer stopAll(configs) // after an error; stopped below otherwise
@@ -128,7 +126,9 @@ func measureForkMode(ctx context.Context, o Options, load Load, guard *quietGuar
 				}
 			}
 		}
-		if n == crashWorkers {
+		// With one worker only the replacement can answer (crash.go); pools of more are
+		// not used for it.
+		if n == 1 {
 			for i, cfg := range configs {
 				cf, err := timeCrashes(cfg, pools[i], fo.Crashes)
 				if err != nil {
@@ -147,67 +147,29 @@ func measureForkMode(ctx context.Context, o Options, load Load, guard *quietGuar
 	return res, nil
 }
 
-// startForkPools starts the exec and the fork pool of n workers, waits until every worker is
-// ready, checks their answers, sends the requests after which the tree's memory is read, warms
-// them up and freezes them.
+// startForkPools measures the memory of the exec and the fork pool of n workers, each alone
+// (memoryAfterRequests), then starts both again, warms them up and freezes them, for the
+// throughput runs.
 func startForkPools(ctx context.Context, o Options, load Load, n int) ([]*ForkPool, []*config, error) {
-	fo := o.Fork
 	var pools []*ForkPool
 	var configs []*config
 	for _, spawn := range []string{SpawnExec, SpawnFork} {
 		p := &ForkPool{Spawn: spawn, Workers: n, Figures: newByWorkload()}
-		c := &config{key: p.Key(), program: "afterburn-watchdog", pool: true,
-			argv: []string{o.Watchdog, "-port", "0", "-metrics_port", "0", "-listen_host", "127.0.0.1",
-				"-workers", fmt.Sprint(n), "-spawn", spawn, "--",
-				forkPython, "bench/functions/python/model_fn.py"},
-			env: []string{fmt.Sprintf("MODEL_MIB=%d", fo.ModelMiB), fmt.Sprintf("MODEL_SAMPLES=%d", modelSamples)},
-		}
-		pools, configs = append(pools, p), append(configs, c)
-		startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 		var err error
-		c.srv, err = startServer(startCtx, c.key, c.program, o.Root, o.ServerCPU, c.argv, c.env)
-		if err == nil {
-			err = waitAllWorkers(startCtx, c.srv, spawn, n)
+		if p.Memory, err = memoryAfterRequests(ctx, o, p); err != nil {
+			return pools, configs, err
 		}
-		cancel()
+		pools = append(pools, p)
+	}
+	for _, p := range pools {
+		c, err := startPool(ctx, o, p)
+		if c != nil {
+			configs = append(configs, c)
+		}
 		if err != nil {
 			return pools, configs, err
 		}
-		want := fmt.Sprintf("{\"sum\": %d}\n", modelSum(fo.ModelMiB, modelSamples))
-		if err := verify(c.srv); err != nil {
-			return pools, configs, fmt.Errorf("%s answers wrongly: %v\n%s", c.key, err, c.srv.log.String())
-		}
-		fc, err := dialFixed(c.srv.addr, n)
-		if err != nil {
-			return pools, configs, err
-		}
-		err = fc.send(string(Model), []byte("GET /model HTTP/1.1\r\nHost: bench\r\n\r\n"), want, fo.Requests, 10*time.Minute)
-		fc.close()
-		if err != nil {
-			return pools, configs, fmt.Errorf("%s: %v\n%s", c.key, err, c.srv.log.String())
-		}
-		template := 0
-		if spawn == SpawnFork {
-			st, err := readyStatus(c.srv)
-			if err != nil {
-				return pools, configs, err
-			}
-			template = st.TemplatePID
-		}
-		root := c.srv.cmd.Process.Pid
-		if p.Memory, err = treeMemory(root, func(pid int) string {
-			switch pid {
-			case root:
-				return "watchdog"
-			case template:
-				return "template"
-			}
-			return "worker"
-		}); err != nil {
-			return pools, configs, fmt.Errorf("%s: %v", c.key, err)
-		}
-		fmt.Fprintf(o.Log, "started %s on %s; PSS of the tree after %d model requests: %.1f MiB (RSS %.1f MiB); warming up\n",
-			c.key, c.srv.addr, fo.Requests, p.Memory.PSSMiB, p.Memory.RSSMiB)
+		fmt.Fprintf(o.Log, "started %s on %s; warming up\n", c.key, c.srv.addr)
 		for _, w := range []Workload{Hello, Model} {
 			if _, err := load.Run(c.srv.url(), w, 8, o.Warmup); err != nil && err != errNoRequests {
 				return pools, configs, fmt.Errorf("%s warm-up: %v", c.key, err)
@@ -218,6 +180,77 @@ func startForkPools(ctx context.Context, o Options, load Load, n int) ([]*ForkPo
 		}
 	}
 	return pools, configs, nil
+}
+
+// startPool starts the watchdog of p, waits until every worker is ready and checks its answers.
+// The config it returns, if any, must be stopped, also after an error.
+func startPool(ctx context.Context, o Options, p *ForkPool) (*config, error) {
+	c := &config{key: p.Key(), program: "afterburn-watchdog", pool: true,
+		argv: []string{o.Watchdog, "-port", "0", "-metrics_port", "0", "-listen_host", "127.0.0.1",
+			"-workers", fmt.Sprint(p.Workers), "-spawn", p.Spawn, "--",
+			forkPython, "bench/functions/python/model_fn.py"},
+		env: []string{fmt.Sprintf("MODEL_MIB=%d", o.Fork.ModelMiB), fmt.Sprintf("MODEL_SAMPLES=%d", modelSamples)},
+	}
+	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	var err error
+	if c.srv, err = startServer(startCtx, c.key, c.program, o.Root, o.ServerCPU, c.argv, c.env); err != nil {
+		return nil, err
+	}
+	if err := waitAllWorkers(startCtx, c.srv, p.Spawn, p.Workers); err != nil {
+		return c, err
+	}
+	if err := verify(c.srv); err != nil {
+		return c, fmt.Errorf("%s answers wrongly: %v\n%s", c.key, err, c.srv.log.String())
+	}
+	return c, nil
+}
+
+// memoryAfterRequests starts p's pool alone (what another pool maps, such as the watchdog's
+// binary or libpython, would otherwise halve those pages' share in both), sends o.Fork.Requests
+// model requests over one connection per worker, reads the PSS of its whole tree and stops it.
+func memoryAfterRequests(ctx context.Context, o Options, p *ForkPool) (*TreeMemory, error) {
+	c, err := startPool(ctx, o, p)
+	if c != nil {
+		defer stopAll([]*config{c})
+	}
+	if err != nil {
+		return nil, err
+	}
+	fc, err := dialFixed(c.srv.addr, p.Workers)
+	if err != nil {
+		return nil, err
+	}
+	want := fmt.Sprintf("{\"sum\": %d}\n", modelSum(o.Fork.ModelMiB, modelSamples))
+	err = fc.send(string(Model), []byte("GET /model HTTP/1.1\r\nHost: bench\r\n\r\n"), want, o.Fork.Requests, 10*time.Minute)
+	fc.close()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v\n%s", c.key, err, c.srv.log.String())
+	}
+	template := 0
+	if p.Spawn == SpawnFork {
+		st, err := readyStatus(c.srv)
+		if err != nil {
+			return nil, err
+		}
+		template = st.TemplatePID
+	}
+	root := c.srv.cmd.Process.Pid
+	m, err := treeMemory(root, func(pid int) string {
+		switch pid {
+		case root:
+			return "watchdog"
+		case template:
+			return "template"
+		}
+		return "worker"
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", c.key, err)
+	}
+	fmt.Fprintf(o.Log, "%s alone: PSS of the tree after %d model requests %.1f MiB (RSS %.1f MiB)\n",
+		c.key, o.Fork.Requests, m.PSSMiB, m.RSSMiB)
+	return m, nil
 }
 
 func stopAll(configs []*config) {
@@ -336,7 +369,7 @@ func forkTargets(f *ForkMode) []Target {
 	}
 	if fk, ex := f.Pool(SpawnFork, most), f.Pool(SpawnExec, 1); fk != nil && ex != nil && fk.Memory != nil && ex.Memory != nil {
 		v := fk.Memory.PSSMiB / ex.Memory.PSSMiB
-		out = append(out, Target{Name: fmt.Sprintf("tree PSS, fork with %d workers ÷ exec with 1", most), Value: v, Min: v, Max: v,
+		out = append(out, Target{Name: fmt.Sprintf("tree PSS, fork workers=%d ÷ exec workers=1", most), Value: v, Min: v, Max: v,
 			Goal: fmt.Sprintf("<= %g", forkPSSGoal), Met: v <= forkPSSGoal})
 	}
 	for _, c := range f.Crash {
@@ -346,7 +379,7 @@ func forkTargets(f *ForkMode) []Target {
 		}
 	}
 	for _, r := range f.Ratios {
-		out = append(out, Target{Name: fmt.Sprintf("%s c=%s req/s, %d workers: fork ÷ exec", r.Workload, r.Concurrency[1:], r.Workers),
+		out = append(out, Target{Name: fmt.Sprintf("%s c=%s req/s, workers=%d: fork ÷ exec", r.Workload, r.Concurrency[1:], r.Workers),
 			Value: r.Ratio.Median, Min: r.Ratio.Min, Max: r.Ratio.Max,
 			Goal: fmt.Sprintf(">= %g", forkThroughputGoal), Met: r.Ratio.Median >= forkThroughputGoal})
 	}

@@ -49,10 +49,10 @@ func TestForkTargets(t *testing.T) {
 		value float64
 		met   bool
 	}{
-		"tree PSS, fork with 8 workers ÷ exec with 1": {700.0 / 600, true},
-		"fork: median crash to answering, ms":         {12, true},
-		"hello c=8 req/s, 1 workers: fork ÷ exec":     {0.99, true},
-		"hello c=8 req/s, 8 workers: fork ÷ exec":     {0.925, false},
+		"tree PSS, fork workers=8 ÷ exec workers=1": {700.0 / 600, true},
+		"fork: median crash to answering, ms":       {12, true},
+		"hello c=8 req/s, workers=1: fork ÷ exec":   {0.99, true},
+		"hello c=8 req/s, workers=8: fork ÷ exec":   {0.925, false},
 	} {
 		tg, ok := got[name]
 		if !ok {

@@ -243,6 +243,11 @@ func verify(s *server) error {
 }
 
 func placement(o Options) string {
+	if len(o.Langs) == 0 {
+		return fmt.Sprintf("wrk (1 thread) pinned to CPU %s; every watchdog and worker pinned to CPU %s (taskset); "+
+			"the fork-mode pools' workers as their tables say; every pool but the one measured frozen (SIGSTOP, whole process tree)",
+			orNone(o.LoadCPU), orNone(o.ServerCPU))
+	}
 	return fmt.Sprintf("wrk (1 thread) pinned to CPU %s; every server, watchdog, worker, proxy and forked "+
 		"function pinned to CPU %s (taskset); %d watchdog workers; every configuration but the one "+
 		"measured frozen (SIGSTOP, whole process tree); cold starts unpinned",
