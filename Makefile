@@ -1,6 +1,7 @@
 # AfterBurn — one entry point per task. Each target delegates to the language's own tool.
 #
 #   make run          serve the example function through the watchdog on 127.0.0.1:8080
+#   make run-python-langid  the fork-mode flagship: a pretrained language identifier, workers forked from one template
 #   make test         every language's tests plus the conformance suite for each language
 #   make conformance  the conformance suite for every language present
 #   make conformance-go   (or -python, -node, -java) the suite for one language
