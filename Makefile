@@ -1,13 +1,14 @@
 # AfterBurn — one entry point per task. Each target delegates to the language's own tool.
 #
 #   make run          serve the example function through the watchdog on 127.0.0.1:8080
+#   make run-python-langid  the fork-mode flagship: a pretrained language identifier, workers forked from one template
 #   make test         every language's tests plus the conformance suite for each language
 #   make conformance  the conformance suite for every language present
 #   make conformance-go   (or -python, -node, -java) the suite for one language
 #   make conformance-modes  the whole suite in each wave-2 mode (fork: Python); CI runs it after make test
 #   make soak         a long mixed load with faults per language (N=... requests; default 1e6 for Go, 1e5 others)
 #   make fuzz         the Go fuzz targets for FUZZTIME each (default 5m); make test runs 5 s of each
-#   make bench        every language against its baselines (QUICK=1: about five minutes)
+#   make bench        every language against its baselines, and Python's fork mode against exec (QUICK=1: about five minutes)
 #   make bench-counts instructions, system calls and context switches per request (valgrind; a few minutes)
 #   make fmt lint     formatting and static checks
 #   make dist         release artifacts into dist/ (wheel, sdist, npm tarball, jars, static watchdogs, SHA256SUMS)
@@ -168,8 +169,9 @@ BENCH_GO_BINS := bench/bin/afterburn-bench bench/bin/limit-child bench/bin/fork-
 	bench/bin/http-proxy bench/bin/go-afterburn bench/bin/go-classic bench/bin/go-server
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
+# SCENARIOS=fork runs only Python's fork mode against exec mode (bench/README.md, "Fork mode").
 bench: bench-build
-	bench/bin/afterburn-bench $(if $(QUICK),-quick) $(if $(LANGS),-langs $(LANGS))
+	bench/bin/afterburn-bench $(if $(QUICK),-quick) $(if $(LANGS),-langs $(LANGS)) $(if $(SCENARIOS),-scenarios $(SCENARIOS))
 
 bench-build: bench-tools $(WATCHDOG) bench-go bench-c $(PY_COMPILED) $(NODE_STAMP) bench-java
 

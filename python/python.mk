@@ -6,6 +6,8 @@
 #   make conformance-python  the conformance suite: with and without the launcher, and
 #                            the fixture as an ASGI app and as a WSGI app
 #   make run-python          the example "model" function through the watchdog
+#   make run-python-langid   the flagship example: a real pretrained model (langid), workers
+#                            forked from one template (-spawn fork)
 
 PYTHON_SYS   ?= python3
 PY_VENV      := python/.venv
@@ -16,12 +18,19 @@ PY_FIXTURE_SCRIPT   := $(PY) python/tests/fixture/serve_fixture.py
 PY_FIXTURE_ASGI     := env PYTHONPATH=python/tests/fixture $(PY) -m afterburn_runtime --asgi asgi_fixture:app
 PY_FIXTURE_WSGI     := env PYTHONPATH=python/tests/fixture $(PY) -m afterburn_runtime --wsgi wsgi_fixture:app
 PY_EXAMPLE   := env PYTHONPATH=python/examples/model $(PY) -m afterburn_runtime model:handle
+PY_LANGID    := env PYTHONPATH=python/examples/langid $(PY) -m afterburn_runtime language:handle
 
-.PHONY: test-python conformance-python conformance-python-fork run-python
+.PHONY: test-python conformance-python conformance-python-fork run-python run-python-langid
 
 $(PY_STAMP): python/pyproject.toml
 	$(PYTHON_SYS) -m venv $(PY_VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e 'python[test]'
+	touch $@
+
+# The examples' extra (langid and NumPy, from PyPI) in the same venv.
+PY_EXAMPLES_STAMP := python/.stamp-examples
+$(PY_EXAMPLES_STAMP): $(PY_STAMP) python/pyproject.toml
+	$(PY) -m pip install --quiet --disable-pip-version-check -e 'python[examples]'
 	touch $@
 
 # Byte-compile the library (as a wheel install does): with PYTHONDONTWRITEBYTECODE set,
@@ -34,7 +43,7 @@ $(PY_COMPILED): $(PY_STAMP) $(PY_SOURCES)
 
 # pytest exits 5 when it collected no test: that means the tests went missing, and it
 # must fail this target rather than pass silently (so no `|| [ $$? = 5 ]` here).
-test-python: $(PY_COMPILED) $(WATCHDOG)
+test-python: $(PY_COMPILED) $(PY_EXAMPLES_STAMP) $(WATCHDOG)
 	cd python && .venv/bin/python -m pytest -q
 
 conformance-python: $(PY_COMPILED) $(WATCHDOG) $(CONFORMANCE)
@@ -58,3 +67,9 @@ conformance-python-fork: $(PY_COMPILED) $(WATCHDOG) $(CONFORMANCE)
 run-python: $(PY_COMPILED) $(WATCHDOG)
 	@echo "serving python/examples/model on http://127.0.0.1:$(RUN_PORT)/ (Ctrl-C stops)"
 	$(WATCHDOG) -listen_host 127.0.0.1 -port $(RUN_PORT) -- $(PY_EXAMPLE)
+
+# The flagship example: langid's pretrained model loaded once, in a template, and every
+# worker forked from it (PROTOCOL.md §2.6). WORKERS=... sets the pool (default: one per CPU).
+run-python-langid: $(PY_COMPILED) $(PY_EXAMPLES_STAMP) $(WATCHDOG)
+	@echo "serving python/examples/langid on http://127.0.0.1:$(RUN_PORT)/ (Ctrl-C stops)"
+	$(WATCHDOG) -spawn fork $(if $(WORKERS),-workers $(WORKERS)) -listen_host 127.0.0.1 -port $(RUN_PORT) -- $(PY_LANGID)

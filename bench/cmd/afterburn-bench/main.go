@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -31,7 +32,15 @@ func main() {
 	serverCPU := flag.String("server_cpu", "1", "taskset CPU list for everything under test; empty for no pinning")
 	large := flag.Int64("large_mib", 100, "MiB echoed in the large-body measurement; 0 skips it")
 	out := flag.String("out", "bench/results", "directory for the results")
+	scenarios := flag.String("scenarios", "languages,fork", "what to measure, comma-separated: languages (every language against its baselines), "+
+		"fork (Python's fork mode against exec mode with a synthetic model, bench/README.md)")
+	forkMiB := flag.Int("fork_model_mib", 512, "fork scenario: MiB of the synthetic model")
+	forkWorkers := flag.String("fork_workers", "1,4,8", "fork scenario: worker counts, comma-separated")
+	forkRequests := flag.Int("fork_requests", 10000, "fork scenario: model requests before the tree's PSS is read")
+	forkCrashes := flag.Int("fork_crashes", 20, "fork scenario: crashes timed per spawn mode")
 	flag.Parse()
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	o := harness.Options{
 		Root: ".", Watchdog: "go/bin/afterburn-watchdog",
@@ -42,10 +51,49 @@ func main() {
 		ServerCPU: *serverCPU, LoadCPU: *loadCPU, Workers: *workers,
 		ColdReps: 15, LargeBytes: *large << 20, Log: os.Stderr,
 	}
+	fork := &harness.ForkModeOptions{ModelMiB: *forkMiB, Requests: *forkRequests, Crashes: *forkCrashes}
 	if *quick {
 		o.Quick = true
 		o.Workloads = []harness.Workload{harness.Hello}
 		o.Reps, o.Duration, o.Warmup, o.ColdReps, o.LargeBytes = 1, 3*time.Second, time.Second, 5, 0
+		// The fork scenario at a small scale; a flag given explicitly still wins.
+		quickFork := harness.ForkModeOptions{ModelMiB: 64, Workers: []int{1, 2}, Requests: 1000, Crashes: 5}
+		if !set["fork_model_mib"] {
+			fork.ModelMiB = quickFork.ModelMiB
+		}
+		if !set["fork_workers"] {
+			*forkWorkers = "1,2"
+		}
+		if !set["fork_requests"] {
+			fork.Requests = quickFork.Requests
+		}
+		if !set["fork_crashes"] {
+			fork.Crashes = quickFork.Crashes
+		}
+	}
+	for _, w := range strings.Split(*forkWorkers, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(w))
+		if err != nil || n < 1 {
+			fatal(fmt.Errorf("-fork_workers: bad worker count %q", w))
+		}
+		fork.Workers = append(fork.Workers, n)
+	}
+	if fork.ModelMiB < 1 || fork.Requests < 1 || fork.Crashes < 1 {
+		fatal(fmt.Errorf("-fork_model_mib, -fork_requests and -fork_crashes must be at least 1"))
+	}
+	langsRun := false
+	for _, sc := range strings.Split(*scenarios, ",") {
+		switch sc {
+		case "languages":
+			langsRun = true
+		case "fork":
+			o.Fork = fork
+		default:
+			fatal(fmt.Errorf("-scenarios: unknown scenario %q (languages, fork)", sc))
+		}
+	}
+	if !langsRun {
+		o.Langs = nil
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -57,6 +105,9 @@ func main() {
 	stamp := time.Now().UTC().Format("2006-01-02T150405Z")
 	if o.Quick {
 		stamp += "-quick"
+	}
+	if !langsRun {
+		stamp += "-fork" // report.Publish: a run of the fork scenario alone is published as latest-fork.*
 	}
 	written, err := report.Publish(*out, stamp, res)
 	if err != nil {

@@ -60,6 +60,12 @@ func requestBytes(w Workload) (req []byte, want string) {
 // wrong answer or error.
 func (fc *fixedClient) run(w Workload, n int, timeout time.Duration) error {
 	req, want := requestBytes(w)
+	return fc.send(string(w), req, want, n, timeout)
+}
+
+// send sends n copies of req, shared out over the connections, and returns the first answer
+// that is not 200 with the body want, or the first error; label names the requests in it.
+func (fc *fixedClient) send(label string, req []byte, want string, n int, timeout time.Duration) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(fc.conns))
 	for i, c := range fc.conns {
@@ -73,7 +79,7 @@ func (fc *fixedClient) run(w Workload, n int, timeout time.Duration) error {
 			c.c.SetDeadline(time.Now().Add(timeout))
 			for j := 0; j < count; j++ {
 				if err := c.exchange(req, want); err != nil {
-					errs <- fmt.Errorf("%s request %d: %v", w, j+1, err)
+					errs <- fmt.Errorf("%s request %d: %v", label, j+1, err)
 					return
 				}
 			}

@@ -136,6 +136,8 @@ type Results struct {
 	// Hop is the watchdog's own cost against the C relay, shared by every language.
 	Hop   *Hop          `json:"hop,omitempty"`
 	Quiet *QuietSummary `json:"quiet_guard,omitempty"` // quiet.go
+	// ForkMode is the fork-mode scenario (forkmode.go), nil when it did not run.
+	ForkMode *ForkMode `json:"fork_mode,omitempty"`
 }
 
 // Noisy reports whether a run stayed over the quiet-run guard's thresholds: such a session

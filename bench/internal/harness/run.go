@@ -33,6 +33,9 @@ type Options struct {
 	LargeBytes int64 // 0 skips the large-body measurement
 	Quick      bool
 	Log        io.Writer
+	// Fork is the fork-mode scenario (forkmode.go); nil skips it. With no Langs, it is all
+	// that runs.
+	Fork *ForkModeOptions
 }
 
 // config is one thing under test, started once and measured in every repetition.
@@ -79,15 +82,18 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		return append([]string{o.Watchdog, "-port", "0", "-metrics_port", "0", "-listen_host", "127.0.0.1",
 			"-workers", fmt.Sprint(o.Workers), "--"}, child...)
 	}
-	configs := []*config{
-		{key: "limit", program: "afterburn-watchdog", argv: watchdog([]string{"bench/bin/limit-child"}), pool: true},
-		{key: "ceiling", program: "server", argv: []string{"bench/bin/go-server"}, env: []string{"PORT=0"}},
+	var configs []*config
+	if len(langs) > 0 {
+		configs = []*config{
+			{key: "limit", program: "afterburn-watchdog", argv: watchdog([]string{"bench/bin/limit-child"}), pool: true},
+			{key: "ceiling", program: "server", argv: []string{"bench/bin/go-server"}, env: []string{"PORT=0"}},
+		}
+		hop, err := hopConfigs(o.Root, watchdog) // relay.go
+		if err != nil {
+			return nil, err
+		}
+		configs = append(configs, hop...)
 	}
-	hop, err := hopConfigs(o.Root, watchdog) // relay.go
-	if err != nil {
-		return nil, err
-	}
-	configs = append(configs, hop...)
 	for _, l := range langs {
 		configs = append(configs,
 			&config{key: l.Name + "/afterburn", program: "afterburn-watchdog", argv: watchdog(l.AfterBurn), pool: true, warmup: l.Warmup},
@@ -163,6 +169,12 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		c.srv = nil
 		byKey[c.key] = c.figs
 	}
+	var forkMode *ForkMode
+	if o.Fork != nil {
+		if forkMode, err = measureForkMode(ctx, o, load, guard); err != nil {
+			return nil, fmt.Errorf("fork mode: %v", err)
+		}
+	}
 
 	res := &Results{
 		Date:      time.Now().UTC().Format(time.RFC3339),
@@ -176,6 +188,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		Languages: map[string]*LanguageResults{},
 		Hop:       newHop(byKey),
 		Quiet:     guard.summary(),
+		ForkMode:  forkMode,
 	}
 	for _, l := range langs {
 		lr := &LanguageResults{
@@ -230,6 +243,11 @@ func verify(s *server) error {
 }
 
 func placement(o Options) string {
+	if len(o.Langs) == 0 {
+		return fmt.Sprintf("wrk (1 thread) pinned to CPU %s; every watchdog and worker pinned to CPU %s (taskset); "+
+			"the fork-mode pools' workers as their tables say; every pool but the one measured frozen (SIGSTOP, whole process tree)",
+			orNone(o.LoadCPU), orNone(o.ServerCPU))
+	}
 	return fmt.Sprintf("wrk (1 thread) pinned to CPU %s; every server, watchdog, worker, proxy and forked "+
 		"function pinned to CPU %s (taskset); %d watchdog workers; every configuration but the one "+
 		"measured frozen (SIGSTOP, whole process tree); cold starts unpinned",

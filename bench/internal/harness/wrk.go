@@ -53,6 +53,9 @@ func (l Load) Run(url string, workload Workload, conns int, d time.Duration) (Lo
 	if workload == Echo1K {
 		args = append(args, "-s", l.ScriptPath)
 	}
+	if workload == Model {
+		url += "model" // forkmode.go: GET /model
+	}
 	args = append(args, url)
 	if l.CPU != "" {
 		args = append([]string{"taskset", "-c", l.CPU}, args...)

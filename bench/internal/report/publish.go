@@ -10,7 +10,9 @@ import (
 // Publish writes a run into dir: <stamp>.json, and latest.json, latest.md and latest.png. A
 // run the quiet-run guard found noisy is written as <stamp>-noisy.json and <stamp>-noisy.md
 // only, and latest.* stay as they were: figures taken on a busy machine must not replace a
-// quiet run's (bench/README.md). It returns the files it wrote.
+// quiet run's (bench/README.md). A run of the fork scenario alone (no language measured) is
+// published as latest-fork.json and latest-fork.md, beside a whole run's latest.*, which it
+// must not replace. It returns the files it wrote.
 func Publish(dir, stamp string, r *harness.Results) ([]string, error) {
 	var written []string
 	writeJSON := func(name string) error {
@@ -33,6 +35,14 @@ func Publish(dir, stamp string, r *harness.Results) ([]string, error) {
 			return written, err
 		}
 		return written, writeMarkdown(stamp + "-noisy.md")
+	}
+	if len(r.Order) == 0 && r.ForkMode != nil {
+		for _, name := range []string{stamp + ".json", "latest-fork.json"} {
+			if err := writeJSON(name); err != nil {
+				return written, err
+			}
+		}
+		return written, writeMarkdown("latest-fork.md")
 	}
 	for _, name := range []string{stamp + ".json", "latest.json"} {
 		if err := writeJSON(name); err != nil {

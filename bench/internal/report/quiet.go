@@ -78,7 +78,7 @@ func quietSection(w io.Writer, r *harness.Results) {
 	fmt.Fprintln(w, "| configuration | workload | c | attempts | others' CPU % | kernel threads % | steal % | calibration over reference % | wrk CPU % | wrk CPU µs/request |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	for _, c := range configurations(r) {
-		for _, wl := range []harness.Workload{harness.Hello, harness.Echo1K} {
+		for _, wl := range []harness.Workload{harness.Hello, harness.Echo1K, harness.Model} {
 			for _, conc := range []string{"c1", "c8"} {
 				f := c.figs[wl][conc]
 				if f == nil {
@@ -136,6 +136,11 @@ func configurations(r *harness.Results) []configuration {
 		}
 		for _, m := range []harness.Mode{harness.AfterBurn, harness.Fork, harness.Proxy, harness.Floor} {
 			add(name+"/"+string(m), l.Mode(m))
+		}
+	}
+	if f := r.ForkMode; f != nil {
+		for _, p := range f.Pools {
+			add(p.Key(), p.Figures)
 		}
 	}
 	return out

@@ -29,6 +29,7 @@ import signal
 import socket
 import sys
 import time
+import warnings
 
 from . import _control, _forksafety, _hooks
 
@@ -44,6 +45,18 @@ PR_SET_PDEATHSIG = 1
 
 # The fork the template calls, for both forks; tests replace it to simulate EAGAIN.
 fork: Callable[[], int] = os.fork
+
+# Python 3.12+ warns in os.fork() when the process has more than one OS thread, counted from
+# /proc/self/stat, so NumPy's OpenBLAS pool counts. By then §2.6's fork-safety rule
+# (_forksafety.probe) has judged this fork safe, so exactly that warning is silenced around
+# the template's own forks; any other warning, and the same one elsewhere, is left alone.
+_THREADS_WARNING = r"This process \(pid=\d+\) is multi-threaded, use of fork\(\) may lead to deadlocks in the child\."
+
+
+def _fork() -> int:
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_THREADS_WARNING, category=DeprecationWarning)
+        return fork()
 
 
 def log(message: str) -> None:
@@ -123,7 +136,7 @@ class Template:
         _flush()
         r, w = os.pipe()
         try:
-            middle = fork()
+            middle = _fork()
         except OSError as e:
             os.close(r)
             os.close(w)
@@ -149,7 +162,7 @@ class Template:
         try:
             os.close(r)
             try:
-                pid = fork()
+                pid = _fork()
             except OSError as e:
                 os.write(w, f"!{_control.os_reason(e)}\n".encode())
                 os._exit(0)

@@ -40,6 +40,23 @@ if os.environ.get("FORK_APP_EAGAIN") == "1":
 
     template.fork = flaky_fork
 
+if os.environ.get("FORK_APP_PY312_WARNING"):
+    import warnings
+
+    def warning_fork():
+        # What Python 3.12+ does in os.fork() when /proc/self/stat counts more than one
+        # thread: the warning, in the parent, after the fork. With "other" a second,
+        # unrelated DeprecationWarning follows, which the template must not silence.
+        pid = os.fork()
+        if pid != 0:
+            warnings.warn(f"This process (pid={os.getpid()}) is multi-threaded, use of fork() may lead to "
+                          "deadlocks in the child.", DeprecationWarning, stacklevel=2)
+            if os.environ["FORK_APP_PY312_WARNING"] == "other":
+                warnings.warn("fork_app: some other deprecation", DeprecationWarning, stacklevel=2)
+        return pid
+
+    template.fork = warning_fork
+
 
 @afterburn_runtime.before_fork
 def report_gc():
