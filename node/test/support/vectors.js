@@ -89,6 +89,13 @@ function checkResponse(want, r) {
   for (const name of want.absent_headers || []) {
     if (r.headers.some(([n]) => n === name)) problems.push(`header ${JSON.stringify(name)} present; want absent`);
   }
+  for (const [name, member] of want.lists || []) {
+    // A set-valued field: exactly one, holding member (README "Field lists").
+    const values = r.headers.filter(([n]) => n === name).map(([, v]) => v);
+    if (values.length !== 1 || !values[0].split(',').map((m) => m.trim()).includes(member)) {
+      problems.push(`header ${JSON.stringify(name)}: got ${JSON.stringify(values)}; want one list holding ${JSON.stringify(member)}`);
+    }
+  }
   if ('body_b64' in want && r.body.toString('base64') !== want.body_b64) {
     problems.push(`body: got ${JSON.stringify(r.body.toString('latin1'))}; want base64 ${want.body_b64}`);
   }

@@ -170,6 +170,18 @@ class ExchangeVectorsTest {
                         assertTrue(first(got.headers(), name.asText()) == null, where + ": " + name + " must be absent");
                     }
                     break;
+                case "lists":
+                    // A set-valued field: exactly one, holding the member (README "Field lists").
+                    for (JsonNode pair : w) {
+                        String name = pair.get(0).asText();
+                        List<String> gotValues = new ArrayList<>();
+                        for (String[] h : got.headers()) if (h[0].equals(name)) gotValues.add(h[1]);
+                        assertEquals(1, gotValues.size(), where + ": one " + name + " field");
+                        List<String> members = new ArrayList<>();
+                        for (String m : gotValues.get(0).split(",")) members.add(m.strip());
+                        assertTrue(members.contains(pair.get(1).asText()), where + ": " + name + " " + gotValues + " holds " + pair.get(1));
+                    }
+                    break;
                 case "json":
                     JsonNode body;
                     try {

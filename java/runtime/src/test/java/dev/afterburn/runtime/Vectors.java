@@ -29,10 +29,7 @@ final class Vectors {
      * Vectors this library is known to fail, with why; a listed vector that passes fails the
      * run, so the list cannot go stale (protobuf's conformance does the same).
      */
-    static final Map<String, String> KNOWN_FAILURES = Map.of(
-            "exchange/capability-listed",
-            "the vector wants AfterBurn-Capabilities to be exactly \"exchange\", but PROTOCOL.md §2.5 has a library"
-                    + " that serves lanes list \"streams\" as well (the reply says \"exchange, streams\")");
+    static final Map<String, String> KNOWN_FAILURES = Map.of();
 
     /** Runs {@code check}, or, for a vector of {@link #KNOWN_FAILURES}, checks that it still fails. */
     static void run(Vector v, org.junit.jupiter.api.function.Executable check) throws Throwable {
