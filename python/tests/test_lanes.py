@@ -45,6 +45,21 @@ class Peer(Worker):
     def __init__(self, req: int, resp: int) -> None:  # noqa: D107
         self.req, self.resp, self.pending = req, resp, b""
 
+    def rest(self, timeout: float = 20) -> bytes:
+        """Everything left on the response pipe up to its end (EOF), which must come
+        within ``timeout`` seconds: the lane closed its response pipe."""
+        deadline = time.monotonic() + timeout
+        out = self.pending
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.resp], [], [], left)[0]:
+                raise AssertionError(f"no EOF on the response pipe within {timeout} s; got {out[:200]!r}")
+            data = os.read(self.resp, 65536)
+            if not data:
+                self.pending = b""
+                return out
+            out += data
+
 
 class Lanes:
     """serve_lanes on a thread of this process, with K lanes of real pipes and a cancel pipe."""
