@@ -202,6 +202,8 @@ def test_a_full_response_pipe_does_not_stall_another_lane(style: str) -> None:
     lanes = fixture_lanes(style, 2)
     size = 4 << 20  # far more than a pipe holds: lane 1's writer blocks until it is read
     lanes.lane(1).send(get(f"/large?size={size}", "big"))
+    # Lane 1's response has begun, so its writer is now stuck on the full pipe.
+    assert select.select([lanes.lane(1).resp], [], [], 10)[0], "lane 1 never began its response"
     lanes.lane(2).send(get("/echo/other", "small"))
     resp = lanes.lane(2).response(timeout=10)
     assert (resp.status, resp.headers.get("afterburn-exchange")) == (200, "small")
