@@ -493,3 +493,22 @@ def test_eof_on_the_cancel_pipe_changes_nothing() -> None:
     proc.lane(2).send(get("/whoami", "x2"))
     assert proc.lane(2).response(timeout=10).headers.get("afterburn-exchange") == "x2"
     assert proc.wait()[0] == 0
+
+
+async def _async_body(req):
+    return Response(await req.aread())
+
+
+def test_an_async_handler_reading_a_slow_body_holds_only_its_lane() -> None:
+    runner = Runner()
+    runner.start_thread()
+    lanes = Lanes(plain_lane_responder(_async_body, lambda: runner), 2, runner=runner)
+    # Lane 2's body never comes while lane 1 is served: req.aread waits on lane 2's thread.
+    lanes.lane(2).send(b"POST /slow HTTP/1.1\r\nHost: fn\r\nAfterBurn-Exchange: b2\r\nContent-Length: 4\r\n\r\n")
+    lanes.lane(1).send(b"POST /fast HTTP/1.1\r\nHost: fn\r\nAfterBurn-Exchange: b1\r\nContent-Length: 2\r\n\r\nok")
+    fast = lanes.lane(1).response(timeout=10)
+    assert (fast.body, fast.headers.get("afterburn-exchange")) == (b"ok", "b1")
+    lanes.lane(2).send(b"late")
+    slow = lanes.lane(2).response(timeout=10)
+    assert (slow.body, slow.headers.get("afterburn-exchange")) == (b"late", "b2")
+    assert lanes.finish() == 0

@@ -179,6 +179,14 @@ class Request:
             data = data[:size]
         return data
 
+    async def aread(self, size: int = -1) -> bytes:
+        """``read(size)`` for an ``async def`` handler: with lanes (PROTOCOL.md §2.5) the
+        pipe is read on the lane's thread, so a body that arrives slowly holds this
+        request only, where ``read`` would hold the event loop and every lane on it."""
+        from ._aio import lane_call
+
+        return await lane_call(self.read, size)
+
     def readexactly(self, size: int) -> bytes:
         """Exactly ``size`` bytes, fewer only when the body ends first."""
         parts: list[bytes] = []
