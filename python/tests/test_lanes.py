@@ -397,16 +397,19 @@ class LaneProcess:
         return status, log
 
 
-def test_handshake_states_the_max_and_surplus_lanes_are_closed() -> None:
-    proc = LaneProcess(LAUNCH + [], 4, env={"AFTERBURN_PY_MAX_LANES": "2"})
+@pytest.mark.parametrize("k,n", [(4, 2), (3, 1)])
+def test_handshake_states_the_max_and_surplus_lanes_are_closed(k: int, n: int) -> None:
+    proc = LaneProcess(LAUNCH, k, env={"AFTERBURN_PY_MAX_LANES": str(n)})
     hs = proc.worker.handshake()
     assert hs.headers.get("afterburn-capabilities") == "exchange, streams"
-    assert hs.headers.get("afterburn-streams") == "2"
-    assert proc.lane(3).rest() == b"" and proc.lane(4).rest() == b""  # EOF: lanes 3 and 4 closed
-    with pytest.raises(BrokenPipeError):
-        proc.lane(3).send(b"GET / HTTP/1.1\r\n\r\n")
-    proc.lane(2).send(get("/whoami", "t2"))
-    assert proc.lane(2).response(timeout=10).headers.get("afterburn-exchange") == "t2"
+    assert hs.headers.get("afterburn-streams") == str(n)
+    for surplus in range(n + 1, k + 1):
+        assert proc.lane(surplus).rest() == b""  # EOF: the library closed lanes N+1..K (§2.5)
+        with pytest.raises(BrokenPipeError):
+            proc.lane(surplus).send(b"GET / HTTP/1.1\r\n\r\n")
+    for lane in range(1, n + 1):
+        proc.lane(lane).send(get("/whoami", f"t{lane}"))
+        assert proc.lane(lane).response(timeout=10).headers.get("afterburn-exchange") == f"t{lane}"
     assert proc.wait()[0] == 0
 
 
