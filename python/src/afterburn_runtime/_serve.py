@@ -128,8 +128,11 @@ def run(respond: Responder, startup: Callable[[], None] | None = None,
     if extra_lanes and cancel_fd is not None:
         from ._lanes import serve_lanes
 
+        # Each lane closes its own descriptors when it ends.
         status = serve_lanes([(in_fd, out_fd), *extra_lanes], cancel_fd, (max_head, max_body), reply_head,
                              lanes() if lanes is not None else respond)
+        if status == 0 and shutdown is not None:
+            shutdown()
     else:
         conn = Conn(partial(os.read, in_fd), partial(os.write, out_fd), RequestParser(max_head, max_body))
         try:
@@ -139,9 +142,9 @@ def run(respond: Responder, startup: Callable[[], None] | None = None,
             status = 1
         except KeyboardInterrupt:
             status = 130
+        if status == 0 and shutdown is not None:
+            shutdown()
         os.close(out_fd)
-    if status == 0 and shutdown is not None:
-        shutdown()
     if status:
         raise SystemExit(status)
 
