@@ -515,3 +515,48 @@ def test_an_async_handler_reading_a_slow_body_holds_only_its_lane() -> None:
     slow = lanes.lane(2).response(timeout=10)
     assert (slow.body, slow.headers.get("afterburn-exchange")) == (b"late", "b2")
     assert lanes.finish() == 0
+
+
+def test_async_handler_sleeps_on_four_lanes_overlap() -> None:
+    runner = Runner()
+    runner.start_thread()
+    lanes = Lanes(plain_lane_responder(_async_sleeper, lambda: runner), 4, runner=runner)
+    start = time.monotonic()
+    for n in range(1, 5):
+        lanes.lane(n).send(get("/?s=0.5", f"a{n}"))
+    for n in range(1, 5):
+        resp = lanes.lane(n).response(timeout=10)
+        assert (resp.body, resp.headers.get("afterburn-exchange")) == (b"slept", f"a{n}")
+    elapsed = time.monotonic() - start
+    assert elapsed < 1.5, f"four 500 ms async sleeps on four lanes took {elapsed:.2f} s"
+    assert lanes.finish() == 0
+
+
+async def _async_stream(req):
+    async def pieces():
+        yield b"one,"
+        yield "two"
+
+    return Response(pieces())
+
+
+def _sync_returns_async_body(req):
+    return _async_stream(req)  # an awaitable from a plain handler: the loop is made on first use
+
+
+@pytest.mark.parametrize("handler", [_async_stream, _sync_returns_async_body])
+def test_async_bodies_are_written_by_the_lane(handler) -> None:
+    runners: list[Runner] = []
+
+    def runner() -> Runner:
+        if not runners:
+            runners.append(Runner())
+            runners[0].start_thread()
+        return runners[0]
+
+    lanes = Lanes(plain_lane_responder(handler, runner), 2)
+    lanes.lane(2).send(get("/", "st"))
+    resp = lanes.lane(2).response(timeout=10)
+    assert (resp.status, resp.chunked, resp.body, resp.headers.get("afterburn-exchange")) == (200, True, b"one,two", "st")
+    assert lanes.finish() == 0
+    runners[0].close()
