@@ -560,3 +560,16 @@ def test_async_bodies_are_written_by_the_lane(handler) -> None:
     assert (resp.status, resp.chunked, resp.body, resp.headers.get("afterburn-exchange")) == (200, True, b"one,two", "st")
     assert lanes.finish() == 0
     runners[0].close()
+
+
+def test_sigint_with_lanes_exits_130_quietly() -> None:
+    import signal
+
+    proc = LaneProcess(LAUNCH, 2)
+    proc.worker.handshake()
+    proc.lane(2).send(get("/whoami", "q2"))
+    assert proc.lane(2).response(timeout=10).status == 200  # every lane is serving
+    proc.worker.proc.send_signal(signal.SIGINT)
+    status, log = proc.wait()
+    assert status == 130
+    assert "Traceback" not in log
