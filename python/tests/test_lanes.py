@@ -279,7 +279,7 @@ def test_a_cancelled_async_handler_is_answered_500_with_its_token_and_the_lane_s
     again = two.response(timeout=10)
     assert (again.status, again.body, again.headers.get("afterburn-exchange")) == (200, b"slept", "c2")
     assert lanes.finish() == 0
-    assert "[rid-c1] afterburn: exception serving GET /" in capfd.readouterr().err
+    assert "[rid-c1] afterburn: GET / was cancelled" in capfd.readouterr().err
 
 
 def test_asgi_cancelled_app_is_answered_500() -> None:
@@ -573,3 +573,14 @@ def test_sigint_with_lanes_exits_130_quietly() -> None:
     status, log = proc.wait()
     assert status == 130
     assert "Traceback" not in log
+
+
+def test_wsgi_apps_are_told_they_run_on_several_threads() -> None:
+    def app(environ, start_response):
+        start_response("200 OK", [])
+        return [repr(environ["wsgi.multithread"]).encode()]
+
+    lanes = Lanes(wsgi_responder(app), 2)
+    lanes.lane(2).send(get("/", "m"))
+    assert lanes.lane(2).response(timeout=10).body == b"True"
+    assert lanes.finish() == 0

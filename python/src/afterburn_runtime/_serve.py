@@ -295,7 +295,12 @@ def _exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: Cancel
         # §2.5: the cancellation crossed the response, which is complete: nothing failed.
         error = None
     if error is not None:
-        log_exception(rid, req, error)
+        if _is_cancellation(error):
+            # §2.5: the task's traceback would only show the loop's machinery.
+            log(f"[{rid}] afterburn: {req.method} {req.path} was cancelled (the watchdog's cancellation "
+                "or the deadline) before its response ended")
+        else:
+            log_exception(rid, req, error)
         if w.sent:
             # §8.3: the status cannot change any more; leave the response incomplete (no
             # last chunk, or short of its Content-Length) and exit non-zero.
