@@ -584,3 +584,55 @@ def test_wsgi_apps_are_told_they_run_on_several_threads() -> None:
     lanes.lane(2).send(get("/", "m"))
     assert lanes.lane(2).response(timeout=10).body == b"True"
     assert lanes.finish() == 0
+
+
+def _logs_plainly(req):
+    import logging
+
+    logging.getLogger("deep.library").warning("from below %s", req.path)
+    return Response(b"ok")
+
+
+async def _logs_plainly_async(req):
+    import asyncio
+    import logging
+
+    await asyncio.sleep(0)
+    logging.getLogger("deep.library").warning("from below %s", req.path)
+    return Response(b"ok")
+
+
+@pytest.mark.parametrize("handler", [_logs_plainly, _logs_plainly_async])
+def test_request_id_filter_tags_records_of_code_that_never_saw_the_request(handler) -> None:
+    import logging
+
+    from afterburn_runtime import RequestIdFilter
+
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    keep = Keep()
+    keep.addFilter(RequestIdFilter())
+    logger = logging.getLogger("deep.library")
+    logger.addHandler(keep)
+    runner = Runner()
+    runner.start_thread()
+    try:
+        lanes = Lanes(plain_lane_responder(handler, lambda: runner), 3, runner=runner)
+        for n in (2, 3):
+            lanes.lane(n).send(get(f"/p{n}", f"f{n}", f"AfterBurn-Request-Id: rid-{n}\r\n"))
+        for n in (2, 3):
+            assert lanes.lane(n).response(timeout=10).body == b"ok"
+        assert lanes.finish() == 0
+    finally:
+        logger.removeHandler(keep)
+    assert sorted((r.getMessage(), r.request_id) for r in records) == [  # type: ignore[attr-defined]
+        ("from below /p2", "rid-2"), ("from below /p3", "rid-3")]
+    import contextvars
+
+    outside = logging.LogRecord("x", logging.INFO, "", 0, "m", None, None)
+    assert contextvars.Context().run(RequestIdFilter().filter, outside)
+    assert outside.request_id == "-"  # type: ignore[attr-defined]  # no request in that context

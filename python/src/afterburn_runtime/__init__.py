@@ -40,8 +40,17 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["Headers", "ProtocolError", "Request", "Response", "after_fork", "before_fork", "serve", "serve_asgi",
+__all__ = ["Headers", "ProtocolError", "Request", "RequestIdFilter", "Response", "after_fork", "before_fork", "serve", "serve_asgi",
            "serve_wsgi", "__version__"]
+
+def __getattr__(name: str) -> Any:
+    # RequestIdFilter needs logging, which the import of this package does not pay for.
+    if name == "RequestIdFilter":
+        from ._logger import RequestIdFilter
+
+        return RequestIdFilter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # PROTOCOL.md §2.4: in stdio mode, move the protocol off stdin and stdout now, before the
 # code that imported this package prints anything.

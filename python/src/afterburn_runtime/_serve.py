@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextvars import ContextVar
 from functools import partial
 
 from ._conn import Conn
@@ -52,6 +53,10 @@ TEMPLATE_HEAD = _handshake_head("exchange, fork")
 # Set once this process serves more than one lane: a WSGI app is then called from several
 # threads at once (wsgi.multithread).
 lanes_active = False
+
+# The request id of the exchange being served in this thread (each lane's thread has its
+# own) or asyncio task (copied from the lane that started it): RequestIdFilter reads it.
+CURRENT: ContextVar[str] = ContextVar("afterburn_request_id", default="-")
 
 # The most lanes a worker serves by default (§2.5, AfterBurn-Streams): a thread each for
 # plain handlers and WSGI apps, a task each on one event loop for async ones and ASGI apps.
@@ -267,6 +272,7 @@ def _exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: Cancel
         finally:
             cancels.unregister(token)
     rid = head.request_id or new_request_id()
+    CURRENT.set(rid)
     # §5.2: the deadline counts from the moment the head was read, on the monotonic clock.
     timeout_ms = head.timeout_ms
     deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000
