@@ -19,7 +19,10 @@ Django) and ``serve_asgi(app)`` an ASGI app (FastAPI, Starlette) unchanged. The 
 ``afterburn_runtime.testing`` calls a handler or app in-process, without a watchdog.
 Under the watchdog's fork mode (PROTOCOL.md §2.6) the same calls make the process a
 template whose workers are forks of it; ``before_fork`` and ``after_fork`` register hooks
-for that mode.
+for that mode. When the watchdog gives a worker lanes (§2.5) the same calls serve several
+requests at once: plain handlers and WSGI apps each on a thread, async handlers and ASGI
+apps each a task on one event loop; ``req.cancellation``, ``req.log`` and
+``RequestIdFilter`` are there for handlers that share a process.
 
 The import itself stays cheap (no asyncio, typing or json at import time): cold start is
 what this library exists to amortise.
