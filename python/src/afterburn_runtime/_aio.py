@@ -26,21 +26,32 @@ if TYPE_CHECKING:
     from ._request import Request
 
 
-# The pipe I/O of the lane whose task this is: (its inbox, the loop). Unset with one lane.
-_lane_io: contextvars.ContextVar[tuple[queue.SimpleQueue[Any], asyncio.AbstractEventLoop] | None] = \
-    contextvars.ContextVar("afterburn_lane_io", default=None)
+class _LaneIO:
+    """Where a task's pipe I/O goes: the inbox its lane's thread serves while the task runs."""
+
+    __slots__ = ("inbox", "loop", "open")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.loop = loop
+        self.open = True  # False once the exchange's task has ended (set on the loop's thread)
+
+
+# The pipe I/O of the lane whose task this is. Unset with one lane.
+_lane_io: contextvars.ContextVar[_LaneIO | None] = contextvars.ContextVar("afterburn_lane_io", default=None)
 _DONE = object()
 
 
 async def lane_call(fn: Callable[..., Any], *args: Any) -> Any:
     """Calls ``fn(*args)``, a blocking read or write of the exchange's pipes, on the lane's
-    own thread and waits for it without blocking the loop (§2.5); with one lane, directly."""
+    own thread and waits for it without blocking the loop (§2.5); with one lane, directly.
+    A task the app left running after its exchange ended calls directly too: the lane's
+    thread no longer serves it, and waiting for it would never end."""
     io = _lane_io.get()
-    if io is None:
+    if io is None or not io.open:
         return fn(*args)
-    inbox, loop = io
-    waiter = loop.create_future()
-    inbox.put((fn, args, waiter))
+    waiter = io.loop.create_future()
+    io.inbox.put((fn, args, waiter))
     return await waiter
 
 
@@ -85,10 +96,11 @@ class Runner:
         cancel pipe or at the deadline, cancels the task; a task that ends cancelled
         raises concurrent.futures.CancelledError here."""
         loop = self.loop
-        inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        io = _LaneIO(loop)
+        inbox = io.inbox
 
         async def main() -> Any:
-            _lane_io.set((inbox, loop))
+            _lane_io.set(io)
             if cancellation is None:
                 return await coro
             task = asyncio.current_task()
@@ -102,8 +114,12 @@ class Runner:
                 if timer is not None:
                     timer.cancel()
 
+        def ended(_: Any) -> None:  # on the loop's thread, where lane_call reads io.open
+            io.open = False
+            inbox.put(_DONE)
+
         future = asyncio.run_coroutine_threadsafe(main(), loop)
-        future.add_done_callback(lambda _: inbox.put(_DONE))
+        future.add_done_callback(ended)
         while True:
             item = inbox.get()
             if item is _DONE:
