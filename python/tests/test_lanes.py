@@ -636,3 +636,25 @@ def test_request_id_filter_tags_records_of_code_that_never_saw_the_request(handl
     outside = logging.LogRecord("x", logging.INFO, "", 0, "m", None, None)
     assert contextvars.Context().run(RequestIdFilter().filter, outside)
     assert outside.request_id == "-"  # type: ignore[attr-defined]  # no request in that context
+
+
+LAUNCHERS = {"plain": LAUNCH, "asgi": LAUNCH_ASGI, "wsgi": ["-m", "afterburn_runtime", "--wsgi", "wsgi_fixture:app"]}
+
+
+@pytest.mark.parametrize("style", sorted(LAUNCHERS))
+def test_cancel_pipe_and_logger_in_a_real_worker(style: str) -> None:
+    proc = LaneProcess(LAUNCHERS[style], 2)
+    proc.worker.handshake()
+    two = proc.lane(2)
+    two.send(get("/wait-cancel?ms=20000", "rc", "AfterBurn-Request-Id: rid-rc\r\n"))
+    for _ in range(500):  # until the lane has read the head (an earlier line is ignored, §2.5)
+        os.write(proc.cancel, b"cancel rc\n")
+        if select.select([two.resp], [], [], 0.02)[0]:
+            break
+    resp = two.response(timeout=10)
+    assert (resp.json(), resp.headers.get("afterburn-exchange")) == ({"cancelled": True}, "rc")
+    proc.lane(1).send(get("/log?text=on%20lane%201", "lg", "AfterBurn-Request-Id: rid-lg\r\n"))
+    assert proc.lane(1).response(timeout=10).json() == {"logged": True}
+    status, log = proc.wait()
+    assert status == 0, log
+    assert "cancelled rid-rc\n" in log and "[rid-lg] on lane 1\n" in log
