@@ -49,7 +49,7 @@ def test_stale_response_follows_the_answer(style: str, when: str) -> None:
     w = Worker(STYLES[style])
     w.send(HANDSHAKE + f"GET /garbage?when={when}&ms={ms} HTTP/1.1\r\nHost: fn\r\n"
                        "AfterBurn-Exchange: g1\r\n\r\n".encode())
-    assert w.response().headers.get("afterburn-capabilities") == "exchange"
+    assert w.response().headers.get("afterburn-capabilities") == "exchange, streams"
     answer = w.response(timeout=10)
     assert (answer.status, answer.json(), answer.headers.get_all("afterburn-exchange")) == (200, {"late": True}, ["g1"])
     stale = w.response(timeout=10)

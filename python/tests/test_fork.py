@@ -385,11 +385,14 @@ def test_fork_safety_rule(python_threads: list[str], tasks: int, openblas: int |
         assert "'prefetch'" in reason and "after_fork" in reason  # type: ignore[operator]
 
 
-def test_exec_handshake_reply_is_unchanged() -> None:
-    from afterburn_runtime._serve import HANDSHAKE_REPLY
+def test_exec_handshake_reply_lists_no_fork() -> None:
+    # An exec worker lists lanes (§2.5) but never `fork`; a forked worker lists `exchange` only.
+    from afterburn_runtime._serve import FORKED_HEAD, handshake_head
 
-    assert HANDSHAKE_REPLY == (b"HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Library: python/0.1.0\r\n"
-                               b"AfterBurn-Capabilities: exchange\r\nContent-Length: 0\r\n\r\n")
+    assert handshake_head(32) == ("HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Library: python/0.1.0\r\n"
+                                  "AfterBurn-Capabilities: exchange, streams\r\nAfterBurn-Streams: 32\r\n")
+    assert FORKED_HEAD == ("HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Library: python/0.1.0\r\n"
+                           "AfterBurn-Capabilities: exchange\r\n")
 
 
 

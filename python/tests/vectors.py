@@ -92,6 +92,11 @@ def check_response(want: dict, got) -> list[str]:
     for name in want.get("absent_headers", []):
         if name in got.headers:
             errors.append(f"header {name!r}: got {got.headers.get_all(name)!r}; want absent")
+    for name, member in want.get("lists", []):
+        # A set-valued field: exactly one, holding member (README "Field lists").
+        values = got.headers.get_all(name)
+        if len(values) != 1 or member not in [m.strip() for m in values[0].split(",")]:
+            errors.append(f"header {name!r}: got {values!r}; want one list holding {member!r}")
     if "chunked" in want and got.chunked != want["chunked"]:
         errors.append(f"chunked: got {got.chunked}; want {want['chunked']}")
     if want.get("no_body") and got.body:

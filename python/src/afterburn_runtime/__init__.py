@@ -19,7 +19,10 @@ Django) and ``serve_asgi(app)`` an ASGI app (FastAPI, Starlette) unchanged. The 
 ``afterburn_runtime.testing`` calls a handler or app in-process, without a watchdog.
 Under the watchdog's fork mode (PROTOCOL.md §2.6) the same calls make the process a
 template whose workers are forks of it; ``before_fork`` and ``after_fork`` register hooks
-for that mode.
+for that mode. When the watchdog gives a worker lanes (§2.5) the same calls serve several
+requests at once: plain handlers and WSGI apps each on a thread, async handlers and ASGI
+apps each a task on one event loop; ``req.cancellation``, ``req.log`` and
+``RequestIdFilter`` are there for handlers that share a process.
 
 The import itself stays cheap (no asyncio, typing or json at import time): cold start is
 what this library exists to amortise.
@@ -40,15 +43,24 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["Headers", "ProtocolError", "Request", "Response", "after_fork", "before_fork", "serve", "serve_asgi",
+__all__ = ["Headers", "ProtocolError", "Request", "RequestIdFilter", "Response", "after_fork", "before_fork", "serve", "serve_asgi",
            "serve_wsgi", "__version__"]
+
+def __getattr__(name: str) -> Any:
+    # RequestIdFilter needs logging, which the import of this package does not pay for.
+    if name == "RequestIdFilter":
+        from ._logger import RequestIdFilter
+
+        return RequestIdFilter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # PROTOCOL.md §2.4: in stdio mode, move the protocol off stdin and stdout now, before the
 # code that imported this package prints anything.
 _protect_early()
 
 
-def serve(handler: Callable[[Request], Any]) -> None:
+def serve(handler: Callable[[Request], Any], *, max_lanes: int | None = None) -> None:
     """Serves ``handler`` for every request until the watchdog shuts the worker down.
 
     ``handler(req)`` takes a :class:`Request` and returns a :class:`Response` (or ``str``,
@@ -64,11 +76,16 @@ def serve(handler: Callable[[Request], Any]) -> None:
     A handler that raises before its response started is answered 500 with the
     protocol's JSON error body (type ``handler_error``, never the exception's message);
     the traceback goes to stderr with the request id, and the worker keeps serving.
+
+    With lanes (PROTOCOL.md §2.5) it serves up to ``max_lanes`` requests at once (default:
+    AFTERBURN_PY_MAX_LANES, else 32 for a plain handler, each on a thread of its own, and
+    1024 for an ``async def`` one, each a task on one event loop).
     """
-    from ._handler import is_async_callable, plain_responder
-    from ._serve import run
+    from ._handler import is_async_callable, plain_lane_responder, plain_responder
+    from ._serve import DEFAULT_ASYNC_LANES, DEFAULT_SYNC_LANES, run
 
     runners: list[Any] = []
+    locks: list[Any] = []  # with lanes: the lock under which a lane makes the loop
 
     def runner() -> Any:
         if not runners:
@@ -77,43 +94,70 @@ def serve(handler: Callable[[Request], Any]) -> None:
             runners.append(Runner())
         return runners[0]
 
+    def lane_runner() -> Any:
+        # With lanes the loop runs on a thread of its own; a plain handler may return an
+        # awaitable, so the first lane that needs the loop makes it.
+        with locks[0]:
+            r = runner()
+            r.start_thread()
+            return r
+
+    def with_lanes() -> Any:
+        import threading
+
+        locks.append(threading.Lock())
+        if runners:
+            lane_runner()  # an async handler: its loop starts its thread before any lane serves
+        return plain_lane_responder(handler, lane_runner)
+
     def shutdown() -> None:
         if runners:
             runners[0].close()
 
-    if is_async_callable(handler):
+    is_async = is_async_callable(handler)
+    if is_async:
         runner()  # asyncio is imported and the loop made before the handshake
-    run(plain_responder(handler, runner), shutdown=shutdown)
+    run(plain_responder(handler, runner), shutdown=shutdown, max_lanes=max_lanes,
+        default_lanes=DEFAULT_ASYNC_LANES if is_async else DEFAULT_SYNC_LANES, lanes=with_lanes)
 
 
-def serve_wsgi(app: Callable[..., Any], *, keep_underscore_headers: bool = False) -> None:
+def serve_wsgi(app: Callable[..., Any], *, keep_underscore_headers: bool = False,
+               max_lanes: int | None = None) -> None:
     """Serves a WSGI application (PEP 3333: Flask, Django, ...) unchanged.
 
     The environ carries the request as a WSGI server would, ``wsgi.input`` streams the
-    body, and ``afterburn.request_id`` and ``afterburn.deadline`` the protocol's metadata
-    (§5.3). A response with a known length (a list of bytes, or a ``Content-Length``) is
-    sent with ``Content-Length``, any other streamed as chunks.
+    body, and ``afterburn.request_id``, ``afterburn.deadline`` and
+    ``afterburn.cancellation`` the protocol's metadata (§5.3, §2.5). A response with a
+    known length (a list of bytes, or a ``Content-Length``) is sent with
+    ``Content-Length``, any other streamed as chunks.
 
     Request fields whose names hold ``_`` are dropped, as gunicorn and nginx do: in the
     environ ``X_Forwarded_For`` and ``X-Forwarded-For`` would both be
     ``HTTP_X_FORWARDED_FOR``, so a client could forge or join a field a proxy set
     (PROTOCOL.md §5.5). ``keep_underscore_headers=True`` keeps them.
+
+    With lanes (§2.5) the app is called from up to ``max_lanes`` threads at once
+    (``wsgi.multithread`` is then true; default AFTERBURN_PY_MAX_LANES, else 32).
     """
     from ._serve import run
     from ._wsgi import wsgi_responder
 
-    run(wsgi_responder(app, keep_underscore_headers))
+    run(wsgi_responder(app, keep_underscore_headers), max_lanes=max_lanes)
 
 
-def serve_asgi(app: Callable[..., Any]) -> None:
+def serve_asgi(app: Callable[..., Any], *, max_lanes: int | None = None) -> None:
     """Serves an ASGI 3 application (FastAPI, Starlette, ...) unchanged: HTTP scope, and
     the lifespan protocol when the app speaks it — startup runs before the handshake
     answers (PROTOCOL.md §3.1), shutdown when the watchdog closes the request pipe.
 
-    ``scope["extensions"]["afterburn"]`` holds ``request_id`` and ``deadline`` (§5.3).
+    ``scope["extensions"]["afterburn"]`` holds ``request_id``, ``deadline`` and
+    ``request`` (§5.3). With lanes (§2.5) up to ``max_lanes`` requests run at once, each a
+    task on one event loop, cancelled (``CancelledError``) when the watchdog cancels its
+    exchange or its deadline passes (default AFTERBURN_PY_MAX_LANES, else 1024).
     """
     from ._asgi import AsgiAdapter
-    from ._serve import run
+    from ._serve import DEFAULT_ASYNC_LANES, run
 
     adapter = AsgiAdapter(app)
-    run(adapter.respond, startup=adapter.startup, shutdown=adapter.shutdown)
+    run(adapter.respond, startup=adapter.startup, shutdown=adapter.shutdown, max_lanes=max_lanes,
+        default_lanes=DEFAULT_ASYNC_LANES, lanes=adapter.with_lanes)

@@ -1,4 +1,4 @@
-"""The launcher: ``python -m afterburn_runtime [--plain|--wsgi|--asgi] [--keep-underscore-headers] module:attr``.
+"""The launcher: ``python -m afterburn_runtime [--plain|--wsgi|--asgi] [--keep-underscore-headers] [--max-lanes N] module:attr``.
 
 It protects the protocol (PROTOCOL.md §2.4) before it imports user code, so import-time
 banners and prints from C extensions go to the logs, then imports ``module``, takes
@@ -11,6 +11,10 @@ raises is an initialisation failure: the traceback goes to stderr and the proces
 ``--keep-underscore-headers`` is ``serve_wsgi(app, keep_underscore_headers=True)``: a WSGI
 app then also sees request fields whose names hold ``_`` (§5.5). Plain handlers and ASGI
 apps always see them, under their own names, so there it changes nothing.
+
+``--max-lanes N`` is ``serve(..., max_lanes=N)``: the most requests the worker carries at
+once when the watchdog gives it lanes (PROTOCOL.md §2.5; default AFTERBURN_PY_MAX_LANES,
+else 32 for plain handlers and WSGI apps, 1024 for async handlers and ASGI apps).
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-USAGE = "usage: python -m afterburn_runtime [--plain|--wsgi|--asgi] [--keep-underscore-headers] module:attr"
+USAGE = ("usage: python -m afterburn_runtime [--plain|--wsgi|--asgi] [--keep-underscore-headers] "
+         "[--max-lanes N] module:attr")
 
 
 def _kind(obj: object) -> str:
@@ -45,6 +50,7 @@ def _kind(obj: object) -> str:
 def main(argv: list[str]) -> None:
     kind = None
     keep_underscore_headers = False
+    max_lanes = None
     args = list(argv)
     while args and args[0].startswith("--"):
         option = args.pop(0)
@@ -52,6 +58,8 @@ def main(argv: list[str]) -> None:
             kind = option[2:]
         elif option == "--keep-underscore-headers":
             keep_underscore_headers = True
+        elif option == "--max-lanes" and args and args[0].isdigit() and args[0].isascii() and int(args[0]) >= 1:
+            max_lanes = int(args.pop(0))
         else:
             print(USAGE, file=sys.stderr)
             raise SystemExit(2)
@@ -78,11 +86,11 @@ def main(argv: list[str]) -> None:
     import afterburn_runtime as ab
 
     if kind == "asgi":
-        ab.serve_asgi(obj)
+        ab.serve_asgi(obj, max_lanes=max_lanes)
     elif kind == "wsgi":
-        ab.serve_wsgi(obj, keep_underscore_headers=keep_underscore_headers)
+        ab.serve_wsgi(obj, keep_underscore_headers=keep_underscore_headers, max_lanes=max_lanes)
     else:
-        ab.serve(obj)
+        ab.serve(obj, max_lanes=max_lanes)
 
 
 if __name__ == "__main__":

@@ -2,18 +2,66 @@
 
 asyncio costs tens of milliseconds of start-up, so it is imported here, when the first
 async handler, async body or ASGI app needs it, and never by ``import afterburn_runtime``.
-The worker carries one exchange at a time (PROTOCOL.md §2.1): one event loop lives as
-long as the worker and runs each exchange to completion.
+With one lane (PROTOCOL.md §2.1) one event loop lives as long as the worker and runs each
+exchange to completion on the main thread. With lanes (§2.5) the same loop runs for good on
+a thread of its own, and each lane's thread hands it its exchange as a task: the tasks of
+all lanes run concurrently on the one loop, while each lane's pipe I/O stays on its own
+thread (``lane_call``), so a full response pipe or a slow request body stalls its own
+exchange and never the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import queue
+import threading
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Coroutine
+    from collections.abc import Callable, Coroutine
     from typing import Any
+
+    from ._cancel import Cancellation
+    from ._request import Request
+
+
+class _LaneIO:
+    """Where a task's pipe I/O goes: the inbox its lane's thread serves while the task runs."""
+
+    __slots__ = ("inbox", "loop", "open")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.loop = loop
+        self.open = True  # False once the exchange's task has ended (set on the loop's thread)
+
+
+# The pipe I/O of the lane whose task this is. Unset with one lane.
+_lane_io: contextvars.ContextVar[_LaneIO | None] = contextvars.ContextVar("afterburn_lane_io", default=None)
+_DONE = object()
+
+
+async def lane_call(fn: Callable[..., Any], *args: Any) -> Any:
+    """Calls ``fn(*args)``, a blocking read or write of the exchange's pipes, on the lane's
+    own thread and waits for it without blocking the loop (§2.5); with one lane, directly.
+    A task the app left running after its exchange ended calls directly too: the lane's
+    thread no longer serves it, and waiting for it would never end."""
+    io = _lane_io.get()
+    if io is None or not io.open:
+        return fn(*args)
+    waiter = io.loop.create_future()
+    io.inbox.put((fn, args, waiter))
+    return await waiter
+
+
+def _settle(waiter: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if waiter.done():
+        return  # the task was cancelled while the lane did the call
+    if error is not None:
+        waiter.set_exception(error)
+    else:
+        waiter.set_result(result)
 
 
 class Runner:
@@ -22,12 +70,73 @@ class Runner:
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
         asyncio.set_event_loop(self.loop)
+        self.thread: threading.Thread | None = None
         _live.append(self)
 
-    def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
-        return self.loop.run_until_complete(coro)
+    def run(self, coro: Coroutine[Any, Any, Any], req: Request | None = None) -> Any:
+        """Runs coro to its end and returns its result. With lanes, as a task on the loop's
+        thread, cancelled when ``req``'s exchange is (§2.5)."""
+        if self.thread is None:
+            return self.loop.run_until_complete(coro)
+        return self._run_from_lane(coro, None if req is None else req.cancellation)
+
+    def start_thread(self) -> None:
+        """§2.5: the loop runs on a thread of its own from now on, until close()."""
+        if self.thread is None:
+            self.thread = threading.Thread(target=self._forever, name="afterburn-loop", daemon=True)
+            self.thread.start()
+
+    def _forever(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def _run_from_lane(self, coro: Coroutine[Any, Any, Any], cancellation: Cancellation | None) -> Any:
+        """Runs coro as a task on the loop and, while it runs, does the pipe I/O it asks
+        for (lane_call) on this, the lane's, thread. The exchange's cancellation, from the
+        cancel pipe or at the deadline, cancels the task; a task that ends cancelled
+        raises concurrent.futures.CancelledError here."""
+        loop = self.loop
+        io = _LaneIO(loop)
+        inbox = io.inbox
+
+        async def main() -> Any:
+            _lane_io.set(io)
+            if cancellation is None:
+                return await coro
+            task = asyncio.current_task()
+            assert task is not None
+            cancellation.set_callback(lambda: loop.call_soon_threadsafe(task.cancel))
+            timer = None if cancellation.deadline is None else loop.call_at(cancellation.deadline, cancellation.fire)
+            try:
+                return await coro
+            finally:
+                cancellation.set_callback(None)
+                if timer is not None:
+                    timer.cancel()
+
+        def ended(_: Any) -> None:  # on the loop's thread, where lane_call reads io.open
+            io.open = False
+            inbox.put(_DONE)
+
+        future = asyncio.run_coroutine_threadsafe(main(), loop)
+        future.add_done_callback(ended)
+        while True:
+            item = inbox.get()
+            if item is _DONE:
+                return future.result()
+            fn, args, waiter = item
+            try:
+                result, error = fn(*args), None
+            except BaseException as e:  # handed to the task, which raises it
+                result, error = None, e
+            loop.call_soon_threadsafe(_settle, waiter, result, error)
 
     def close(self) -> None:
+        if self.thread is not None:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join()
+            self.thread = None
+            asyncio.set_event_loop(self.loop)
         try:
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
         finally:

@@ -1,17 +1,18 @@
 """serve_asgi: an ASGI 3 application (HTTP scope and lifespan) as the handler.
 
-The worker carries one exchange at a time (PROTOCOL.md §2.1), so each request runs to
-completion on one event loop that lives as long as the worker. Request body bytes are
-read from the request pipe with a blocking read when the app asks for them (``receive``):
-other tasks of the app do not run while the worker waits for the watchdog to write the
-next piece of a body.
+With one lane (PROTOCOL.md §2.1) each request runs to completion on one event loop that
+lives as long as the worker, and request body bytes are read from the request pipe with a
+blocking read when the app asks for them (``receive``). With lanes (§2.5) the requests of
+all lanes are tasks on that loop, now on a thread of its own; ``receive`` and ``send`` then
+do their pipe I/O on the lane's thread (``lane_call``), so one lane's slow body or full
+response pipe never blocks the loop, and the watchdog's cancellation cancels the task.
 """
 
 from __future__ import annotations
 
 from urllib.parse import unquote
 
-from ._aio import Runner
+from ._aio import Runner, lane_call
 from ._writer import IncompleteResponse
 
 TYPE_CHECKING = False
@@ -97,9 +98,15 @@ class AsgiAdapter:
 
     # -- HTTP -----------------------------------------------------------------------------
 
+    def with_lanes(self) -> Callable[[Request, ResponseWriter], None]:
+        """§2.5: the loop goes on a thread of its own; every lane's thread calls respond."""
+        assert self.runner is not None
+        self.runner.start_thread()
+        return self.respond
+
     def respond(self, req: Request, w: ResponseWriter) -> None:
         assert self.runner is not None
-        self.runner.run(self._http(req, w))
+        self.runner.run(self._http(req, w), req)
 
     async def _http(self, req: Request, w: ResponseWriter) -> None:
         import asyncio
@@ -142,7 +149,7 @@ class AsgiAdapter:
             if not has_body:
                 body_done = True
                 return {"type": "http.request", "body": b"", "more_body": False}
-            data = req.read(_READ_SIZE)
+            data = await lane_call(req.read, _READ_SIZE)
             if remaining is not None:
                 remaining -= len(data)
                 more = remaining > 0
@@ -167,12 +174,8 @@ class AsgiAdapter:
                     raise RuntimeError("http.response.body after the response ended")
                 body = message.get("body", b"")
                 more = message.get("more_body", False)
-                if not w.started:
-                    # A response sent in one message gets Content-Length.
-                    w.start(started[0], started[1], None if more else len(body))
-                w.write(body)
+                await lane_call(_emit, w, started, body, more)
                 if not more:
-                    w.end()
                     finished = True
                     done.set()
             else:
@@ -195,6 +198,16 @@ class AsgiAdapter:
             raise RuntimeError("the ASGI app returned without sending a response")
         if not finished:
             raise IncompleteResponse("the ASGI app returned before the end of its response body")
+
+
+def _emit(w: ResponseWriter, started: list[Any], body: bytes, more: bool) -> None:
+    """One http.response.body message, written (on the lane's thread with lanes)."""
+    if not w.started:
+        # A response sent in one message gets Content-Length.
+        w.start(started[0], started[1], None if more else len(body))
+    w.write(body)
+    if not more:
+        w.end()
 
 
 async def _settle(task: Any) -> None:

@@ -130,3 +130,41 @@ def _line_buffer_stdout() -> None:
                 reconfigure(line_buffering=True)
             except (ValueError, OSError):
                 pass
+
+
+def lanes_from_env(environ: dict[str, str] | os._Environ[str] = os.environ) -> tuple[list[tuple[int, int]], int | None]:
+    """PROTOCOL.md §2.5: the (request, response) descriptors of lanes 2 to K, from
+    AFTERBURN_STREAM_FDS, and the cancel pipe of AFTERBURN_STREAM_CANCEL_FD; ([], None)
+    without them (one lane, as before lanes existed). Each descriptor must be open."""
+    value = environ.get("AFTERBURN_STREAM_FDS")
+    if value is None:
+        return [], None
+    want = 'an even number of descriptors separated by commas, like "5,6,7,8"'
+    parts = value.split(",")
+    if len(parts) % 2:
+        raise EnvError(f"afterburn: bad AFTERBURN_STREAM_FDS in environment: {value!r} (want {want})")
+    fds = [_digits("AFTERBURN_STREAM_FDS", p, want) for p in parts]
+    cancel_value = environ.get("AFTERBURN_STREAM_CANCEL_FD")
+    if cancel_value is None:
+        raise EnvError("afterburn: AFTERBURN_STREAM_FDS is set but AFTERBURN_STREAM_CANCEL_FD is not (§2.5)")
+    cancel = _digits("AFTERBURN_STREAM_CANCEL_FD", cancel_value, "one descriptor, like \"9\"")
+    for name, fd in [*(("AFTERBURN_STREAM_FDS", fd) for fd in fds), ("AFTERBURN_STREAM_CANCEL_FD", cancel)]:
+        try:
+            os.fstat(fd)
+        except OSError as e:
+            raise EnvError(f"afterburn: {name} names descriptor {fd}, which is not open: {e}") from None
+        # Processes the handler starts must not hold the lanes open (§2.2).
+        os.set_inheritable(fd, False)
+    return list(zip(fds[::2], fds[1::2])), cancel
+
+
+def max_lanes_from_env(default: int, environ: dict[str, str] | os._Environ[str] = os.environ) -> int:
+    """The most lanes this process serves (the AfterBurn-Streams it states, §2.5):
+    AFTERBURN_PY_MAX_LANES when set, else ``default``."""
+    value = environ.get("AFTERBURN_PY_MAX_LANES")
+    if value is None:
+        return default
+    n = _digits("AFTERBURN_PY_MAX_LANES", value, "a number of lanes, at least 1")
+    if n < 1:
+        raise EnvError(f"afterburn: bad AFTERBURN_PY_MAX_LANES in environment: {value!r} (want at least 1)")
+    return n

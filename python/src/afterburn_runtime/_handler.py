@@ -56,6 +56,53 @@ def plain_responder(handler: Callable[[Request], Any], runner: Callable[[], Runn
     return respond
 
 
+def plain_lane_responder(handler: Callable[[Request], Any], runner: Callable[[], Runner]):
+    """The responder of serve() with lanes (PROTOCOL.md §2.5): called on the lane's thread.
+    An awaitable result (an ``async def`` handler) runs as a task on the loop's thread,
+    cancelled with its exchange; what it returns, and each piece of an async body, is
+    written by the lane's thread, so a full response pipe never blocks the loop."""
+
+    def respond(req: Request, w: ResponseWriter) -> None:
+        result = handler(req)
+        if hasattr(result, "__await__"):
+            result = runner().run(_awaited(result), req)
+        resp = to_response(result)
+        if hasattr(resp.body, "__aiter__"):
+            _write_async_body_from_lane(runner(), resp, req, w)
+        else:
+            write_response(resp, req, w)
+
+    return respond
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
+_END = object()
+
+
+def _write_async_body_from_lane(runner: Runner, resp: Response, req: Request, w: ResponseWriter) -> None:
+    it = resp.body.__aiter__()  # type: ignore[union-attr]
+
+    async def step() -> Any:
+        try:
+            return await it.__anext__()
+        except StopAsyncIteration:
+            return _END
+
+    try:
+        w.start(resp.status, resp.headers)
+        if not w.bodyless:
+            while (item := runner.run(step(), req)) is not _END:
+                w.write(_piece(item))
+    finally:
+        aclose = getattr(it, "aclose", None)
+        if aclose is not None:
+            runner.run(aclose())  # not cancellable: the generator's cleanup runs whatever happened
+    w.end(_trailers(resp))
+
+
 async def _finish_async(awaitable: Any, req: Request, w: ResponseWriter) -> None:
     resp = to_response(await awaitable)
     if hasattr(resp.body, "__aiter__"):

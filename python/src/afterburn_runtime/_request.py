@@ -11,6 +11,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import Any
 
+    from ._cancel import Cancellation
+
     # A body source returns the next piece of the de-chunked body, b"" at its end. It may
     # raise ProtocolError when the request stream breaks (§8.8).
     BodySource = Callable[[], bytes]
@@ -43,7 +45,8 @@ class Request:
     """
 
     __slots__ = ("method", "target", "path", "query", "headers", "request_id", "deadline",
-                 "http_version", "_source", "_buf", "_done", "_body", "_read_any", "_trailers", "_args")
+                 "http_version", "_source", "_buf", "_done", "_body", "_read_any", "_trailers", "_args",
+                 "_cancel")
 
     def __init__(
         self,
@@ -75,6 +78,8 @@ class Request:
         self._read_any = False
         self._trailers: Headers | None = None
         self._args: dict[str, list[str]] | None = None
+        # Made on first use, or by the lane before the handler runs (PROTOCOL.md §2.5).
+        self._cancel: Cancellation | None = None
 
     # -- metadata ----------------------------------------------------------------------
 
@@ -85,6 +90,39 @@ class Request:
             return None
         left = self.deadline - time.monotonic()
         return left if left > 0 else 0.0
+
+    @property
+    def cancellation(self) -> Cancellation:
+        """This exchange's cancellation (PROTOCOL.md §2.5, §5.2): ``is_set()`` is true once
+        the watchdog cancelled the exchange or its deadline passed; ``wait(timeout)``
+        blocks until then (or ``timeout``) and returns ``is_set()``. For a handler on a
+        thread; an async handler is cancelled as an asyncio task instead."""
+        if self._cancel is None:
+            from ._cancel import Cancellation
+
+            self._cancel = Cancellation(self.deadline)
+        return self._cancel
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the exchange is cancelled: ``cancellation.is_set()``."""
+        return self.cancellation.is_set()
+
+    def log(self, message: str) -> None:
+        """Writes ``[request-id] message`` to stderr in one write: a line that stays
+        attributable to its request when several are in flight (PROTOCOL.md §2.5)."""
+        from ._serve import log
+
+        log(f"[{self.request_id}] {message}")
+
+    @property
+    def logger(self) -> Any:
+        """A ``logging.LoggerAdapter`` of the logger ``afterburn_runtime.request`` that
+        puts ``[request-id] `` before every message and the id in ``extra["request_id"]``;
+        its records go wherever the application's logging configuration sends them."""
+        from ._logger import request_logger
+
+        return request_logger(self.request_id)
 
     @property
     def args(self) -> dict[str, list[str]]:
@@ -140,6 +178,14 @@ class Request:
             self._buf = data[size:]
             data = data[:size]
         return data
+
+    async def aread(self, size: int = -1) -> bytes:
+        """``read(size)`` for an ``async def`` handler: with lanes (PROTOCOL.md §2.5) the
+        pipe is read on the lane's thread, so a body that arrives slowly holds this
+        request only, where ``read`` would hold the event loop and every lane on it."""
+        from ._aio import lane_call
+
+        return await lane_call(self.read, size)
 
     def readexactly(self, size: int) -> bytes:
         """Exactly ``size`` bytes, fewer only when the body ends first."""

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import time
+from contextvars import ContextVar
 from functools import partial
 
 from ._conn import Conn
 from ._errors import HANDLER_ERROR, VERSION_MISMATCH, ProtocolError, exchange_line
-from ._fds import EnvError, limits_from_env, protocol_fds
+from ._fds import EnvError, lanes_from_env, limits_from_env, max_lanes_from_env, protocol_fds
 from ._handler import PRE_DRAIN
 from ._headers import Headers
 from ._parser import END_OF_STREAM, RequestHead, RequestParser
@@ -20,23 +21,47 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from ._cancel import CancelReader
+
     Responder = Callable[[Request, ResponseWriter], None]
+    # Readies the handler for lanes (an event loop on a thread of its own) and gives the
+    # responder every lane's thread calls.
+    LaneSetup = Callable[[], Responder]
 
 # The one version of PROTOCOL.md this library speaks.
 PROTOCOL_VERSION = "1"
 
-# PROTOCOL.md §3.2; the capability `exchange`: this library echoes exchange tokens (§4.6).
-# A template lists `fork` too (§2.6); a worker, forked or not, never does.
-def _handshake_head(capabilities: str) -> str:
+# PROTOCOL.md §3.2; the capability `exchange`: this library echoes exchange tokens (§4.6);
+# `streams`: it serves lanes (§2.5), at most AfterBurn-Streams of them, a field it sends
+# whether or not the watchdog gave it lanes. A template lists `fork` (§2.6); a worker forked
+# from one keeps one lane (lanes and fork mode are not combined, §2.5), so lists `exchange`.
+def _handshake_head(capabilities: str, extra: str = "") -> str:
     return ("HTTP/1.1 200 OK\r\n"
             f"AfterBurn-Protocol: {PROTOCOL_VERSION}\r\n"
             f"AfterBurn-Library: python/{__version__}\r\n"
-            f"AfterBurn-Capabilities: {capabilities}\r\n")
+            f"AfterBurn-Capabilities: {capabilities}\r\n{extra}")
 
 
-_HANDSHAKE_HEAD = _handshake_head("exchange")
-HANDSHAKE_REPLY = (_HANDSHAKE_HEAD + "Content-Length: 0\r\n\r\n").encode()
+def handshake_head(max_lanes: int) -> str:
+    """The head of the handshake reply of a worker that serves up to ``max_lanes`` lanes."""
+    return _handshake_head("exchange, streams", f"AfterBurn-Streams: {max_lanes}\r\n")
+
+
+FORKED_HEAD = _handshake_head("exchange")
 TEMPLATE_HEAD = _handshake_head("exchange, fork")
+
+# Set once this process serves more than one lane: a WSGI app is then called from several
+# threads at once (wsgi.multithread).
+lanes_active = False
+
+# The request id of the exchange being served in this thread (each lane's thread has its
+# own) or asyncio task (copied from the lane that started it): RequestIdFilter reads it.
+CURRENT: ContextVar[str] = ContextVar("afterburn_request_id", default="-")
+
+# The most lanes a worker serves by default (§2.5, AfterBurn-Streams): a thread each for
+# plain handlers and WSGI apps, a task each on one event loop for async ones and ASGI apps.
+DEFAULT_SYNC_LANES = 32
+DEFAULT_ASYNC_LANES = 1024
 
 
 def log(message: str) -> None:
@@ -54,20 +79,39 @@ def new_request_id() -> str:
 
 
 def run(respond: Responder, startup: Callable[[], None] | None = None,
-        shutdown: Callable[[], None] | None = None) -> None:
+        shutdown: Callable[[], None] | None = None, *, max_lanes: int | None = None,
+        default_lanes: int = DEFAULT_SYNC_LANES, lanes: LaneSetup | None = None) -> None:
     """Serves the protocol until the watchdog closes the request pipe between two requests,
     then returns (the process exits 0, §9.4). When the worker must stop — a bad
     environment (§2.3), a framing error (§8.8), a failed handshake (§3.4), a response that
     failed after it started (§8.3) — it closes the response pipe and raises SystemExit
-    with a non-zero status."""
+    with a non-zero status.
+
+    With lanes (§2.5) it serves up to ``max_lanes`` of them (AFTERBURN_PY_MAX_LANES, else
+    ``default_lanes``); ``lanes()`` then gives the responder the lanes' threads call
+    (without it, ``respond``)."""
     try:
         max_head, max_body = limits_from_env()
         in_fd, out_fd = protocol_fds()
+        if max_lanes is None:
+            max_lanes = max_lanes_from_env(default_lanes)
+        elif max_lanes < 1:
+            raise EnvError(f"afterburn: max_lanes must be at least 1, got {max_lanes}")
+        extra_lanes, cancel_fd = lanes_from_env()
     except EnvError as e:
         log(str(e))
         raise SystemExit(2) from None
+    # §2.5: L = min(K, N); the descriptors of lanes L + 1 to K are this library's to close.
+    for pair in extra_lanes[max_lanes - 1 :]:
+        for fd in pair:
+            os.close(fd)
+    extra_lanes = extra_lanes[: max_lanes - 1]
+    if cancel_fd is not None and not extra_lanes:
+        os.close(cancel_fd)  # one lane: nothing to cancel but what the deadline does
+        cancel_fd = None
     if startup is not None:
         startup()  # an exception here is an initialisation failure: traceback, exit 1 (§9.1)
+    reply_head = handshake_head(max_lanes)
     control = _control_fd(in_fd, out_fd)
     if control is not None:
         # §2.6: a template. It answers the handshake listing `fork`, closes fds 3 and 4,
@@ -84,17 +128,28 @@ def run(respond: Responder, startup: Callable[[], None] | None = None,
             if e.code == 0 and shutdown is not None:
                 shutdown()
             raise
-    conn = Conn(partial(os.read, in_fd), partial(os.write, out_fd), RequestParser(max_head, max_body))
-    try:
-        status = _loop(conn, respond)
-    except OSError as e:
-        log(f"afterburn: the response pipe is closed; the watchdog is gone ({e})")
-        status = 1
-    except KeyboardInterrupt:
-        status = 130
-    if status == 0 and shutdown is not None:
-        shutdown()
-    os.close(out_fd)
+        reply_head = FORKED_HEAD  # a forked worker has one lane (§2.5)
+        extra_lanes = []
+    if extra_lanes and cancel_fd is not None:
+        from ._lanes import serve_lanes
+
+        # Each lane closes its own descriptors when it ends.
+        status = serve_lanes([(in_fd, out_fd), *extra_lanes], cancel_fd, (max_head, max_body), reply_head,
+                             lanes() if lanes is not None else respond)
+        if status == 0 and shutdown is not None:
+            shutdown()
+    else:
+        conn = Conn(partial(os.read, in_fd), partial(os.write, out_fd), RequestParser(max_head, max_body))
+        try:
+            status = _loop(conn, respond, reply_head)
+        except OSError as e:
+            log(f"afterburn: the response pipe is closed; the watchdog is gone ({e})")
+            status = 1
+        except KeyboardInterrupt:
+            status = 130
+        if status == 0 and shutdown is not None:
+            shutdown()
+        os.close(out_fd)
     if status:
         raise SystemExit(status)
 
@@ -151,7 +206,9 @@ def _template_handshake(conn: Conn, in_fd: int, out_fd: int) -> None:
     os.close(out_fd)
 
 
-def _loop(conn: Conn, respond: Responder) -> int:
+def _loop(conn: Conn, respond: Responder, reply_head: str = "", cancels: CancelReader | None = None) -> int:
+    """Serves one stream of exchanges (the worker's only lane, or one of its lanes, §2.5)
+    until EOF between requests (0) or a fault (the exit status to stop with)."""
     while True:
         try:
             ev = conn.event()
@@ -165,9 +222,9 @@ def _loop(conn: Conn, respond: Responder) -> int:
         conn.exchange = ev.exchange
         if ev.handshake is not None:
             # §3.1: recognised by its field, wherever it comes; never passed to the handler.
-            status = _answer_handshake(conn, ev)
+            status = _answer_handshake(conn, ev, reply_head or handshake_head(DEFAULT_SYNC_LANES))
         else:
-            status = _exchange(conn, ev, respond)
+            status = _exchange(conn, ev, respond, cancels)
         if status:
             return status
 
@@ -182,7 +239,7 @@ def _reject(conn: Conn, e: ProtocolError, request_id: str | None) -> int:
     return 1
 
 
-def _answer_handshake(conn: Conn, head: RequestHead, reply_head: str = _HANDSHAKE_HEAD) -> int:
+def _answer_handshake(conn: Conn, head: RequestHead, reply_head: str) -> int:
     try:
         conn.begin(None, head.has_body)
         conn.drain()
@@ -197,18 +254,25 @@ def _answer_handshake(conn: Conn, head: RequestHead, reply_head: str = _HANDSHAK
         return 1
     if head.exchange is None:
         # the first handshake carries no token (§4.6)
-        conn.send([HANDSHAKE_REPLY if reply_head is _HANDSHAKE_HEAD
-                   else (reply_head + "Content-Length: 0\r\n\r\n").encode()])
+        conn.send([(reply_head + "Content-Length: 0\r\n\r\n").encode()])
     else:
         # §3.5, §4.6: a repeated handshake carries a token, and its reply echoes it.
         conn.send([(reply_head + exchange_line(head.exchange) + "Content-Length: 0\r\n\r\n").encode()])
     return 0
 
 
-def _exchange(conn: Conn, head: RequestHead, respond: Responder) -> int:
+def _exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: CancelReader | None = None) -> int:
     """Runs one request through the responder and ends it; returns the exit status to stop
-    with, or 0 to go on."""
+    with, or 0 to go on. With ``cancels`` (lanes, §2.5) the exchange's cancellation is
+    registered under its token while it is in flight, so the cancel pipe can fire it."""
+    if cancels is not None and head.exchange is not None:
+        token = head.exchange
+        try:
+            return _exchange(conn, head, _with_cancellation(respond, cancels, token))
+        finally:
+            cancels.unregister(token)
     rid = head.request_id or new_request_id()
+    CURRENT.set(rid)
     # §5.2: the deadline counts from the moment the head was read, on the monotonic clock.
     timeout_ms = head.timeout_ms
     deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000
@@ -233,8 +297,16 @@ def _exchange(conn: Conn, head: RequestHead, respond: Responder) -> int:
             log(f"[{rid}] afterburn: {fatal.status} {fatal.type} after the response started: {fatal}")
             return 1
         return _reject(conn, fatal, rid)
+    if error is not None and w.ended and _is_cancellation(error):
+        # §2.5: the cancellation crossed the response, which is complete: nothing failed.
+        error = None
     if error is not None:
-        log_exception(rid, req, error)
+        if _is_cancellation(error):
+            # §2.5: the task's traceback would only show the loop's machinery.
+            log(f"[{rid}] afterburn: {req.method} {req.path} was cancelled (the watchdog's cancellation "
+                "or the deadline) before its response ended")
+        else:
+            log_exception(rid, req, error)
         if w.sent:
             # §8.3: the status cannot change any more; leave the response incomplete (no
             # last chunk, or short of its Content-Length) and exit non-zero.
@@ -253,6 +325,20 @@ def _exchange(conn: Conn, head: RequestHead, respond: Responder) -> int:
         log(f"[{rid}] afterburn: {e.status} {e.type} in the unread request body: {e}")
         return 1
     return 0
+
+
+def _is_cancellation(error: BaseException) -> bool:
+    # concurrent.futures.CancelledError (a task of the lanes' loop, §2.5), by name: the
+    # single-lane path never imports concurrent.futures.
+    return type(error).__name__ == "CancelledError"
+
+
+def _with_cancellation(respond: Responder, cancels: CancelReader, token: str) -> Responder:
+    def respond_cancellable(req: Request, w: ResponseWriter) -> None:
+        cancels.register(token, req.cancellation)
+        respond(req, w)
+
+    return respond_cancellable
 
 
 def log_exception(rid: str, req: Request, error: BaseException) -> None:

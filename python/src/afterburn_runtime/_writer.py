@@ -66,7 +66,7 @@ class ResponseWriter:
     """
 
     __slots__ = ("_send", "_pending", "_token", "is_head", "bodyless", "chunked", "length", "written", "sent",
-                 "started")
+                 "started", "ended")
 
     def __init__(self, send: Callable[[list[bytes]], None], is_head: bool = False,
                  exchange: str | None = None) -> None:
@@ -80,6 +80,7 @@ class ResponseWriter:
         self.written = 0
         self.sent = False  # a byte of the response left: its status is final (§8.3)
         self.started = False
+        self.ended = False  # the whole response was handed to send
 
     def start(self, status: int, fields: Iterable[tuple[str, str]], length: int | None = None) -> None:
         """Decides the status, fields and framing; ``length`` is the body's length when known."""
@@ -124,6 +125,7 @@ class ResponseWriter:
         pending = self._pending
         self._pending = b""
         self._send([pending + body] if n <= _COPY_LIMIT else [pending, body])
+        self.ended = True
 
     def write(self, data: bytes) -> None:
         """Sends a piece of the body at once (one chunk when chunked)."""
@@ -161,3 +163,4 @@ class ResponseWriter:
         if out:
             self.sent = True
             self._send([out])
+        self.ended = True

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from urllib.parse import unquote_to_bytes
 
+from . import _serve
 from ._handler import PRE_DRAIN
 from ._headers import Headers
 
@@ -69,14 +70,15 @@ def environ_for(req: Request) -> dict[str, Any]:
         "wsgi.url_scheme": "http",
         "wsgi.input": _Input(req),
         "wsgi.errors": sys.stderr,
-        "wsgi.multithread": False,
+        # PROTOCOL.md §2.5: with lanes the app is called from several threads at once.
+        "wsgi.multithread": _serve.lanes_active,
         "wsgi.multiprocess": True,
         "wsgi.run_once": False,
         "wsgi.input_terminated": True,  # a chunked body ends without CONTENT_LENGTH
         # PROTOCOL.md §5.3: the protocol's metadata, under the library's own names.
         "afterburn.request_id": req.request_id,
         "afterburn.deadline": req.deadline,
-        "afterburn.request": req,
+        "afterburn.request": req,  # req.cancellation, req.log: see the README, "Lanes"
     }
     for fname, value in req.headers:
         if fname == "content-type":

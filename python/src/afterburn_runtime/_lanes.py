@@ -1,0 +1,75 @@
+"""Lanes: several exchanges at once in one worker (PROTOCOL.md §2.5, capability `streams`).
+
+Each lane is a pair of pipes carrying an AfterBurn/1 keep-alive stream of its own, served
+exactly as the single lane is (``_serve._loop``: the same parser, framing, tokens, errors)
+on a thread of its own, with blocking reads and writes: a lane whose handler is slow or
+whose response pipe is full holds that thread only. Plain handlers and WSGI apps run on
+their lane's thread, so the lanes are the thread pool and AfterBurn-Streams its size;
+async handlers and ASGI apps run as tasks on one event loop (``_aio.Runner``), their pipe
+I/O still done by their lane's thread.
+
+One thread of its own reads the cancel pipe (``_cancel.CancelReader``). A lane ends at EOF
+between requests (§9.4) or at a fault of its own (a framing error, §8.8; a response that
+failed after it started, §8.3; its response pipe closed): the lane's descriptors are closed
+and the other lanes serve on, since a fault confined to a lane must not fail the exchanges
+in flight on the others (the watchdog retires the worker make-before-break). The process
+ends once every lane has ended: exit 0 when every lane ended at EOF, else the status of
+the first fault.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import partial
+
+from ._cancel import CancelReader
+from ._conn import Conn
+from ._parser import RequestParser
+from ._serve import _loop, log
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ._serve import Responder
+
+
+def serve_lanes(lanes: list[tuple[int, int]], cancel_fd: int, limits: tuple[int, int], reply_head: str,
+                respond: Responder) -> int:
+    """Serves every lane of ``lanes`` ((request fd, response fd), lane 1 first) until each
+    has ended; returns the exit status."""
+    from . import _serve
+
+    _serve.lanes_active = True
+    cancels = CancelReader(cancel_fd)
+    cancels.start()
+    statuses = [0] * len(lanes)
+    threads = [threading.Thread(target=_serve_lane, name=f"afterburn-lane-{n}", daemon=True,
+                                args=(n, in_fd, out_fd, limits, reply_head, respond, cancels, statuses))
+               for n, (in_fd, out_fd) in enumerate(lanes, 1)]
+    for t in threads:
+        t.start()
+    try:
+        for t in threads:
+            t.join()
+    except KeyboardInterrupt:
+        return 130
+    return next((s for s in statuses if s), 0)
+
+
+def _serve_lane(number: int, in_fd: int, out_fd: int, limits: tuple[int, int], reply_head: str,
+                respond: Responder, cancels: CancelReader, statuses: list[int]) -> None:
+    conn = Conn(partial(os.read, in_fd), partial(os.write, out_fd), RequestParser(*limits))
+    try:
+        status = _loop(conn, respond, reply_head, cancels)
+    except OSError as e:
+        log(f"afterburn: lane {number}: the response pipe is closed; the watchdog is gone ({e})")
+        status = 1
+    except BaseException as e:  # never let one lane's thread die silently
+        log(f"afterburn: lane {number} failed: {e!r}")
+        status = 1
+    finally:
+        os.close(in_fd)
+        os.close(out_fd)
+    if status:
+        log(f"afterburn: lane {number} closed after a fault (status {status}); the other lanes serve on")
+    statuses[number - 1] = status
