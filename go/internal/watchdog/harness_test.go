@@ -49,15 +49,29 @@ func (s *syncBuffer) String() string {
 // waitFor waits until the log holds a line for which match is true.
 func (s *syncBuffer) waitFor(t *testing.T, what string, match func(line string) bool) string {
 	t.Helper()
+	var found string
+	s.waitText(t, "line "+what, func(text string) bool {
+		for _, line := range strings.Split(text, "\n") {
+			if match(line) {
+				found = line
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// waitText waits until cond holds for the whole log.
+func (s *syncBuffer) waitText(t *testing.T, what string, cond func(text string) bool) {
+	t.Helper()
 	timeout := time.NewTimer(waitLimit)
 	defer timeout.Stop()
 	for {
 		s.mu.Lock()
-		for _, line := range strings.Split(s.b.String(), "\n") {
-			if match(line) {
-				s.mu.Unlock()
-				return line
-			}
+		if cond(s.b.String()) {
+			s.mu.Unlock()
+			return
 		}
 		if s.ch == nil {
 			s.ch = make(chan struct{})
@@ -67,7 +81,7 @@ func (s *syncBuffer) waitFor(t *testing.T, what string, match func(line string) 
 		select {
 		case <-ch:
 		case <-timeout.C:
-			t.Fatalf("no log line %s after %v; log:\n%s", what, waitLimit, s.String())
+			t.Fatalf("no log %s after %v; log:\n%s", what, waitLimit, s.String())
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package watchdog
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -288,24 +289,7 @@ func metricValue(t *testing.T, c interface{ Write(*dto.Metric) error }) float64 
 // waitCount waits until the log holds n lines containing sub.
 func (s *syncBuffer) waitCount(t *testing.T, sub string, n int) {
 	t.Helper()
-	timeout := time.NewTimer(waitLimit)
-	defer timeout.Stop()
-	for {
-		s.mu.Lock()
-		got := strings.Count(s.b.String(), sub)
-		if got >= n {
-			s.mu.Unlock()
-			return
-		}
-		if s.ch == nil {
-			s.ch = make(chan struct{})
-		}
-		ch := s.ch
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-timeout.C:
-			t.Fatalf("%d log lines containing %q after %v; want %d", got, sub, waitLimit, n)
-		}
-	}
+	s.waitText(t, fmt.Sprintf("with %d lines containing %q", n, sub), func(text string) bool {
+		return strings.Count(text, sub) >= n
+	})
 }
