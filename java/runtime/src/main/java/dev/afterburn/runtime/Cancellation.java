@@ -1,7 +1,5 @@
 package dev.afterburn.runtime;
 
-import java.util.concurrent.ScheduledFuture;
-
 /**
  * The cancellation of one exchange (PROTOCOL.md §2.5, "Cancellation"; §5.2): a flag the
  * handler polls, {@link Request#cancelled()}, and an interrupt of the thread serving it.
@@ -13,7 +11,7 @@ import java.util.concurrent.ScheduledFuture;
  *
  * <p>The object is the exchange's identity. {@link #fire} interrupts only while the exchange
  * is live, and {@link #end} ends it under the same lock, then clears the serving thread's
- * interrupt: a {@code cancel} line that crossed the response on the pipe, or a deadline timer
+ * interrupt: a {@code cancel} line that crossed the response on the pipe, or a deadline sweep
  * that fired as the response was written, can never interrupt the lane's next exchange
  * (§2.5: "a cancellation MUST NOT reach the lane's next exchange").
  */
@@ -22,7 +20,7 @@ final class Cancellation {
     private final String token; // AfterBurn-Exchange (§4.6), or null
     private boolean live = true; // guarded by this
     private volatile boolean fired;
-    private ScheduledFuture<?> deadline; // set once by the serving thread, before anything can fire
+    private long deadlineNanos; // System.nanoTime() at which the sweeper fires it; set before it is swept
 
     Cancellation(Thread thread, String token) {
         this.thread = thread;
@@ -33,8 +31,12 @@ final class Cancellation {
         return token;
     }
 
-    void deadline(ScheduledFuture<?> timer) {
-        this.deadline = timer;
+    void deadline(long nanos) {
+        this.deadlineNanos = nanos;
+    }
+
+    long deadlineNanos() {
+        return deadlineNanos;
     }
 
     /**
@@ -64,7 +66,6 @@ final class Cancellation {
         synchronized (this) {
             live = false;
         }
-        if (deadline != null) deadline.cancel(false);
         Thread.interrupted(); // a stale interrupt must not leak into the next exchange
     }
 }

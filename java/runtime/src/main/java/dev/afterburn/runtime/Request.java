@@ -107,9 +107,9 @@ public final class Request {
     /**
      * Whether this exchange was cancelled (PROTOCOL.md §2.5): the watchdog gave up on it (it
      * passed its deadline and the client got {@code 504}) and wrote {@code cancel} on the
-     * cancel pipe, or the library's own timer reached the deadline of §5.2 (it fires 50 ms
-     * after it, so that the watchdog's {@code 504} comes first; {@link #timeRemaining()} is
-     * zero from the deadline itself).
+     * cancel pipe, or the library's own sweep found the deadline of §5.2 passed (50 to about
+     * 60 ms after it, so that the watchdog's {@code 504} comes first; {@link #timeRemaining()}
+     * is zero from the deadline itself).
      *
      * <p>When the cancellation fires, the library also interrupts the thread the handler was
      * called on, once. The interrupt wakes {@code Thread.sleep}, {@code Object.wait},
