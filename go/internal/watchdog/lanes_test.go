@@ -293,3 +293,21 @@ func (s *syncBuffer) waitCount(t *testing.T, sub string, n int) {
 		return strings.Count(text, sub) >= n
 	})
 }
+
+// PROTOCOL.md §2.5, §8.4: a worker that crashed with free lanes gives none
+// of them to a later request: each is served by a live worker.
+func TestLanesOfACrashedWorkerTakeNothing(t *testing.T) {
+	h := startLanes(t, 4, "64", func(c *Config) { c.Workers = 2 })
+	for round := 1; round <= 5; round++ {
+		h.waitLanes("8 free lanes", func(c laneCounts) bool { return c.Free == 8 })
+		resp, body := h.get("/crash")
+		wantError(t, resp, body, 502, errWorkerCrashed)
+		h.logs.waitCount(t, "replaced: crashed", round)
+		a, b := h.getLater("/lane"), h.getLater("/lane")
+		for _, ch := range []<-chan string{a, b} {
+			if r := <-ch; !strings.HasPrefix(r, "200 lane ") {
+				t.Fatalf("round %d: a request after the crash got %q", round, r)
+			}
+		}
+	}
+}

@@ -106,7 +106,13 @@ func (p *pool) onExit(w *worker) {
 	defer p.mu.Unlock()
 	w.gone = true
 	if w.busy > 0 || w.draining > 0 {
-		return // its exchanges and drains see the pipes close, and retire it
+		// Its exchanges and drains see the pipes close, and retire it; its
+		// free lanes must not take a new one meanwhile (§2.5, §8.4).
+		if w.state == wsIdle {
+			p.removeIdleLocked(w)
+			w.state = wsBusy
+		}
+		return
 	}
 	switch w.state {
 	case wsIdle:
@@ -131,6 +137,9 @@ func (p *pool) removeIdleLocked(w *worker) {
 func (p *pool) retireLocked(w *worker, reason string) {
 	if w.state == wsRetired {
 		return
+	}
+	if w.state == wsIdle {
+		p.removeIdleLocked(w) // §2.5: a worker with lanes may be retired with free ones
 	}
 	w.state = wsRetired
 	if !w.recycled { // a recycled worker's slot belongs to its successor
