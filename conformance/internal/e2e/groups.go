@@ -1,6 +1,9 @@
 package e2e
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Groups lists every e2e check, by the watchdog configuration they share.
 // Checks of a group run in order on one watchdog; a check that needs a
@@ -79,8 +82,9 @@ func Groups() []Group {
 		{
 			// PROTOCOL.md §2.6: each check starts a watchdog of its own in fork mode and
 			// is skipped for a library that does not list fork.
-			Name:   "fork",
-			Manual: true,
+			Name:    "fork",
+			Manual:  true,
+			OneLane: true,
 			Checks: []Check{
 				{Name: "fork-workers-from-template", Section: "2.6", Description: "with spawn=fork the template initialises once and both workers are its forks: children of the watchdog, in process groups of their own, running the template's program", Run: forkWorkersFromTemplate},
 				{Name: "fork-crash-replaced-by-fork", Section: "2.6", Description: "a worker that crashes is replaced by a new fork of the template, not a new initialisation", Run: forkCrashReplacedByFork},
@@ -131,6 +135,9 @@ func Groups() []Group {
 		{
 			Name:  "single",
 			Flags: []string{"-workers", "1", "-max_inflight", "2", "-exec_timeout", "1s"},
+			// §2.5: a request queues only when every lane is busy, so with K
+			// lanes max_inflight must leave room for K running and one queued.
+			LaneFlags: func(k int) []string { return []string{"-max_inflight", strconv.Itoa(k + 1)} },
 			// A slow start makes the replacement of a killed worker slower
 			// than a queued request's deadline: an initialisation, or in fork
 			// mode, where a replacement is a fork, its after-fork hook (§2.6).
@@ -151,6 +158,7 @@ func Groups() []Group {
 		{
 			Name:     "stdio",
 			ExecOnly: true,
+			OneLane:  true,
 			Flags:    []string{"-workers", "1", "-stdio"},
 			Env:      map[string]string{"FIXTURE_BANNER": "banner-stdio"},
 			Checks: []Check{
