@@ -166,7 +166,7 @@ func (t *T) waitQueued(n int) {
 // waitLanesBusy waits until n lanes of the pool are busy (§2.5), or with
 // one lane per worker until n workers are.
 func (t *T) waitLanesBusy(n int) {
-	if t.cfg.lanes() <= 1 {
+	if t.k() <= 1 {
 		t.WaitBusy(n)
 		return
 	}

@@ -95,6 +95,21 @@ func Groups() []Group {
 			},
 		},
 		{
+			// PROTOCOL.md §2.5: each check starts a watchdog of its own with -lanes
+			// and is skipped for a library served on fewer lanes than it needs.
+			Name:   "lanes",
+			Manual: true,
+			Checks: []Check{
+				{Name: "lanes-overlap", Section: "2.5", Description: "four /sleep?ms=500 on one worker with four lanes run at once on the same process, well under 2 s in all", Run: lanesOverlap},
+				{Name: "lanes-crash-fails-only-its-own", Section: "2.5", Description: "with two workers of three lanes, a crash fails exactly the crashed worker's exchanges in flight, each with its own 502 worker_crashed, and none of the other worker's", Timeout: 20 * time.Second, Run: lanesCrashFailsOnlyItsOwn},
+				{Name: "lanes-deadline-cancel", Section: "2.5", Description: "an exchange past its deadline gets 504 and is cancelled in the library; its late response is drained and reaches no client; the worker is not replaced and another lane's exchange is undisturbed", Timeout: 20 * time.Second, Run: lanesDeadlineCancel},
+				{Name: "lanes-ignored-cancel-stuck", Section: "2.5", Description: "a handler ignoring its cancellation past lane_grace gets its worker retired make-before-break (restart reason stuck) while another lane's exchange finishes 200", Timeout: 20 * time.Second, Run: lanesIgnoredCancelStuck},
+				{Name: "lanes-slow-reader", Section: "2.5", Description: "a client not reading a 64 MiB response (response_buffering off) does not slow requests on the worker's other lanes", Timeout: 20 * time.Second, Run: lanesSlowReader},
+				{Name: "lanes-log-attributable", Section: "2.5", Level: "SHOULD", Description: "a line written through the library's per-request logger carries the request id", Run: lanesLogAttributable},
+				{Name: "lanes-ready-metrics", Section: "2.5", Description: "/_/ready has lane counts by state and /metrics has afterburn_lanes{state}, afterburn_lane_cancels_total and afterburn_late_responses_discarded_total", Run: lanesReadyMetrics},
+			},
+		},
+		{
 			Name:  "recycling",
 			Flags: []string{"-workers", "2", "-max_requests", "10"},
 			Checks: []Check{

@@ -42,12 +42,21 @@ func (c *Config) lanes() int {
 	return k
 }
 
+// k is the K of the watchdog the check talks to: the check's own -lanes
+// (startLanes) or the layer's.
+func (t *T) k() int {
+	if t.ownLanes > 0 {
+		return t.ownLanes
+	}
+	return t.cfg.lanes()
+}
+
 // lanesPerWorker is L = min(K, N) of §2.5: the lanes each worker is served
 // on, from /_/ready's lane counts once n workers are idle. It is 1 when
 // the layer runs without -lanes, or when the library does not list streams
 // (the watchdog then serves each worker on lane 1 alone).
 func (t *T) lanesPerWorker(n int) int {
-	if t.cfg.lanes() <= 1 {
+	if t.k() <= 1 {
 		return 1
 	}
 	t.WaitIdle(n)
@@ -73,7 +82,7 @@ func (t *T) lanesPerWorker(n int) int {
 func (t *T) needLanes(n, min int) int {
 	l := t.lanesPerWorker(n)
 	if l < min {
-		t.Skipf("each worker is served on %d lane(s) where -lanes %d asked for more: the library does not list streams or serves fewer lanes (AfterBurn-Streams, §2.5); this check needs %d", l, t.cfg.lanes(), min)
+		t.Skipf("each worker is served on %d lane(s) where -lanes %d asked for more: the library does not list streams or serves fewer lanes (AfterBurn-Streams, §2.5); this check needs %d", l, t.k(), min)
 	}
 	return l
 }
