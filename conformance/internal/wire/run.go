@@ -33,8 +33,8 @@ func Run(ctx context.Context, function string, v *vectors.Vector) error {
 // the library does not list streams, or when the vector cannot run on
 // another lane (no handshake, or its own AFTERBURN_FDS).
 func RunOnLane(ctx context.Context, function string, v *vectors.Vector, lanes, n int) error {
-	if lanes > 1 && (!v.WantsHandshake() || v.Env["AFTERBURN_FDS"] != "") {
-		return &check.SkipError{Reason: fmt.Sprintf("with -lanes %d: the vector has no handshake or sets AFTERBURN_FDS, so it has lane 1 alone (§2.5: lanes are negotiated in the handshake)", lanes)}
+	if lanes > 1 && v.Env["AFTERBURN_FDS"] != "" {
+		return &check.SkipError{Reason: fmt.Sprintf("with -lanes %d: the vector sets AFTERBURN_FDS itself; lanes need the fd mode of §2.2 (§2.5)", lanes)}
 	}
 	f, err := startFixture(function, v.Env, lanes)
 	if err != nil {
@@ -50,7 +50,9 @@ func RunOnLane(ctx context.Context, function string, v *vectors.Vector, lanes, n
 	// PROTOCOL.md §3.3 and README: one buffered reader for the life of
 	// the process, so bytes read ahead are never lost between responses.
 	br := bufio.NewReaderSize(f.resp, 64<<10)
-	if lanes <= 1 {
+	if lanes <= 1 || !v.WantsHandshake() {
+		// A vector that makes its own handshake runs on lane 1, where the
+		// handshake belongs (§2.5 "Negotiation"), with the lanes passed.
 		if err := runVector(ctx, f, f.lanes[0], br, v, true); err != nil {
 			return fmt.Errorf("%v\nrequest: %s\n%s", err, describeRequest(v), f.logs())
 		}
