@@ -17,12 +17,18 @@ func (t *T) startLanes(n, min int, flags ...string) int {
 	if t.cfg.forking() {
 		t.Skipf("lanes > 1 with spawn=fork is refused at start-up in this version (§2.5)")
 	}
+	if t.cfg.oneLane {
+		t.Skipf("the library is served on one lane (it does not list streams, or states AfterBurn-Streams: 1; §2.5)")
+	}
 	for i, f := range flags {
 		if f == "-lanes" && i+1 < len(flags) {
 			fmt.Sscan(flags[i+1], &t.ownLanes)
 		}
 	}
 	t.StartWatchdog(flags, nil, true)
+	if t.lanesPerWorker(n) == 1 {
+		t.cfg.oneLane = true
+	}
 	return t.needLanes(n, min)
 }
 

@@ -23,6 +23,9 @@ type Config struct {
 	Timeout       time.Duration      // default time limit of one check
 	Sections      func(string) bool  // reports whether the spec has a section
 	Report        func(check.Result) // receives each result
+	// oneLane is set once a check of the lanes group found the library
+	// served on one lane: the group's other checks skip without a watchdog.
+	oneLane bool
 }
 
 // Check is one e2e check.
