@@ -141,7 +141,7 @@ func Groups() []Group {
 			Flags: []string{"-workers", "2", "-exec_timeout", "1s"},
 			Checks: []Check{
 				{Name: "deadline-visible", Section: "5.2", Description: "the handler sees a deadline of at most exec_timeout and more than 0 ms away", Run: deadlineVisible},
-				{Name: "exec-timeout", Section: "8.6", Description: "a request past exec_timeout gets 504 timeout, the worker is replaced (timeout), and later requests get their own responses", Run: execTimeout},
+				{Name: "exec-timeout", Section: "8.6", Description: "a request past exec_timeout gets 504 timeout, the worker is replaced (timeout; with lanes, §2.5, the exchange is cancelled and its lane drained instead), and later requests get their own responses", Run: execTimeout},
 				{Name: "hang-after-head", Section: "8.6", Description: "a worker writing half a response and hanging is killed at the deadline: the body ends visibly incomplete, the restart is counted as timeout and later requests succeed", Timeout: 20 * time.Second, Run: hangAfterHead},
 				{Name: "crash-mid-body", Section: "8.4", Description: "a worker exiting while reading a 256 KiB body gives 502 worker_crashed, a restart counted as crashed, and later requests succeed", Run: crashMidBody},
 				{Name: "exit-zero-mid-request", Section: "8.4", Description: "a worker exiting with status 0 in the middle of a request gives 502 worker_crashed and a restart counted as crashed", Run: exitZeroMidRequest},
@@ -158,7 +158,7 @@ func Groups() []Group {
 			// mode, where a replacement is a fork, its after-fork hook (§2.6).
 			Env: map[string]string{"FIXTURE_INIT_SLEEP_MS": "1000", "FIXTURE_AFTER_FORK_SLEEP_MS": "1000"},
 			Checks: []Check{
-				{Name: "max-inflight-429", Section: "10.3", Description: "with max_inflight requests held, one more is answered 429 overloaded at once", Run: maxInflight},
+				{Name: "max-inflight-429", Section: "10.3", Description: "with max_inflight requests held (every lane busy, the rest queued, §2.5), one more is answered 429 overloaded at once", Run: maxInflight},
 				{Name: "queued-past-deadline", Section: "5.2", Description: "a request whose deadline passes while queued is answered 504 timeout without reaching a worker", Timeout: 20 * time.Second, Run: queuedPastDeadline},
 			},
 		},
@@ -187,8 +187,8 @@ func Groups() []Group {
 				{Name: "init-failure-crash-loop", Section: "9.1", Description: "failing initialisation makes slots crash-looping, /_/ready 503 and requests 503 unavailable, until init succeeds again", Timeout: 30 * time.Second, Run: initFailureCrashLoop},
 				{Name: "init-timeout", Section: "3.5", Description: "a worker slower than init_timeout to answer the handshake is killed with reason init_timeout", Timeout: 15 * time.Second, Run: initTimeout},
 				{Name: "sigterm-graceful", Section: "9.4", Description: "on SIGTERM an in-flight request completes and the watchdog exits 0", Timeout: 20 * time.Second, Run: sigtermGraceful},
-				{Name: "sigterm-under-load", Section: "9.4", Description: "on SIGTERM two running and six queued requests all complete with their own responses and the watchdog exits 0", Timeout: 20 * time.Second, Run: sigtermUnderLoad},
-				{Name: "sigterm-grace-over", Section: "9.4", Description: "with -workers 1 -shutdown_timeout 1s, a request sleeping 5 s and one queued behind it at SIGTERM are both answered 503 unavailable with Connection: close when the grace period ends, and the watchdog exits 0", Timeout: 20 * time.Second, Run: sigtermGraceOver},
+				{Name: "sigterm-under-load", Section: "9.4", Description: "on SIGTERM two running and six queued requests (with lanes, §2.5: up to eight running) all complete with their own responses and the watchdog exits 0", Timeout: 20 * time.Second, Run: sigtermUnderLoad},
+				{Name: "sigterm-grace-over", Section: "9.4", Description: "with -workers 1 -shutdown_timeout 1s, a request sleeping 5 s on each lane and one queued behind them at SIGTERM are all answered 503 unavailable with Connection: close when the grace period ends, and the watchdog exits 0", Timeout: 20 * time.Second, Run: sigtermGraceOver},
 				{Name: "no-inherited-descriptors", Section: "2.2", Description: "a descriptor the watchdog inherited without close-on-exec is open in no worker process", Timeout: 20 * time.Second, Run: inheritedDescriptor},
 				{Name: "pdeathsig", Section: "2.1", Level: "SHOULD", Description: "workers die when the watchdog is killed with SIGKILL", Timeout: 15 * time.Second, Run: pdeathsig},
 			},
