@@ -5,7 +5,7 @@
 #   make test         every language's tests plus the conformance suite for each language
 #   make conformance  the conformance suite for every language present
 #   make conformance-go   (or -python, -node, -java) the suite for one language
-#   make conformance-modes  the whole suite in each wave-2 mode (fork: Python); CI runs it after make test
+#   make conformance-modes  the whole suite in each wave-2 mode (fork: Python; lanes: Go, Node, Java, Python); CI runs it after make test
 #   make soak         a long mixed load with faults per language (N=... requests; default 1e6 for Go, 1e5 others)
 #   make fuzz         the Go fuzz targets for FUZZTIME each (default 5m); make test runs 5 s of each
 #   make bench        every language against its baselines, and Python's fork mode against exec (QUICK=1: about five minutes)
@@ -35,7 +35,7 @@ SOAK        := conformance/bin/afterburn-soak
 GO_SOURCES          := $(shell find go -name '*.go' -not -path 'go/bin/*') go/go.mod go/go.sum
 CONFORMANCE_SOURCES := $(shell find conformance -name '*.go' -not -path 'conformance/bin/*') conformance/go.mod
 
-.PHONY: help build run test test-all test-go test-conformance conformance conformance-go conformance-modes fmt lint clean \
+.PHONY: help build run test test-all test-go test-conformance conformance conformance-go conformance-go-lanes conformance-modes fmt lint clean \
 	bench bench-build bench-go bench-c bench-java bench-tools bench-counts test-bench \
 	dist dist-test fuzz fuzz-short run-go soak soak-short soak-go soak-short-go soak-short-slow-clients soak-python soak-short-python soak-node soak-short-node soak-java soak-short-java lint-workflows lint-dockerfile test-deploy docs-config
 
@@ -90,14 +90,23 @@ test-conformance:
 conformance: conformance-go conformance-python conformance-node conformance-java
 
 # The whole suite in the modes of wave 2, each mode for the libraries that implement it:
-# fork (§2.6) for Python. make test runs each mode's own checks only.
-conformance-modes: conformance-python-fork
+# fork (§2.6) for Python; lanes (§2.5) for Go, Node, Java and Python. make test runs each
+# mode's own checks only (the fork and lanes groups, in every conformance-<lang> run).
+conformance-modes: conformance-python-fork conformance-go-lanes conformance-node-lanes conformance-java-lanes conformance-python-lanes
+
+# PROTOCOL.md §2.5: the whole suite with four lanes per worker, for every watchdog the e2e
+# layer starts and for the wire layer's fixture (each vector on a lane other than 1).
+LANES_FLAGS := -watchdog-flags "-lanes 4" -lanes 4
 
 # CONFORMANCE_FLAGS passes options to the suite, e.g. CONFORMANCE_FLAGS="-layer wire" (CI's matrix).
 CONFORMANCE_FLAGS ?=
 
 conformance-go: $(WATCHDOG) $(GO_FIXTURE) $(CONFORMANCE)
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function $(GO_FIXTURE) $(CONFORMANCE_FLAGS)
+
+conformance-go-lanes: $(WATCHDOG) $(GO_FIXTURE) $(CONFORMANCE)
+	@echo "== go, lanes: four lanes per worker (-lanes 4)"
+	$(CONFORMANCE) -watchdog $(WATCHDOG) -function $(GO_FIXTURE) $(LANES_FLAGS) $(CONFORMANCE_FLAGS)
 
 # ---- the other languages: each fragment defines test-<lang>, conformance-<lang>, run-<lang> --
 include python/python.mk

@@ -34,7 +34,7 @@ JAVA_FIXTURE_CMD := $(JAVA) $(JAVA_FIXTURE_FLAGS) -Xshare:auto -XX:SharedArchive
 JAVA_WORKER_FLAGS ?= -XX:+UseSerialGC -Xmn32m
 JAVA_HELLO_CMD   := $(JAVA) $(JAVA_WORKER_FLAGS) -cp $(JAVA_HELLO_JAR) dev.afterburn.runtime.Main dev.afterburn.examples.hello.Hello
 
-.PHONY: test-java conformance-java run-java clean-java
+.PHONY: test-java conformance-java conformance-java-lanes run-java clean-java
 
 # Resolve the dependencies and build plugins once per change of a POM.
 $(JAVA_M2_STAMP): $(JAVA_POMS)
@@ -57,6 +57,11 @@ $(JAVA_FIXTURE_JSA): $(JAVA_JAR_STAMP)
 
 conformance-java: $(WATCHDOG) $(CONFORMANCE) $(JAVA_JAR_STAMP) $(JAVA_FIXTURE_JSA)
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(JAVA_FIXTURE_CMD)" $(CONFORMANCE_FLAGS)
+
+# PROTOCOL.md §2.5: the whole suite with four lanes per worker (make conformance-modes runs it).
+conformance-java-lanes: $(WATCHDOG) $(CONFORMANCE) $(JAVA_JAR_STAMP) $(JAVA_FIXTURE_JSA)
+	@echo "== java, lanes: four lanes per worker (-lanes 4)"
+	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(JAVA_FIXTURE_CMD)" $(LANES_FLAGS) $(CONFORMANCE_FLAGS)
 
 run-java: $(WATCHDOG) $(JAVA_JAR_STAMP)
 	@echo "serving java/examples/hello on http://127.0.0.1:$(RUN_PORT)/ (Ctrl-C stops)"

@@ -12,7 +12,7 @@ NPM  ?= npm
 NODE_STAMP   := node/node_modules/.afterburn-npm-ci
 NODE_FIXTURE := $(NODE) node/test/fixture/fixture.js
 
-.PHONY: test-node conformance-node run-node
+.PHONY: test-node conformance-node conformance-node-lanes run-node
 
 # npm ci from the committed lock file, again only when package.json or the lock changes.
 $(NODE_STAMP): node/package.json node/package-lock.json
@@ -26,6 +26,11 @@ test-node: $(NODE_STAMP) $(WATCHDOG)
 conformance-node: $(NODE_STAMP) $(WATCHDOG) $(CONFORMANCE)
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(NODE_FIXTURE)" $(CONFORMANCE_FLAGS)
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(NODE) node/bin/afterburn.js node/test/fixture/fixture.js" -layer e2e
+
+# PROTOCOL.md §2.5: the whole suite with four lanes per worker (make conformance-modes runs it).
+conformance-node-lanes: $(NODE_STAMP) $(WATCHDOG) $(CONFORMANCE)
+	@echo "== node, lanes: four lanes per worker (-lanes 4)"
+	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(NODE_FIXTURE)" $(LANES_FLAGS) $(CONFORMANCE_FLAGS)
 
 run-node: $(NODE_STAMP) $(WATCHDOG)
 	@echo "serving node/examples/hello on http://127.0.0.1:$(RUN_PORT)/ (Ctrl-C stops)"

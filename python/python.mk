@@ -20,7 +20,7 @@ PY_FIXTURE_WSGI     := env PYTHONPATH=python/tests/fixture $(PY) -m afterburn_ru
 PY_EXAMPLE   := env PYTHONPATH=python/examples/model $(PY) -m afterburn_runtime model:handle
 PY_LANGID    := env PYTHONPATH=python/examples/langid $(PY) -m afterburn_runtime language:handle
 
-.PHONY: test-python conformance-python conformance-python-fork run-python run-python-langid
+.PHONY: test-python conformance-python conformance-python-fork conformance-python-lanes run-python run-python-langid
 
 $(PY_STAMP): python/pyproject.toml
 	$(PYTHON_SYS) -m venv $(PY_VENV)
@@ -63,6 +63,12 @@ conformance-python-fork: $(PY_COMPILED) $(WATCHDOG) $(CONFORMANCE)
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -watchdog-flags "-spawn fork" -function "$(PY_FIXTURE_LAUNCHER)" $(CONFORMANCE_FLAGS)
 	@echo "== python, fork mode: the fixture as an ASGI app"
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -watchdog-flags "-spawn fork" -function "$(PY_FIXTURE_ASGI)" $(CONFORMANCE_FLAGS)
+
+# PROTOCOL.md §2.5: the whole suite with four lanes per worker, through the launcher
+# (make conformance-modes runs it). Needs the Python library's lanes (streams).
+conformance-python-lanes: $(PY_COMPILED) $(WATCHDOG) $(CONFORMANCE)
+	@echo "== python, lanes: the launcher, four lanes per worker (-lanes 4)"
+	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_LAUNCHER)" $(LANES_FLAGS) $(CONFORMANCE_FLAGS)
 
 run-python: $(PY_COMPILED) $(WATCHDOG)
 	@echo "serving python/examples/model on http://127.0.0.1:$(RUN_PORT)/ (Ctrl-C stops)"

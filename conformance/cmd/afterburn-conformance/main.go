@@ -28,6 +28,7 @@ func main() {
 	flag.BoolVar(&o.Verbose, "v", false, "also print details of passing checks")
 	flag.DurationVar(&o.Timeout, "timeout", 10*time.Second, "time limit of one check")
 	flag.IntVar(&o.Parallel, "parallel", 2, "wire vectors run at once, each in its own process")
+	flag.IntVar(&o.Lanes, "lanes", 1, "wire layer: start the fixture with this many lanes and run each vector on a lane other than 1 (PROTOCOL.md §2.5; skipped for a library that does not list streams)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: afterburn-conformance -watchdog PATH -function \"CMD ARGS...\" [flags]\n\nflags:\n")
 		flag.PrintDefaults()

@@ -109,6 +109,7 @@ func crashAfterResponse(t *T) {
 
 func killBusyWorker(t *T) {
 	t.WaitIdle(2)
+	lanes, crashedLoad := t.lanesPerWorker(2) > 1, 0
 	ws := t.Workers()
 	if len(ws) != 2 {
 		t.Fatalf("the watchdog has %d child processes %v; want its 2 workers", len(ws), ws)
@@ -125,7 +126,8 @@ func killBusyWorker(t *T) {
 		victimDone <- r
 	}()
 	t.WaitBusy(1)
-	// The idle worker answers /whoami; the busy one is the other child.
+	// The idle worker answers /whoami; the busy one is the other child
+	// (§2.5 dispatch: a free lane of the worker with the fewest busy lanes).
 	idle := t.whoami(t.Get("/whoami")).Pid
 	victim := 0
 	for _, p := range ws {
@@ -189,7 +191,21 @@ func killBusyWorker(t *T) {
 		t.Fatalf("only %d requests of load were sent", len(load))
 	}
 	for _, x := range load {
+		// §2.5: a worker with several lanes fails each exchange in flight on
+		// them, and nothing else: a load echo that was on another lane of the
+		// victim may get its own 502 worker_crashed, never another's answer.
+		if lanes && x.err == nil && x.r.StatusCode == 502 {
+			t.setLast("POST /echo/" + x.id)
+			if eb := t.WatchdogError(x.r, 502, "worker_crashed"); eb.RequestID != x.id {
+				t.Fatalf("POST /echo/%s: error body request_id %q; want its own", x.id, eb.RequestID)
+			}
+			crashedLoad++
+			continue
+		}
 		checkOwnEcho(t, x)
+	}
+	if crashedLoad > 3 {
+		t.Fatalf("%d load requests got 502 worker_crashed; want at most one per client (each client has one request in flight at the kill)", crashedLoad)
 	}
 }
 

@@ -67,6 +67,9 @@ func (t *T) whoami(r *Resp) whoami {
 	return whoami{Pid: int(pid), WorkerID: wid, Protocol: proto, Requests: int(req)}
 }
 
+// keepAliveSameWorkers: with lanes too (§2.5) one request at a time is served by the worker
+// processes of the pool, and a worker's request counter still counts 1, 2, 3: the requests
+// are sequential, so no other exchange runs on another lane in between.
 func keepAliveSameWorkers(t *T) {
 	rc := t.Dial()
 	seen := map[int][]int{}

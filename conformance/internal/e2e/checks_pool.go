@@ -79,6 +79,10 @@ func deadlineVisible(t *T) {
 
 func execTimeout(t *T) {
 	t.WaitIdle(2)
+	if t.lanesPerWorker(2) > 1 {
+		execTimeoutLanes(t)
+		return
+	}
 	before := t.Restarts("timeout")
 	id := rid("slow")
 	r := t.Get("/sleep?ms=5000", "X-Request-Id: "+id)
@@ -90,6 +94,35 @@ func execTimeout(t *T) {
 	}
 	t.WaitMetric(before+1, "afterburn_worker_restarts_total", "reason", "timeout")
 	echoesOwnIDs(t, 8) // the killed worker's stale response reaches nobody (§8.6)
+}
+
+// execTimeoutLanes is exec-timeout for workers served on several lanes.
+// §8.6, §2.5 "At the deadline": the worker is not killed; the client gets
+// 504, the exchange is cancelled (a line on the cancel pipe) and its lane
+// drains: the late response is read and discarded, reaching no client.
+func execTimeoutLanes(t *T) {
+	restarts := t.Metrics().Sum("afterburn_worker_restarts_total")
+	cancels := t.Metric("afterburn_lane_cancels_total")
+	late := t.Metric("afterburn_late_responses_discarded_total")
+	pids := t.Workers()
+	id := rid("slow")
+	r := t.Get("/sleep?ms=5000", "X-Request-Id: "+id)
+	if eb := t.WatchdogError(r, 504, "timeout"); eb.RequestID != id {
+		t.Fatalf("%s: error body request_id %q; want %q", t.lastReq(), eb.RequestID, id)
+	}
+	if r.Elapsed < 900*time.Millisecond || r.Elapsed > 3*time.Second {
+		t.Fatalf("%s: the 504 came after %v; want it at exec_timeout (1s)", t.lastReq(), r.Elapsed)
+	}
+	t.WaitMetric(cancels+1, "afterburn_lane_cancels_total")
+	echoesOwnIDs(t, 8) // the late response reaches nobody (§2.5)
+	t.WaitMetric(late+1, "afterburn_late_responses_discarded_total")
+	echoesOwnIDs(t, 8)
+	if now := t.Metrics().Sum("afterburn_worker_restarts_total"); now != restarts {
+		t.Fatalf("worker restarts went from %v to %v; want none: with lanes a deadline cancels the exchange and drains its lane, it does not kill the worker (§8.6, §2.5)", restarts, now)
+	}
+	if now := t.Workers(); !samePids(pids, now) {
+		t.Fatalf("worker processes changed from %v to %v; want the same (§2.5)", pids, now)
+	}
 }
 
 // ---- single group: -workers 1 -max_inflight 2 -exec_timeout 1s, slow init
@@ -130,38 +163,85 @@ func (t *T) waitQueued(n int) {
 	})
 }
 
+// waitLanesBusy waits until n lanes of the pool are busy (§2.5), or with
+// one lane per worker until n workers are.
+func (t *T) waitLanesBusy(n int) {
+	if t.k() <= 1 {
+		t.WaitBusy(n)
+		return
+	}
+	t.WaitLanes(fmt.Sprintf("%d busy lane(s)", n), func(l LaneCounts) bool { return l.Busy == n })
+}
+
+// singleMaxInflight is the single group's max_inflight: 2, or K+1 under
+// -lanes K (the group's LaneFlags).
+func (t *T) singleMaxInflight() int {
+	if k := t.cfg.lanes(); k > 1 {
+		return k + 1
+	}
+	return 2
+}
+
+// maxInflight holds max_inflight requests, every lane of the one worker
+// busy and the rest queued (§2.5: a request queues only when no lane is
+// free), and requires one more to be refused 429 at once (§10.3).
 func maxInflight(t *T) {
 	t.WaitIdle(1)
-	a := t.background("/sleep?ms=600", rid("held"))
-	t.WaitBusy(1)
-	b := t.background("/sleep?ms=1", rid("queued"))
-	t.waitQueued(1)
+	l, m := t.lanesPerWorker(1), t.singleMaxInflight()
+	var held, queued []<-chan *Resp
+	for range l {
+		held = append(held, t.background("/sleep?ms=600", rid("held")))
+	}
+	t.waitLanesBusy(l)
+	for range m - l {
+		queued = append(queued, t.background("/sleep?ms=1", rid("queued")))
+	}
+	t.waitQueued(m - l)
 	r := t.Get("/echo", "X-Request-Id: "+rid("over"))
 	t.WatchdogError(r, 429, "overloaded")
 	if r.Elapsed > 500*time.Millisecond {
 		t.Fatalf("%s: the 429 took %v; want it at once (§10.3)", t.lastReq(), r.Elapsed)
 	}
-	if m := t.JSON(t.await(a, "GET /sleep?ms=600"), 200); m["slept_ms"] != 600.0 {
-		t.Fatalf("GET /sleep?ms=600: got %v", m)
+	for _, a := range held {
+		if m := t.JSON(t.await(a, "GET /sleep?ms=600"), 200); m["slept_ms"] != 600.0 {
+			t.Fatalf("GET /sleep?ms=600: got %v", m)
+		}
 	}
-	if m := t.JSON(t.await(b, "GET /sleep?ms=1"), 200); m["slept_ms"] != 1.0 {
-		t.Fatalf("GET /sleep?ms=1: got %v", m)
+	for _, b := range queued {
+		if m := t.JSON(t.await(b, "GET /sleep?ms=1"), 200); m["slept_ms"] != 1.0 {
+			t.Fatalf("GET /sleep?ms=1: got %v", m)
+		}
 	}
 }
 
 func queuedPastDeadline(t *T) {
 	t.WaitIdle(1)
+	l := t.lanesPerWorker(1)
 	before := t.Restarts("timeout")
-	a := t.background("/sleep?ms=5000", rid("held"))
-	t.WaitBusy(1)
+	late := t.Metric("afterburn_late_responses_discarded_total")
+	// One lane: the held request is killed at its deadline with its worker.
+	// Several lanes (§2.5 "At the deadline"): the worker lives on, and each
+	// held lane drains until its late response; /ignore-cancel keeps them
+	// draining past the queued request's deadline (well within lane_grace).
+	path := "/sleep?ms=5000"
+	if l > 1 {
+		path = "/ignore-cancel?ms=4000"
+	}
+	var held []<-chan *Resp
+	for range l {
+		held = append(held, t.background(path, rid("held")))
+	}
+	t.waitLanesBusy(l)
 	idB := rid("queued")
 	sent := time.Now()
 	b := t.background("/whoami", idB)
 	t.waitQueued(1)
-	// The held request is killed at its deadline; its replacement takes
+	// With one lane the held request's replacement takes
 	// FIXTURE_INIT_SLEEP_MS=1000 to start, longer than the queued
 	// request has left, so the queued one must time out in the queue.
-	t.WatchdogError(t.await(a, "GET /sleep?ms=5000"), 504, "timeout")
+	for _, a := range held {
+		t.WatchdogError(t.await(a, "GET "+path), 504, "timeout")
+	}
 	rb := t.await(b, "GET /whoami (queued; X-Request-Id: "+idB+")")
 	if eb := t.WatchdogError(rb, 504, "timeout"); eb.RequestID != idB {
 		t.Fatalf("%s: error body request_id %q; want %q", t.lastReq(), eb.RequestID, idB)
@@ -169,7 +249,15 @@ func queuedPastDeadline(t *T) {
 	if d := time.Since(sent); d > 1900*time.Millisecond {
 		t.Fatalf("%s: the queued request's 504 came after %v; want it at its deadline, 1s after it arrived (§5.2)", t.lastReq(), d)
 	}
-	t.WaitMetric(before+1, "afterburn_worker_restarts_total", "reason", "timeout")
+	if l > 1 {
+		// §2.5: the drained lanes free again, no worker replaced.
+		t.WaitMetric(late+float64(l), "afterburn_late_responses_discarded_total")
+		if got := t.Restarts("timeout"); got != before {
+			t.Fatalf("restarts{reason=timeout} went from %v to %v; want none: with lanes a deadline drains the lane (§8.6, §2.5)", before, got)
+		}
+	} else {
+		t.WaitMetric(before+1, "afterburn_worker_restarts_total", "reason", "timeout")
+	}
 	t.WaitIdle(1)
 }
 
@@ -259,10 +347,21 @@ func sigtermGraceful(t *T) {
 // the watchdog exits 0.
 func sigtermGraceOver(t *T) {
 	w := t.StartWatchdog([]string{"-workers", "1", "-shutdown_timeout", "1s"}, nil, true)
-	inflight, queued := rid("cutinflight"), rid("cutqueued")
-	a := t.background("/sleep?ms=5000", inflight)
-	t.WaitBusy(1)
-	b := t.background("/echo", queued)
+	// §2.5: with L lanes, L requests sleep (one per lane) before one queues.
+	l := t.lanesPerWorker(1)
+	type pend struct {
+		ch   <-chan *Resp
+		what string
+		id   string
+	}
+	var all []pend
+	for range l {
+		id := rid("cutinflight")
+		all = append(all, pend{t.background("/sleep?ms=5000", id), "GET /sleep?ms=5000 (in flight at SIGTERM, past -shutdown_timeout 1s)", id})
+	}
+	t.waitLanesBusy(l)
+	queued := rid("cutqueued")
+	all = append(all, pend{t.background("/echo", queued), "GET /echo (queued behind it)", queued})
 	t.Eventually("one request queued", func() (bool, string) {
 		q := t.Metric("afterburn_queue_depth")
 		return q == 1, fmt.Sprintf("queue depth %v", q)
@@ -271,14 +370,7 @@ func sigtermGraceOver(t *T) {
 	if err := w.Signal(syscall.SIGTERM); err != nil {
 		t.Fatalf("SIGTERM: %v", err)
 	}
-	for _, c := range []struct {
-		ch   <-chan *Resp
-		what string
-		id   string
-	}{
-		{a, "GET /sleep?ms=5000 (in flight at SIGTERM, past -shutdown_timeout 1s)", inflight},
-		{b, "GET /echo (queued behind it)", queued},
-	} {
+	for _, c := range all {
 		r := t.await(c.ch, c.what)
 		eb := t.WatchdogError(r, 503, "unavailable")
 		if !r.Close {
@@ -330,6 +422,8 @@ func pdeathsig(t *T) {
 
 // ---- default group: queueing
 
+// concurrentQueue: with K lanes per worker (§2.5) 2K of the sixteen run at once and the rest
+// queue (§10.3) until a lane is free; each still gets its own response.
 func concurrentQueue(t *T) {
 	echoesOwnIDs(t, 16)
 }
@@ -340,6 +434,8 @@ func concurrentQueue(t *T) {
 func sigtermUnderLoad(t *T) {
 	w := t.StartWatchdog([]string{"-workers", "2", "-shutdown_timeout", "10s"}, nil, true)
 	t.WaitIdle(2)
+	// §2.5: with L lanes per worker, 2L run at once and only the rest queue.
+	running := min(8, 2*t.lanesPerWorker(2))
 	var pending []<-chan *Resp
 	var ids []string
 	for i := range 8 {
@@ -347,10 +443,10 @@ func sigtermUnderLoad(t *T) {
 		ids = append(ids, id)
 		pending = append(pending, t.background("/sleep?ms=400", id))
 	}
-	t.Eventually("two requests running and six queued", func() (bool, string) {
+	t.Eventually(fmt.Sprintf("%d requests running and %d queued", running, 8-running), func() (bool, string) {
 		q := t.Metric("afterburn_queue_depth")
 		f := t.Metric("afterburn_requests_in_flight")
-		return q == 6 && f == 8, fmt.Sprintf("queue depth %v, in flight %v", q, f)
+		return q == float64(8-running) && f == 8, fmt.Sprintf("queue depth %v, in flight %v", q, f)
 	})
 	if err := w.Signal(syscall.SIGTERM); err != nil {
 		t.Fatalf("SIGTERM: %v", err)

@@ -38,3 +38,17 @@ func TestForkingSpotsTheMode(t *testing.T) {
 		}
 	}
 }
+
+// TestLanesReadsK: the layer learns K of §2.5 from -lanes K however it is written, the last
+// one winning as with the flag package, and 1 without it.
+func TestLanesReadsK(t *testing.T) {
+	for flags, want := range map[string]int{
+		"-lanes 4": 4, "--lanes 4": 4, "-lanes=3": 3, "--lanes=2": 2, "-workers 2 -lanes 4 -lanes 8": 8,
+		"": 1, "-lanes": 1, "-lane_grace 1s": 1, "-workers 4": 1, "-spawn fork": 1,
+	} {
+		c := &Config{WatchdogFlags: strings.Fields(flags)}
+		if got := c.lanes(); got != want {
+			t.Errorf("lanes() with %q = %d; want %d", flags, got, want)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package e2e
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Groups lists every e2e check, by the watchdog configuration they share.
 // Checks of a group run in order on one watchdog; a check that needs a
@@ -79,8 +82,9 @@ func Groups() []Group {
 		{
 			// PROTOCOL.md §2.6: each check starts a watchdog of its own in fork mode and
 			// is skipped for a library that does not list fork.
-			Name:   "fork",
-			Manual: true,
+			Name:    "fork",
+			Manual:  true,
+			OneLane: true,
 			Checks: []Check{
 				{Name: "fork-workers-from-template", Section: "2.6", Description: "with spawn=fork the template initialises once and both workers are its forks: children of the watchdog, in process groups of their own, running the template's program", Run: forkWorkersFromTemplate},
 				{Name: "fork-crash-replaced-by-fork", Section: "2.6", Description: "a worker that crashes is replaced by a new fork of the template, not a new initialisation", Run: forkCrashReplacedByFork},
@@ -88,6 +92,21 @@ func Groups() []Group {
 				{Name: "fork-random-differs", Section: "2.6", Description: "two workers forked from one template draw different random numbers", Run: forkRandomDiffers},
 				{Name: "fork-thread-refused", Section: "2.6", Description: "a template with a thread of its own running does not fork: the failure names the thread, and the slots fall back to exec and serve", Timeout: 20 * time.Second, Run: forkThreadRefused},
 				{Name: "fork-recycle", Section: "2.6", Description: "the successor of a recycled worker is a fork of the template", Timeout: 20 * time.Second, Run: forkRecycle},
+			},
+		},
+		{
+			// PROTOCOL.md §2.5: each check starts a watchdog of its own with -lanes
+			// and is skipped for a library served on fewer lanes than it needs.
+			Name:   "lanes",
+			Manual: true,
+			Checks: []Check{
+				{Name: "lanes-overlap", Section: "2.5", Description: "four /sleep?ms=500 on one worker with four lanes run at once on the same process, well under 2 s in all", Run: lanesOverlap},
+				{Name: "lanes-crash-fails-only-its-own", Section: "2.5", Description: "with two workers of three lanes, a crash fails exactly the crashed worker's exchanges in flight, each with its own 502 worker_crashed, and none of the other worker's", Timeout: 20 * time.Second, Run: lanesCrashFailsOnlyItsOwn},
+				{Name: "lanes-deadline-cancel", Section: "2.5", Description: "an exchange past its deadline gets 504 and is cancelled in the library; its late response is drained and reaches no client; the worker is not replaced and another lane's exchange is undisturbed", Timeout: 20 * time.Second, Run: lanesDeadlineCancel},
+				{Name: "lanes-ignored-cancel-stuck", Section: "2.5", Description: "a handler ignoring its cancellation past lane_grace gets its worker retired make-before-break (restart reason stuck) while another lane's exchange finishes 200", Timeout: 20 * time.Second, Run: lanesIgnoredCancelStuck},
+				{Name: "lanes-slow-reader", Section: "2.5", Description: "a client not reading a 64 MiB response (response_buffering off) does not slow requests on the worker's other lanes", Timeout: 20 * time.Second, Run: lanesSlowReader},
+				{Name: "lanes-log-attributable", Section: "2.5", Level: "SHOULD", Description: "a line written through the library's per-request logger carries the request id", Run: lanesLogAttributable},
+				{Name: "lanes-ready-metrics", Section: "2.5", Description: "/_/ready has lane counts by state and /metrics has afterburn_lanes{state}, afterburn_lane_cancels_total and afterburn_late_responses_discarded_total", Run: lanesReadyMetrics},
 			},
 		},
 		{
@@ -122,7 +141,7 @@ func Groups() []Group {
 			Flags: []string{"-workers", "2", "-exec_timeout", "1s"},
 			Checks: []Check{
 				{Name: "deadline-visible", Section: "5.2", Description: "the handler sees a deadline of at most exec_timeout and more than 0 ms away", Run: deadlineVisible},
-				{Name: "exec-timeout", Section: "8.6", Description: "a request past exec_timeout gets 504 timeout, the worker is replaced (timeout), and later requests get their own responses", Run: execTimeout},
+				{Name: "exec-timeout", Section: "8.6", Description: "a request past exec_timeout gets 504 timeout, the worker is replaced (timeout; with lanes, §2.5, the exchange is cancelled and its lane drained instead), and later requests get their own responses", Run: execTimeout},
 				{Name: "hang-after-head", Section: "8.6", Description: "a worker writing half a response and hanging is killed at the deadline: the body ends visibly incomplete, the restart is counted as timeout and later requests succeed", Timeout: 20 * time.Second, Run: hangAfterHead},
 				{Name: "crash-mid-body", Section: "8.4", Description: "a worker exiting while reading a 256 KiB body gives 502 worker_crashed, a restart counted as crashed, and later requests succeed", Run: crashMidBody},
 				{Name: "exit-zero-mid-request", Section: "8.4", Description: "a worker exiting with status 0 in the middle of a request gives 502 worker_crashed and a restart counted as crashed", Run: exitZeroMidRequest},
@@ -131,12 +150,15 @@ func Groups() []Group {
 		{
 			Name:  "single",
 			Flags: []string{"-workers", "1", "-max_inflight", "2", "-exec_timeout", "1s"},
+			// §2.5: a request queues only when every lane is busy, so with K
+			// lanes max_inflight must leave room for K running and one queued.
+			LaneFlags: func(k int) []string { return []string{"-max_inflight", strconv.Itoa(k + 1)} },
 			// A slow start makes the replacement of a killed worker slower
 			// than a queued request's deadline: an initialisation, or in fork
 			// mode, where a replacement is a fork, its after-fork hook (§2.6).
 			Env: map[string]string{"FIXTURE_INIT_SLEEP_MS": "1000", "FIXTURE_AFTER_FORK_SLEEP_MS": "1000"},
 			Checks: []Check{
-				{Name: "max-inflight-429", Section: "10.3", Description: "with max_inflight requests held, one more is answered 429 overloaded at once", Run: maxInflight},
+				{Name: "max-inflight-429", Section: "10.3", Description: "with max_inflight requests held (every lane busy, the rest queued, §2.5), one more is answered 429 overloaded at once", Run: maxInflight},
 				{Name: "queued-past-deadline", Section: "5.2", Description: "a request whose deadline passes while queued is answered 504 timeout without reaching a worker", Timeout: 20 * time.Second, Run: queuedPastDeadline},
 			},
 		},
@@ -151,6 +173,7 @@ func Groups() []Group {
 		{
 			Name:     "stdio",
 			ExecOnly: true,
+			OneLane:  true,
 			Flags:    []string{"-workers", "1", "-stdio"},
 			Env:      map[string]string{"FIXTURE_BANNER": "banner-stdio"},
 			Checks: []Check{
@@ -164,8 +187,8 @@ func Groups() []Group {
 				{Name: "init-failure-crash-loop", Section: "9.1", Description: "failing initialisation makes slots crash-looping, /_/ready 503 and requests 503 unavailable, until init succeeds again", Timeout: 30 * time.Second, Run: initFailureCrashLoop},
 				{Name: "init-timeout", Section: "3.5", Description: "a worker slower than init_timeout to answer the handshake is killed with reason init_timeout", Timeout: 15 * time.Second, Run: initTimeout},
 				{Name: "sigterm-graceful", Section: "9.4", Description: "on SIGTERM an in-flight request completes and the watchdog exits 0", Timeout: 20 * time.Second, Run: sigtermGraceful},
-				{Name: "sigterm-under-load", Section: "9.4", Description: "on SIGTERM two running and six queued requests all complete with their own responses and the watchdog exits 0", Timeout: 20 * time.Second, Run: sigtermUnderLoad},
-				{Name: "sigterm-grace-over", Section: "9.4", Description: "with -workers 1 -shutdown_timeout 1s, a request sleeping 5 s and one queued behind it at SIGTERM are both answered 503 unavailable with Connection: close when the grace period ends, and the watchdog exits 0", Timeout: 20 * time.Second, Run: sigtermGraceOver},
+				{Name: "sigterm-under-load", Section: "9.4", Description: "on SIGTERM two running and six queued requests (with lanes, §2.5: up to eight running) all complete with their own responses and the watchdog exits 0", Timeout: 20 * time.Second, Run: sigtermUnderLoad},
+				{Name: "sigterm-grace-over", Section: "9.4", Description: "with -workers 1 -shutdown_timeout 1s, a request sleeping 5 s on each lane and one queued behind them at SIGTERM are all answered 503 unavailable with Connection: close when the grace period ends, and the watchdog exits 0", Timeout: 20 * time.Second, Run: sigtermGraceOver},
 				{Name: "no-inherited-descriptors", Section: "2.2", Description: "a descriptor the watchdog inherited without close-on-exec is open in no worker process", Timeout: 20 * time.Second, Run: inheritedDescriptor},
 				{Name: "pdeathsig", Section: "2.1", Level: "SHOULD", Description: "workers die when the watchdog is killed with SIGKILL", Timeout: 15 * time.Second, Run: pdeathsig},
 			},

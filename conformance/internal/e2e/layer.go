@@ -23,6 +23,9 @@ type Config struct {
 	Timeout       time.Duration      // default time limit of one check
 	Sections      func(string) bool  // reports whether the spec has a section
 	Report        func(check.Result) // receives each result
+	// oneLane is set once a check of the lanes group found the library
+	// served on one lane: the group's other checks skip without a watchdog.
+	oneLane bool
 }
 
 // Check is one e2e check.
@@ -46,7 +49,13 @@ type Group struct {
 	// ExecOnly groups need workers started the exec way (stdio mode: a
 	// template needs fd mode, §2.6); under -spawn fork they are skipped.
 	ExecOnly bool
-	Checks   []Check
+	// OneLane groups need lanes = 1: stdio mode, or spawn=fork, which
+	// §2.5 refuses at start-up with lanes > 1; under -lanes K they are skipped.
+	OneLane bool
+	// LaneFlags, when set, adds flags after Flags when the layer runs with
+	// -lanes K > 1 (a max_inflight that leaves room to fill every lane).
+	LaneFlags func(k int) []string
+	Checks    []Check
 }
 
 func (c *Check) meta() check.Meta {
@@ -86,11 +95,21 @@ func runGroup(ctx context.Context, c *Config, g Group, sel []*Check) {
 		}
 		return
 	}
+	if g.OneLane && c.lanes() > 1 {
+		for _, ch := range sel {
+			c.Report(ch.meta().Result(check.Skip, "needs lanes = 1: lanes need fd mode and spawn=exec (§2.5)", 0))
+		}
+		return
+	}
 	var wd *Watchdog
 	var startErr error
 	if !g.Manual {
+		flags := g.Flags
+		if g.LaneFlags != nil && c.lanes() > 1 {
+			flags = append(append([]string{}, flags...), g.LaneFlags(c.lanes())...)
+		}
 		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		wd, startErr = StartWatchdog(sctx, c.Watchdog, c.Function, c.flags(g.Flags), g.Env)
+		wd, startErr = StartWatchdog(sctx, c.Watchdog, c.Function, c.flags(flags), g.Env)
 		if startErr == nil {
 			if err := wd.WaitReady(sctx, 0); err != nil {
 				startErr = fmt.Errorf("%v\n%s", err, wd.Tail())

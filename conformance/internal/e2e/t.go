@@ -31,6 +31,7 @@ type T struct {
 	mu       sync.Mutex
 	last     string // the last request sent, for the failure report
 	cleanups []func()
+	ownLanes int // -lanes of the check's own watchdog (the lanes group), 0 for the layer's
 }
 
 // setLast records the request being sent; requests may be sent from

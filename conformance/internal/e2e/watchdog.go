@@ -180,6 +180,8 @@ type Status struct {
 	Started     map[string]int `json:"started,omitempty"`
 	Template    string         `json:"template,omitempty"` // starting, ready, backoff or none
 	TemplatePid int            `json:"template_pid,omitempty"`
+	// With lanes > 1 only (§2.5, §9.2): the lanes of live workers by state.
+	Lanes *LaneCounts `json:"lanes,omitempty"`
 }
 
 // status fetches /_/ready or /_/health: the HTTP status and the parsed body.

@@ -31,6 +31,7 @@ type Options struct {
 	Verbose       bool          // -v
 	Timeout       time.Duration // -timeout: per check
 	Parallel      int           // -parallel: wire vectors at once
+	Lanes         int           // -lanes: the wire layer's fixture gets that many lanes (§2.5)
 }
 
 // Run runs the suite and writes the report to out. ok is false when a MUST
@@ -73,7 +74,7 @@ func Run(ctx context.Context, o Options, out io.Writer) (ok bool, err error) {
 	if wireOn {
 		wire.RunLayer(ctx, wire.Config{
 			Function: o.Function, Files: files, Run: sel, Timeout: o.Timeout,
-			Parallel: o.Parallel, Sections: secs.Has, Report: rep.Add,
+			Parallel: o.Parallel, Lanes: o.Lanes, Sections: secs.Has, Report: rep.Add,
 		})
 	}
 	if e2eOn {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,43 +36,79 @@ type fixture struct {
 	stderr *proc.Buffer
 	done   chan struct{} // closed when the process has exited
 	state  *os.ProcessState
+	// With lanes (§2.5): lanes[0] is lane 1 (req, resp above), then lanes
+	// 2 to K, and the cancel pipe's write end.
+	lanes  []lane
+	cancel *os.File
 }
 
 // startFixture runs /bin/sh -c "exec FUNCTION" with fd 0 /dev/null, fds 1
 // and 2 captured, the request pipe on fd 3 and the response pipe on fd 4.
-func startFixture(function string, env map[string]string) (*fixture, error) {
-	reqR, reqW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	respR, respW, err := os.Pipe()
-	if err != nil {
-		reqR.Close()
-		reqW.Close()
-		return nil, err
-	}
+// With lanes > 1 it also passes lanes 2 to K at fds 5, 6, … and the cancel
+// pipe after them, named by AFTERBURN_STREAM_FDS and
+// AFTERBURN_STREAM_CANCEL_FD, as a watchdog started with -lanes K does
+// (PROTOCOL.md §2.5).
+func startFixture(function string, env map[string]string, lanes int) (*fixture, error) {
 	f := &fixture{
-		req: reqW, resp: respR,
 		stdout: proc.NewBuffer(64 << 10), stderr: proc.NewBuffer(64 << 10),
 		done: make(chan struct{}),
+	}
+	var child, ours []*os.File // the child's ends, in fd order from 3; ours
+	fail := func(err error) (*fixture, error) {
+		for _, c := range append(child, ours...) {
+			c.Close()
+		}
+		return nil, err
+	}
+	for range max(lanes, 1) {
+		reqR, reqW, err := os.Pipe()
+		if err != nil {
+			return fail(err)
+		}
+		respR, respW, err := os.Pipe()
+		if err != nil {
+			reqR.Close()
+			reqW.Close()
+			return fail(err)
+		}
+		child = append(child, reqR, respW)
+		ours = append(ours, reqW, respR)
+		f.lanes = append(f.lanes, lane{req: reqW, resp: respR})
+	}
+	f.req, f.resp = f.lanes[0].req, f.lanes[0].resp
+	fixed := map[string]string{}
+	if lanes > 1 {
+		cancelR, cancelW, err := os.Pipe()
+		if err != nil {
+			return fail(err)
+		}
+		child = append(child, cancelR)
+		ours = append(ours, cancelW)
+		f.cancel = cancelW
+		var fds []string
+		for fd := 5; fd < 3+2*lanes; fd++ {
+			fds = append(fds, strconv.Itoa(fd))
+		}
+		fixed["AFTERBURN_STREAM_FDS"] = strings.Join(fds, ",")
+		fixed["AFTERBURN_STREAM_CANCEL_FD"] = strconv.Itoa(3 + 2*lanes)
 	}
 	cmd := exec.Command("/bin/sh", "-c", "exec "+function)
 	cmd.Stdin = nil // /dev/null
 	cmd.Stdout = f.stdout
 	cmd.Stderr = f.stderr
-	cmd.ExtraFiles = []*os.File{reqR, respW} // fd 3, fd 4
-	cmd.Env = proc.Environ(proc.IsProtocolVariable, BaseEnv, env)
+	cmd.ExtraFiles = child // fd 3, fd 4, then the lanes and the cancel pipe
+	cmd.Env = proc.Environ(proc.IsProtocolVariable, BaseEnv, fixed, env)
 	cmd.WaitDelay = time.Second
 	proc.NewGroup(cmd)
 	f.cmd = cmd
-	err = cmd.Start()
+	err := cmd.Start()
 	// The child has its own copies; keeping ours would hide its EOFs.
-	reqR.Close()
-	respW.Close()
+	for _, c := range child {
+		c.Close()
+	}
+	child = nil
 	if err != nil {
-		reqW.Close()
-		respR.Close()
-		return nil, fmt.Errorf("start fixture: %v", err)
+		return fail(fmt.Errorf("start fixture: %v", err))
 	}
 	go func() {
 		cmd.Wait()
@@ -105,9 +142,20 @@ func (f *fixture) exitString() string {
 // stop kills the process group and releases the pipes.
 func (f *fixture) stop() {
 	proc.KillGroup(f.cmd)
-	f.req.Close()
-	f.resp.Close()
+	for _, l := range f.lanes {
+		l.req.Close()
+		l.resp.Close()
+	}
+	if f.cancel != nil {
+		f.cancel.Close()
+	}
 	<-f.done
+}
+
+// lane is the parent's ends of one lane's pipes (§2.5).
+type lane struct {
+	req  *os.File // request pipe, write end
+	resp *os.File // response pipe, read end
 }
 
 // logs is the fixture's output for a failure report.

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ type Config struct {
 	Run      *regexp.Regexp     // selects vector ids; nil selects all
 	Timeout  time.Duration      // per vector
 	Parallel int                // vectors at once, each in its own process
+	Lanes    int                // >1: start the fixture with that many lanes and run each vector on a lane other than 1 (§2.5)
 	Sections func(string) bool  // reports whether the spec has a section
 	Report   func(check.Result) // receives results in vector order
 }
@@ -71,8 +73,13 @@ func RunLayer(ctx context.Context, c Config) {
 			defer func() { <-sem; wg.Done() }()
 			start := time.Now()
 			vctx, cancel := timeoutCtx(ctx, c.Timeout)
-			err := Run(vctx, c.Function, v)
+			err := RunOnLane(vctx, c.Function, v, c.Lanes, i)
 			cancel()
+			var skip *check.SkipError
+			if errors.As(err, &skip) {
+				emit(i, m.Result(check.Skip, skip.Reason, time.Since(start)))
+				return
+			}
 			if err != nil {
 				emit(i, m.Result(check.Fail, err.Error(), time.Since(start)))
 				return

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/afterburn-dev/afterburn/conformance/internal/check"
 	"github.com/afterburn-dev/afterburn/conformance/internal/expect"
 	"github.com/afterburn-dev/afterburn/conformance/internal/vectors"
 )
@@ -23,26 +24,64 @@ const Handshake = "OPTIONS * HTTP/1.1\r\nHost: afterburn\r\nAfterBurn-Handshake:
 // every expect entry holds; otherwise an error whose text is the failure
 // report: the request, got/want and the fixture's output.
 func Run(ctx context.Context, function string, v *vectors.Vector) error {
-	f, err := startFixture(function, v.Env)
+	return RunOnLane(ctx, function, v, 1, 0)
+}
+
+// RunOnLane is Run with the fixture started with lanes lanes (§2.5): after
+// the handshake on lane 1 the vector runs, unchanged, on lane 2 + n mod
+// (L − 1), L the lanes both sides use. It returns a *check.SkipError when
+// the library does not list streams, or when the vector cannot run on
+// another lane (no handshake, or its own AFTERBURN_FDS).
+func RunOnLane(ctx context.Context, function string, v *vectors.Vector, lanes, n int) error {
+	if lanes > 1 && v.Env["AFTERBURN_FDS"] != "" {
+		return &check.SkipError{Reason: fmt.Sprintf("with -lanes %d: the vector sets AFTERBURN_FDS itself; lanes need the fd mode of §2.2 (§2.5)", lanes)}
+	}
+	f, err := startFixture(function, v.Env, lanes)
 	if err != nil {
 		return err
 	}
 	defer f.stop()
 	if dl, ok := ctx.Deadline(); ok {
-		f.resp.SetReadDeadline(dl)
-		f.req.SetWriteDeadline(dl)
+		for _, l := range f.lanes {
+			l.resp.SetReadDeadline(dl)
+			l.req.SetWriteDeadline(dl)
+		}
 	}
 	// PROTOCOL.md §3.3 and README: one buffered reader for the life of
 	// the process, so bytes read ahead are never lost between responses.
 	br := bufio.NewReaderSize(f.resp, 64<<10)
-	if err := runVector(ctx, f, br, v); err != nil {
-		return fmt.Errorf("%v\nrequest: %s\n%s", err, describeRequest(v), f.logs())
+	if lanes <= 1 || !v.WantsHandshake() {
+		// A vector that makes its own handshake runs on lane 1, where the
+		// handshake belongs (§2.5 "Negotiation"), with the lanes passed.
+		if err := runVector(ctx, f, f.lanes[0], br, v, true); err != nil {
+			return fmt.Errorf("%v\nrequest: %s\n%s", err, describeRequest(v), f.logs())
+		}
+		return nil
+	}
+	l, err := handshakeLanes(f, br, lanes)
+	if err != nil {
+		var skip *check.SkipError
+		if errors.As(err, &skip) {
+			return err
+		}
+		return fmt.Errorf("%v\n%s", err, f.logs())
+	}
+	if l < 2 {
+		return &check.SkipError{Reason: fmt.Sprintf("the library states AfterBurn-Streams: %d; no lane beside lane 1 to run the vector on (§2.5)", l)}
+	}
+	j := 2 + n%(l-1)
+	ln := f.lanes[j-1]
+	if err := runVector(ctx, f, ln, bufio.NewReaderSize(ln.resp, 64<<10), v, false); err != nil {
+		return fmt.Errorf("on lane %d of %d: %v\nrequest: %s\n%s", j, l, err, describeRequest(v), f.logs())
 	}
 	return nil
 }
 
-func runVector(ctx context.Context, f *fixture, br *bufio.Reader, v *vectors.Vector) error {
-	if v.WantsHandshake() {
+// runVector writes the vector to lane ln and checks the responses read
+// from br. With handshake the handshake goes first on that lane (lane 1);
+// on another lane it was done on lane 1 already.
+func runVector(ctx context.Context, f *fixture, ln lane, br *bufio.Reader, v *vectors.Vector, handshakeFirst bool) error {
+	if handshakeFirst && v.WantsHandshake() {
 		if err := handshake(f, br); err != nil {
 			return err
 		}
@@ -54,13 +93,13 @@ func runVector(ctx context.Context, f *fixture, br *bufio.Reader, v *vectors.Vec
 	go func() {
 		var werr error
 		for _, seg := range v.Segments() {
-			if _, err := f.req.Write(seg); err != nil {
+			if _, err := ln.req.Write(seg); err != nil {
 				werr = err
 				break
 			}
 		}
 		if v.CloseRequestPipe {
-			f.req.Close()
+			ln.req.Close() // §2.5: EOF on one lane ends that lane only
 		}
 		wrote <- werr
 	}()
@@ -71,7 +110,7 @@ func runVector(ctx context.Context, f *fixture, br *bufio.Reader, v *vectors.Vec
 		if i < len(methods) {
 			method = methods[i]
 		}
-		if err := checkEntry(ctx, f, br, e, method); err != nil {
+		if err := checkEntry(ctx, f, ln, br, e, method, v.CloseRequestPipe); err != nil {
 			werr := ""
 			select {
 			case err := <-wrote:
@@ -120,8 +159,26 @@ func requestMethods(b []byte) []string {
 
 // checkEntry reads the response for one expect entry; method is that of
 // the request it answers.
-func checkEntry(ctx context.Context, f *fixture, br *bufio.Reader, e *vectors.Expect, method string) error {
+// closed says the vector closed its request pipe.
+func checkEntry(ctx context.Context, f *fixture, ln lane, br *bufio.Reader, e *vectors.Expect, method string, closed bool) error {
+	other := ln.req != f.lanes[0].req
 	switch {
+	case e.EOF && other && closed:
+		// §2.5: the library exits once every lane it serves has read EOF.
+		for _, l := range f.lanes {
+			l.req.Close()
+		}
+		if err := wantEOF(br); err != nil {
+			return err
+		}
+		return wantExit(ctx, f, e.WantExit())
+	case e.EOF && other:
+		// The library ended the lane itself (§8.3 after a head, §2.5): it
+		// may exit as on lane 1, or end that lane alone and serve on.
+		if err := wantEOF(br); err != nil {
+			return err
+		}
+		return exitedOrServes(ctx, f, e.WantExit())
 	case e.EOF:
 		if err := wantEOF(br); err != nil {
 			return err
@@ -138,6 +195,11 @@ func checkEntry(ctx context.Context, f *fixture, br *bufio.Reader, e *vectors.Ex
 		// §8.8: after the error response the library stops.
 		if err := wantEOF(br); err != nil {
 			return fmt.Errorf("after the error response: %v", err)
+		}
+		if other {
+			// §2.5: a framing error on one lane ends that lane alone; the
+			// library serves its other lanes on.
+			return laneOneServes(f)
 		}
 		return wantExit(ctx, f, vectors.Exit{NonZero: true})
 	case e.Echo != nil:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/afterburn-dev/afterburn/conformance/internal/check"
 	"github.com/afterburn-dev/afterburn/conformance/internal/vectors"
 )
 
@@ -28,8 +30,35 @@ func TestMain(m *testing.M) {
 }
 
 func child() {
-	in := bufio.NewReader(os.NewFile(3, "request"))
-	out := os.NewFile(4, "response")
+	if os.Getenv("WIRE_TEST_STREAMS") == "1" {
+		streamsChild()
+	}
+	serveLane(os.NewFile(3, "request"), os.NewFile(4, "response"), "")
+}
+
+// streamsChild serves lane 1 and lanes 2 to K as §2.5 passes them, after
+// checking the variables name fds 5, 6, … and the cancel pipe after them.
+func streamsChild() {
+	fds := strings.Split(os.Getenv("AFTERBURN_STREAM_FDS"), ",")
+	want := []string{}
+	for fd := 5; fd < 5+len(fds); fd++ {
+		want = append(want, fmt.Sprint(fd))
+	}
+	if strings.Join(fds, ",") != strings.Join(want, ",") || len(fds)%2 != 0 ||
+		os.Getenv("AFTERBURN_STREAM_CANCEL_FD") != fmt.Sprint(5+len(fds)) {
+		fmt.Fprintf(os.Stderr, "bad lane variables %q %q\n", os.Getenv("AFTERBURN_STREAM_FDS"), os.Getenv("AFTERBURN_STREAM_CANCEL_FD"))
+		os.Exit(2)
+	}
+	for i := 0; i < len(fds); i += 2 {
+		go serveLane(os.NewFile(uintptr(5+i), "request"), os.NewFile(uintptr(6+i), "response"), "")
+	}
+	serveLane(os.NewFile(3, "request"), os.NewFile(4, "response"), fmt.Sprint(1+len(fds)/2))
+}
+
+// serveLane answers requests on one lane; streams, when set, is the
+// AfterBurn-Streams of the handshake reply.
+func serveLane(req, out *os.File, streams string) {
+	in := bufio.NewReader(req)
 	for {
 		req, err := http.ReadRequest(in)
 		if err == io.EOF {
@@ -42,7 +71,11 @@ func child() {
 		}
 		b, _ := io.ReadAll(req.Body)
 		if req.Header.Get("AfterBurn-Handshake") != "" {
-			io.WriteString(out, "HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nContent-Length: 0\r\n\r\n")
+			extra := ""
+			if streams != "" {
+				extra = "AfterBurn-Capabilities: exchange, streams\r\nAfterBurn-Streams: " + streams + "\r\n"
+			}
+			io.WriteString(out, "HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\n"+extra+"Content-Length: 0\r\n\r\n")
 			continue
 		}
 		if req.URL.Path == "/crash" {
@@ -57,6 +90,11 @@ func child() {
 
 func runVectorJSON(t *testing.T, obj string) error {
 	t.Helper()
+	return runVectorLanes(t, obj, 1)
+}
+
+func runVectorLanes(t *testing.T, obj string, lanes int) error {
+	t.Helper()
 	f, err := vectors.Parse([]byte(`{"group": "t", "vectors": [` + obj + `]}`))
 	if err != nil {
 		t.Fatalf("vector: %v", err)
@@ -68,7 +106,27 @@ func runVectorJSON(t *testing.T, obj string) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Run(ctx, exe, &f.Vectors[0])
+	return RunOnLane(ctx, exe, &f.Vectors[0], lanes, 0)
+}
+
+// TestRunOnLane: with -lanes K a vector runs on another lane of a library that lists streams,
+// and is skipped for one that does not (§2.5).
+func TestRunOnLane(t *testing.T) {
+	const echo = `{"id": "t/x", "section": "2.5", "level": "MUST", "description": "d", "kind": "parse",
+		"request": ["POST /echo HTTP/1.1\r\nHost: fn\r\nContent-Length: 2\r\n\r\nhi"],
+		"expect": [{"echo": {"method": "POST", "path": "/echo", "body_b64": "aGk="}}]}`
+	t.Run("no streams: skipped", func(t *testing.T) {
+		var skip *check.SkipError
+		if err := runVectorLanes(t, echo, 3); !errors.As(err, &skip) {
+			t.Fatalf("got %v; want a skip", err)
+		}
+	})
+	t.Run("streams: runs on lane 2", func(t *testing.T) {
+		t.Setenv("WIRE_TEST_STREAMS", "1")
+		if err := runVectorLanes(t, echo, 3); err != nil {
+			t.Fatalf("got failure:\n%v", err)
+		}
+	})
 }
 
 func TestRun(t *testing.T) {
