@@ -292,7 +292,7 @@ func waitLanes(ctx context.Context, s *server, n, lanes int) error {
 				return nil
 			}
 			if st.Lanes == nil || st.Lanes.Free != n*lanes {
-				return fmt.Errorf("%s: %d workers idle with lanes %+v; want %d free lanes (does the library list streams and state at least %d in AfterBurn-Streams?)\n%s",
+				return fmt.Errorf("%s: %d worker(s) idle with lanes %+v; want %d free lanes (does the library list streams and state at least %d in AfterBurn-Streams?)\n%s",
 					s.name, n, st.Lanes, n*lanes, lanes, s.log.String())
 			}
 			return nil
