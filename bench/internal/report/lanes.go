@@ -23,20 +23,21 @@ func lanes(w io.Writer, r *harness.Results) {
 		"awaiting `asyncio.sleep`), then answers 1 KiB; wrk with %d connections. **1×%d** is the watchdog with `-workers 1 -lanes %d`, "+
 		"**%d×1** with `-workers %d -lanes 1`. Memory: each pool alone under the same load, RSS and PSS (smaps_rollup) of the "+
 		"watchdog and every worker added up: the sample with the most RSS of three taken during the load, and in brackets one "+
-		"right after it. RSS counts a page shared by several workers once per worker; PSS shares it out.\n\n",
+		"right after it. RSS counts a page shared by several workers once per worker; PSS shares it out. Tree CPU per request "+
+		"(the watchdog and its workers, /proc) shows a pool that ran out of CPU rather than of lanes: everything under test shares one CPU.\n\n",
 		ln.WaitMs, k, k, k, k, k)
 	if k != harness.IssueLanes {
 		fmt.Fprintf(w, "Issue 20's goals are stated for %d lanes; at %d they are for orientation only.\n\n", harness.IssueLanes, k)
 	}
 	c := fmt.Sprintf("c%d", k)
-	fmt.Fprintf(w, "| language | 1×%d req/s | %d×1 req/s | 1×%d ÷ %d×1 | 1×%d p50/p99 µs | %d×1 p50/p99 µs | 1×%d RSS MiB | %d×1 RSS MiB | RSS ratio | 1×%d PSS MiB | %d×1 PSS MiB | PSS ratio |\n",
-		k, k, k, k, k, k, k, k, k, k)
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintf(w, "| language | 1×%d req/s | %d×1 req/s | 1×%d ÷ %d×1 | 1×%d p50/p99 µs | %d×1 p50/p99 µs | tree CPU µs/request 1×%d / %d×1 | 1×%d RSS MiB | %d×1 RSS MiB | RSS ratio | 1×%d PSS MiB | %d×1 PSS MiB | PSS ratio |\n",
+		k, k, k, k, k, k, k, k, k, k, k, k)
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, name := range ln.Order {
 		l := ln.Languages[name]
 		a, b := l.Lanes.Figures[harness.IO][c], l.Workers.Figures[harness.IO][c]
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, rps(a), rps(b),
-			times(l.RPSRatio, l.RPSRatio.N > 0), lat(a), lat(b),
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s |\n", name, rps(a), rps(b),
+			times(l.RPSRatio, l.RPSRatio.N > 0), lat(a), lat(b), treeCPU(a), treeCPU(b),
 			mem(l.Lanes.Memory, false), mem(l.Workers.Memory, false), memRatio(l.RSSRatio),
 			mem(l.Lanes.Memory, true), mem(l.Workers.Memory, true), memRatio(l.PSSRatio))
 	}
@@ -71,6 +72,15 @@ func lanes(w io.Writer, r *harness.Results) {
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// treeCPU is the CPU time of a configuration's whole tree per request (harness/hostcost.go):
+// a pool near a whole CPU's worth per request of its rate ran out of CPU, not of lanes.
+func treeCPU(f *harness.Figures) string {
+	if f == nil || f.Host == nil {
+		return "–"
+	}
+	return num(f.Host.TreeCPUus.Median)
 }
 
 // mem prints a pool's tree memory during the load, with the figure after it in brackets.

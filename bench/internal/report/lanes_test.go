@@ -16,10 +16,14 @@ func lanesSample() *harness.Lanes {
 	mem := func(rss, pss, rssAfter, pssAfter float64) *harness.PoolMemory {
 		return &harness.PoolMemory{During: &harness.TreeMemory{RSSMiB: rss, PSSMiB: pss}, After: &harness.TreeMemory{RSSMiB: rssAfter, PSSMiB: pssAfter}}
 	}
+	cpu := func(b harness.ByWorkload, us float64) harness.ByWorkload {
+		b[harness.IO]["c32"].Host = &harness.HostSpread{TreeCPUus: harness.Spread{Median: us, N: 1}}
+		return b
+	}
 	return &harness.Lanes{K: 32, WaitMs: 50, Order: []string{"java"}, Languages: map[string]*harness.LanesLanguage{
 		"java": {
-			Lanes:    &harness.LanePool{Key: "java/io-w1-l32", Workers: 1, Lanes: 32, Memory: mem(90, 80, 91, 81), Figures: figs(harness.IO, "c32", 615, 50600, 53000)},
-			Workers:  &harness.LanePool{Key: "java/io-w32-l1", Workers: 32, Lanes: 1, Memory: mem(1800, 1500, 1810, 1510), Figures: figs(harness.IO, "c32", 625, 50500, 52000)},
+			Lanes:    &harness.LanePool{Key: "java/io-w1-l32", Workers: 1, Lanes: 32, Memory: mem(90, 80, 91, 81), Figures: cpu(figs(harness.IO, "c32", 615, 50600, 53000), 150)},
+			Workers:  &harness.LanePool{Key: "java/io-w32-l1", Workers: 32, Lanes: 1, Memory: mem(1800, 1500, 1810, 1510), Figures: cpu(figs(harness.IO, "c32", 625, 50500, 52000), 900)},
 			Hello:    &harness.LanePool{Key: "java/hello-w2-l1", Workers: 2, Lanes: 1, Figures: figs(harness.Hello, "c8", 7900, 900, 2000)},
 			RPSRatio: harness.Spread{Median: 0.984, Min: 0.984, Max: 0.984, N: 1}, RSSRatio: 0.05, PSSRatio: 0.0533,
 			Published: &harness.PublishedHello{Date: "2026-11-26T03:46:54Z", RPS: harness.Spread{Median: 8000, N: 3}},
@@ -41,7 +45,7 @@ func TestMarkdownReportsLanes(t *testing.T) {
 	out := b.String()
 	mustContain(t, out,
 		"## Lanes: 1 worker × 32 lanes against 32 workers × 1 lane",
-		"| java | 615 | 625 | 0.98× | 50600 / 53000 | 50500 / 52000 | 90 (91) | 1800 (1810) | 0.05 | 80 (81) | 1500 (1510) | 0.05 |",
+		"| java | 615 | 625 | 0.98× | 50600 / 53000 | 50500 / 52000 | 150 / 900 | 90 (91) | 1800 (1810) | 0.05 | 80 (81) | 1500 (1510) | 0.05 |",
 		"| java | 7900 | 900 / 2000 | 8000 | 8000 | 2026-11-26T03:46:54Z | 0.99× |",
 		"| java | io c=32 req/s: 1 worker × 32 lanes ÷ 32 workers × 1 lane | 0.98 | >= 0.9 | yes |",
 		"| java | tree RSS during io load: 1 worker × 32 lanes ÷ 32 workers × 1 lane | 0.05 | <= 0.125 | yes |")
