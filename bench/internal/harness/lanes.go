@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -78,7 +79,13 @@ type LanesLanguage struct {
 	// Published is the published hello c=8 of this language, when there is one.
 	Published *PublishedHello `json:"published_hello_c8,omitempty"`
 	Targets   []Target        `json:"targets"`
+	// Skipped says why the language was not measured: its library serves fewer lanes than
+	// asked (PROTOCOL.md §2.5), so there is nothing to compare. Empty when it was.
+	Skipped string `json:"skipped,omitempty"`
 }
+
+// errFewerLanes is a library that serves fewer lanes than the pool asks for.
+var errFewerLanes = errors.New("the library serves fewer lanes than asked")
 
 // Lanes is the scenario's results.
 type Lanes struct {
@@ -180,6 +187,14 @@ func measureLanes(ctx context.Context, o Options, load Load, guard *quietGuard) 
 	res := &Lanes{K: lo.K, WaitMs: float64(ioWait.Milliseconds()), Languages: map[string]*LanesLanguage{}}
 	for _, l := range langs {
 		ll, err := measureLanesLanguage(ctx, o, load, guard, l)
+		if errors.Is(err, errFewerLanes) {
+			// Not a failure of the run: that library has no lanes yet, and the other
+			// languages (and the scenarios after this one) are still worth their time.
+			fmt.Fprintf(o.Log, "lanes: %s not measured: %v\n", l.Name, err)
+			res.Order = append(res.Order, l.Name)
+			res.Languages[l.Name] = &LanesLanguage{Skipped: firstLine(err.Error())}
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", l.Name, err)
 		}
@@ -292,8 +307,12 @@ func waitLanes(ctx context.Context, s *server, n, lanes int) error {
 				return nil
 			}
 			if st.Lanes == nil || st.Lanes.Free != n*lanes {
-				return fmt.Errorf("%s: %d worker(s) idle with lanes %+v; want %d free lanes (does the library list streams and state at least %d in AfterBurn-Streams?)\n%s",
-					s.name, n, st.Lanes, n*lanes, lanes, s.log.String())
+				free := 0
+				if st.Lanes != nil {
+					free = st.Lanes.Free
+				}
+				return fmt.Errorf("%w: %s: %d worker(s) idle with %d free lanes; want %d (does the library list streams and state at least %d in AfterBurn-Streams?)\n%s",
+					errFewerLanes, s.name, n, free, n*lanes, lanes, s.log.String())
 			}
 			return nil
 		}
@@ -377,4 +396,9 @@ func poolMemory(ctx context.Context, o Options, load Load, l Language, p *LanePo
 	fmt.Fprintf(o.Log, "%s alone: tree RSS %.1f MiB, PSS %.1f MiB during %d-connection io load (%.0f req/s); after: RSS %.1f, PSS %.1f MiB\n",
 		c.key, m.During.RSSMiB, m.During.PSSMiB, o.Lanes.K, ld.r.RPS, after.RSSMiB, after.PSSMiB)
 	return m, nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

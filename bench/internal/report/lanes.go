@@ -29,11 +29,19 @@ func lanes(w io.Writer, r *harness.Results) {
 	if k != harness.IssueLanes {
 		fmt.Fprintf(w, "Issue 20's goals are stated for %d lanes; at %d they are for orientation only.\n\n", harness.IssueLanes, k)
 	}
+	var measured []string
+	for _, name := range ln.Order {
+		if s := ln.Languages[name].Skipped; s != "" {
+			fmt.Fprintf(w, "**%s not measured**: %s.\n\n", name, s)
+			continue
+		}
+		measured = append(measured, name)
+	}
 	c := fmt.Sprintf("c%d", k)
 	fmt.Fprintf(w, "| language | 1×%d req/s | %d×1 req/s | 1×%d ÷ %d×1 | 1×%d p50/p99 µs | %d×1 p50/p99 µs | tree CPU µs/request 1×%d / %d×1 | 1×%d RSS MiB | %d×1 RSS MiB | RSS ratio | 1×%d PSS MiB | %d×1 PSS MiB | PSS ratio |\n",
 		k, k, k, k, k, k, k, k, k, k, k, k)
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-	for _, name := range ln.Order {
+	for _, name := range measured {
 		l := ln.Languages[name]
 		a, b := l.Lanes.Figures[harness.IO][c], l.Workers.Figures[harness.IO][c]
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s |\n", name, rps(a), rps(b),
@@ -48,7 +56,7 @@ func lanes(w io.Writer, r *harness.Results) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| language | `-lanes 1` req/s | p50/p99 µs | this run, no `-lanes` | published req/s | published run | ÷ published |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
-	for _, name := range ln.Order {
+	for _, name := range measured {
 		l := ln.Languages[name]
 		h := l.Hello.Figures[harness.Hello]["c8"]
 		same := "–"
@@ -65,7 +73,7 @@ func lanes(w io.Writer, r *harness.Results) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| language | target | this run | goal | met |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
-	for _, name := range ln.Order {
+	for _, name := range measured {
 		for _, t := range ln.Languages[name].Targets {
 			fmt.Fprintf(w, "| %s ", name)
 			targetRows(w, []harness.Target{t})

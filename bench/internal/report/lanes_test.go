@@ -91,3 +91,19 @@ func TestLanesOnlyRunIsPublishedBesideTheWholeRun(t *testing.T) {
 		t.Errorf("OnlyScenarios of a whole run = %q; want \"\"", got)
 	}
 }
+
+// TestMarkdownSaysALanguageWasNotMeasured: a library serving fewer lanes than asked is named
+// above the table, and has no row in it (nor pools in the quiet-run guard's table).
+func TestMarkdownSaysALanguageWasNotMeasured(t *testing.T) {
+	r := guarded(false)
+	r.Lanes = lanesSample()
+	r.Lanes.Order = append(r.Lanes.Order, "python")
+	r.Lanes.Languages["python"] = &harness.LanesLanguage{Skipped: "the library serves fewer lanes than asked: python/io-w1-l32: 1 worker(s) idle with 1 free lanes; want 32"}
+	var b bytes.Buffer
+	Markdown(&b, r)
+	out := b.String()
+	mustContain(t, out, "**python not measured**: the library serves fewer lanes than asked: python/io-w1-l32: 1 worker(s) idle with 1 free lanes; want 32.")
+	if strings.Contains(out, "| python |") {
+		t.Errorf("a language not measured has a row:\n%s", out)
+	}
+}

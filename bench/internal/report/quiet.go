@@ -144,7 +144,9 @@ func configurations(r *harness.Results) []configuration {
 		for _, name := range ln.Order {
 			l := ln.Languages[name]
 			for _, p := range []*harness.LanePool{l.Lanes, l.Workers, l.Hello} {
-				add(p.Key, p.Figures)
+				if p != nil { // nil for a language not measured
+					add(p.Key, p.Figures)
+				}
 			}
 		}
 	}
