@@ -36,6 +36,7 @@ func main() {
 	scenarios := flag.String("scenarios", "languages,lanes,fork", "what to measure, comma-separated: languages (every language against its baselines), "+
 		"lanes (an I/O-bound function in 1 worker × K lanes against K workers × 1 lane, and hello with -lanes 1), "+
 		"fork (Python's fork mode against exec mode with a synthetic model); bench/README.md")
+	lanesWarmup := flag.Duration("lanes_warmup", 0, "lanes scenario: unmeasured io load on each io pool before the first repetition; 0 for -warmup (Java: at least 10 s)")
 	lanesK := flag.Int("lanes_k", harness.IssueLanes, "lanes scenario: lanes of the one-worker pool, workers of the one-lane pool, and wrk's connections")
 	forkMiB := flag.Int("fork_model_mib", 512, "fork scenario: MiB of the synthetic model")
 	forkWorkers := flag.String("fork_workers", "1,4,8", "fork scenario: worker counts, comma-separated")
@@ -80,7 +81,7 @@ func main() {
 	if *lanesK < 2 {
 		fatal(fmt.Errorf("-lanes_k must be at least 2"))
 	}
-	lanes := &harness.LanesOptions{Langs: o.Langs, K: *lanesK, Published: filepath.Join(*out, "latest.json")}
+	lanes := &harness.LanesOptions{Langs: o.Langs, K: *lanesK, Warmup: *lanesWarmup, Published: filepath.Join(*out, "latest.json")}
 	for _, w := range strings.Split(*forkWorkers, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(w))
 		if err != nil || n < 1 {

@@ -36,6 +36,10 @@ type LanesOptions struct {
 	// K is the lanes of the one-worker pool, the workers of the one-lane pool and wrk's
 	// connections.
 	K int
+	// Warmup, when set, is the unmeasured io load on each io pool before the first repetition,
+	// in place of the languages' warm-up: K JVMs on one CPU each compile the same code, and
+	// take longer than one to reach their steady state.
+	Warmup time.Duration
 	// Published is a whole run's JSON (bench/results/latest.json), read before the run, whose
 	// AfterBurn hello c=8 the lanes=1 figure is set beside; "" or missing for none.
 	Published string
@@ -91,6 +95,7 @@ var errFewerLanes = errors.New("the library serves fewer lanes than asked")
 type Lanes struct {
 	K         int                       `json:"k"`
 	WaitMs    float64                   `json:"io_wait_ms"`
+	IOWarmup  string                    `json:"io_pools_warmup,omitempty"` // -lanes_warmup; empty: the languages' own
 	Order     []string                  `json:"languages_order"`
 	Languages map[string]*LanesLanguage `json:"languages"`
 }
@@ -185,6 +190,9 @@ func measureLanes(ctx context.Context, o Options, load Load, guard *quietGuard) 
 		}
 	}
 	res := &Lanes{K: lo.K, WaitMs: float64(ioWait.Milliseconds()), Languages: map[string]*LanesLanguage{}}
+	if lo.Warmup > 0 {
+		res.IOWarmup = lo.Warmup.String()
+	}
 	for _, l := range langs {
 		ll, err := measureLanesLanguage(ctx, o, load, guard, l)
 		if errors.Is(err, errFewerLanes) {
@@ -245,6 +253,9 @@ func measureLanesLanguage(ctx context.Context, o Options, load Load, guard *quie
 		warmup := o.Warmup
 		if !o.Quick {
 			warmup = max(warmup, l.Warmup)
+		}
+		if r.w == IO && o.Lanes.Warmup > 0 {
+			warmup = o.Lanes.Warmup
 		}
 		fmt.Fprintf(o.Log, "started %s on %s; warming up\n", c.key, c.srv.addr)
 		if _, err := load.Run(c.srv.url(), r.w, r.conns, warmup); err != nil && err != errNoRequests {

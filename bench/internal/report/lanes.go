@@ -26,6 +26,9 @@ func lanes(w io.Writer, r *harness.Results) {
 		"right after it. RSS counts a page shared by several workers once per worker; PSS shares it out. Tree CPU per request "+
 		"(the watchdog and its workers, /proc) shows a pool that ran out of CPU rather than of lanes: everything under test shares one CPU.\n\n",
 		ln.WaitMs, k, k, k, k, k)
+	if ln.IOWarmup != "" {
+		fmt.Fprintf(w, "The io pools were warmed up for %s each (`-lanes_warmup`).\n\n", ln.IOWarmup)
+	}
 	if k != harness.IssueLanes {
 		fmt.Fprintf(w, "Issue 20's goals are stated for %d lanes; at %d they are for orientation only.\n\n", harness.IssueLanes, k)
 	}
