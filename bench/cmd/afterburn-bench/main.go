@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -32,8 +33,11 @@ func main() {
 	serverCPU := flag.String("server_cpu", "1", "taskset CPU list for everything under test; empty for no pinning")
 	large := flag.Int64("large_mib", 100, "MiB echoed in the large-body measurement; 0 skips it")
 	out := flag.String("out", "bench/results", "directory for the results")
-	scenarios := flag.String("scenarios", "languages,fork", "what to measure, comma-separated: languages (every language against its baselines), "+
-		"fork (Python's fork mode against exec mode with a synthetic model, bench/README.md)")
+	scenarios := flag.String("scenarios", "languages,lanes,fork", "what to measure, comma-separated: languages (every language against its baselines), "+
+		"lanes (an I/O-bound function in 1 worker × K lanes against K workers × 1 lane, and hello with -lanes 1), "+
+		"fork (Python's fork mode against exec mode with a synthetic model); bench/README.md")
+	lanesWarmup := flag.Duration("lanes_warmup", 0, "lanes scenario: unmeasured io load on each io pool before the first repetition; 0 for -warmup (Java: at least 10 s)")
+	lanesK := flag.Int("lanes_k", harness.IssueLanes, "lanes scenario: lanes of the one-worker pool, workers of the one-lane pool, and wrk's connections")
 	forkMiB := flag.Int("fork_model_mib", 512, "fork scenario: MiB of the synthetic model")
 	forkWorkers := flag.String("fork_workers", "1,4,8", "fork scenario: worker counts, comma-separated")
 	forkRequests := flag.Int("fork_requests", 10000, "fork scenario: model requests before the tree's PSS is read")
@@ -71,6 +75,13 @@ func main() {
 			fork.Crashes = quickFork.Crashes
 		}
 	}
+	if *quick && !set["lanes_k"] {
+		*lanesK = 8 // the lanes scenario at a small scale
+	}
+	if *lanesK < 2 {
+		fatal(fmt.Errorf("-lanes_k must be at least 2"))
+	}
+	lanes := &harness.LanesOptions{Langs: o.Langs, K: *lanesK, Warmup: *lanesWarmup, Published: filepath.Join(*out, "latest.json")}
 	for _, w := range strings.Split(*forkWorkers, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(w))
 		if err != nil || n < 1 {
@@ -86,10 +97,12 @@ func main() {
 		switch sc {
 		case "languages":
 			langsRun = true
+		case "lanes":
+			o.Lanes = lanes
 		case "fork":
 			o.Fork = fork
 		default:
-			fatal(fmt.Errorf("-scenarios: unknown scenario %q (languages, fork)", sc))
+			fatal(fmt.Errorf("-scenarios: unknown scenario %q (languages, lanes, fork)", sc))
 		}
 	}
 	if !langsRun {
@@ -106,8 +119,8 @@ func main() {
 	if o.Quick {
 		stamp += "-quick"
 	}
-	if !langsRun {
-		stamp += "-fork" // report.Publish: a run of the fork scenario alone is published as latest-fork.*
+	if s := report.OnlyScenarios(res); s != "" {
+		stamp += "-" + s // report.Publish: a run without the languages scenario is published as latest-<scenarios>.*
 	}
 	written, err := report.Publish(*out, stamp, res)
 	if err != nil {

@@ -269,6 +269,12 @@ type readyBody struct {
 	Started     map[string]int `json:"started"`
 	Template    string         `json:"template"`
 	TemplatePID int            `json:"template_pid"`
+	// Lanes are the lanes of live workers by state, with lanes > 1 (§2.5; lanes.go).
+	Lanes *struct {
+		Free     int `json:"free"`
+		Busy     int `json:"busy"`
+		Draining int `json:"draining"`
+	} `json:"lanes"`
 }
 
 func readyStatus(s *server) (readyBody, error) {

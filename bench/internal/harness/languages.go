@@ -28,6 +28,9 @@ type Language struct {
 	// its own work: how near the library comes to what its dependencies allow. Set for
 	// Node, whose issue prescribes them (llhttp, undici's Request and Response).
 	Floor []string
+	// IO is the worker command of the lanes scenario (lanes.go): GET /io waits 50 ms without
+	// holding its lane's runtime and answers 1 KiB.
+	IO []string
 	// Built lists files that exist once `make bench-build` has built the language.
 	Built []string
 	// Warmup is the least unmeasured load its long-lived configurations get before the
@@ -53,7 +56,8 @@ func Languages(root string) []Language {
 			Classic:   []string{"bench/bin/go-classic"},
 			Server:    []string{"bench/bin/go-server"},
 			NoLib:     []string{"bench/bin/limit-child"},
-			Built:     []string{"bench/bin/go-afterburn", "bench/bin/go-classic", "bench/bin/go-server", "bench/bin/limit-child"},
+			IO:        []string{"bench/bin/go-io"},
+			Built:     []string{"bench/bin/go-afterburn", "bench/bin/go-classic", "bench/bin/go-server", "bench/bin/limit-child", "bench/bin/go-io"},
 		},
 		{
 			Name:      "python",
@@ -61,6 +65,7 @@ func Languages(root string) []Language {
 			Classic:   []string{py, "bench/functions/python/classic.py"},
 			Server:    []string{py, "bench/functions/python/server.py"},
 			NoLib:     []string{py, "bench/functions/python/nolib.py"},
+			IO:        []string{py, "bench/functions/python/io_fn.py"},
 			Built:     []string{py},
 		},
 		{
@@ -69,6 +74,7 @@ func Languages(root string) []Language {
 			Classic:   []string{"node", "bench/functions/node/classic.js"},
 			Server:    []string{"node", "bench/functions/node/server.js"},
 			NoLib:     []string{"node", "bench/functions/node/nolib.js"},
+			IO:        []string{"node", "bench/functions/node/io_fn.js"},
 			Floor:     []string{"node", "bench/functions/node/floor.js"},
 			Built:     []string{"node/node_modules"},
 		},
@@ -80,7 +86,9 @@ func Languages(root string) []Language {
 			// The JDK's HttpServer waits for Nagle's algorithm unless told not to.
 			Server: append(slices.Clone(javaWorkerFlags), "-Dsun.net.httpserver.nodelay=true", "-cp", javaClasses, "Server"),
 			NoLib:  []string{"java", "-cp", javaClasses, "NoLib"},
-			Built:  []string{javaClasses + "/AfterBurnFn.class", "bench/build/java-runtime.classpath"},
+			// With lanes, one JVM serves every lane, on a thread each.
+			IO:    append(slices.Clone(javaWorkerFlags), "-cp", javaClasses+":"+javaRuntime, "IoFn"),
+			Built: []string{javaClasses + "/AfterBurnFn.class", javaClasses + "/IoFn.class", "bench/build/java-runtime.classpath"},
 			// C2 spends about 3 s of CPU after the first seconds of load (java/README.md).
 			Warmup: 10 * time.Second,
 		},
@@ -95,6 +103,26 @@ func readClasspath(root, rel string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// resolveLangs returns the named languages, in the order named, each checked to be built.
+func resolveLangs(root string, names []string) ([]Language, error) {
+	var out []Language
+	for _, want := range names {
+		found := false
+		for _, l := range Languages(root) {
+			if l.Name == want {
+				if err := l.checkBuilt(root); err != nil {
+					return nil, err
+				}
+				out, found = append(out, l), true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("unknown language %q", want)
+		}
+	}
+	return out, nil
 }
 
 // checkBuilt reports the first missing build output of a language.

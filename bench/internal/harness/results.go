@@ -138,6 +138,8 @@ type Results struct {
 	Quiet *QuietSummary `json:"quiet_guard,omitempty"` // quiet.go
 	// ForkMode is the fork-mode scenario (forkmode.go), nil when it did not run.
 	ForkMode *ForkMode `json:"fork_mode,omitempty"`
+	// Lanes is the lanes scenario (lanes.go), nil when it did not run.
+	Lanes *Lanes `json:"lanes,omitempty"`
 }
 
 // Noisy reports whether a run stayed over the quiet-run guard's thresholds: such a session

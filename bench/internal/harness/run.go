@@ -33,9 +33,11 @@ type Options struct {
 	LargeBytes int64 // 0 skips the large-body measurement
 	Quick      bool
 	Log        io.Writer
-	// Fork is the fork-mode scenario (forkmode.go); nil skips it. With no Langs, it is all
-	// that runs.
+	// Fork is the fork-mode scenario (forkmode.go); nil skips it. With no Langs, it and Lanes
+	// are all that runs.
 	Fork *ForkModeOptions
+	// Lanes is the lanes scenario (lanes.go); nil skips it.
+	Lanes *LanesOptions
 }
 
 // config is one thing under test, started once and measured in every repetition.
@@ -169,6 +171,12 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		c.srv = nil
 		byKey[c.key] = c.figs
 	}
+	var lanes *Lanes
+	if o.Lanes != nil {
+		if lanes, err = measureLanes(ctx, o, load, guard); err != nil {
+			return nil, fmt.Errorf("lanes: %v", err)
+		}
+	}
 	var forkMode *ForkMode
 	if o.Fork != nil {
 		if forkMode, err = measureForkMode(ctx, o, load, guard); err != nil {
@@ -189,6 +197,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		Hop:       newHop(byKey),
 		Quiet:     guard.summary(),
 		ForkMode:  forkMode,
+		Lanes:     lanes,
 	}
 	for _, l := range langs {
 		lr := &LanguageResults{
@@ -245,7 +254,7 @@ func verify(s *server) error {
 func placement(o Options) string {
 	if len(o.Langs) == 0 {
 		return fmt.Sprintf("wrk (1 thread) pinned to CPU %s; every watchdog and worker pinned to CPU %s (taskset); "+
-			"the fork-mode pools' workers as their tables say; every pool but the one measured frozen (SIGSTOP, whole process tree)",
+			"the lanes and fork-mode pools' workers as their tables say; every pool but the one measured frozen (SIGSTOP, whole process tree)",
 			orNone(o.LoadCPU), orNone(o.ServerCPU))
 	}
 	return fmt.Sprintf("wrk (1 thread) pinned to CPU %s; every server, watchdog, worker, proxy and forked "+

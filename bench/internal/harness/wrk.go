@@ -53,8 +53,11 @@ func (l Load) Run(url string, workload Workload, conns int, d time.Duration) (Lo
 	if workload == Echo1K {
 		args = append(args, "-s", l.ScriptPath)
 	}
-	if workload == Model {
+	switch workload {
+	case Model:
 		url += "model" // forkmode.go: GET /model
+	case IO:
+		url += "io" // lanes.go: GET /io
 	}
 	args = append(args, url)
 	if l.CPU != "" {

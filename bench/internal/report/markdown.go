@@ -79,6 +79,7 @@ func Markdown(w io.Writer, r *harness.Results) {
 		p99Baselines(w, l)
 		floor(w, l)
 	}
+	lanes(w, r)             // lanes.go
 	forkMode(w, r.ForkMode) // forkmode.go
 	quietSection(w, r)
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/afterburn-dev/afterburn/bench/internal/harness"
 )
@@ -10,9 +11,10 @@ import (
 // Publish writes a run into dir: <stamp>.json, and latest.json, latest.md and latest.png. A
 // run the quiet-run guard found noisy is written as <stamp>-noisy.json and <stamp>-noisy.md
 // only, and latest.* stay as they were: figures taken on a busy machine must not replace a
-// quiet run's (bench/README.md). A run of the fork scenario alone (no language measured) is
-// published as latest-fork.json and latest-fork.md, beside a whole run's latest.*, which it
-// must not replace. It returns the files it wrote.
+// quiet run's (bench/README.md). A run without the languages scenario (the fork or lanes
+// scenario alone, or both) is published as latest-<OnlyScenarios>.json and .md, such as
+// latest-fork.*, beside a whole run's latest.*, which it must not replace. It returns the
+// files it wrote.
 func Publish(dir, stamp string, r *harness.Results) ([]string, error) {
 	var written []string
 	writeJSON := func(name string) error {
@@ -36,13 +38,13 @@ func Publish(dir, stamp string, r *harness.Results) ([]string, error) {
 		}
 		return written, writeMarkdown(stamp + "-noisy.md")
 	}
-	if len(r.Order) == 0 && r.ForkMode != nil {
-		for _, name := range []string{stamp + ".json", "latest-fork.json"} {
+	if s := OnlyScenarios(r); s != "" {
+		for _, name := range []string{stamp + ".json", "latest-" + s + ".json"} {
 			if err := writeJSON(name); err != nil {
 				return written, err
 			}
 		}
-		return written, writeMarkdown("latest-fork.md")
+		return written, writeMarkdown("latest-" + s + ".md")
 	}
 	for _, name := range []string{stamp + ".json", "latest.json"} {
 		if err := writeJSON(name); err != nil {
@@ -55,4 +57,20 @@ func Publish(dir, stamp string, r *harness.Results) ([]string, error) {
 	p := filepath.Join(dir, "latest.png")
 	written = append(written, p)
 	return written, Chart(p, r)
+}
+
+// OnlyScenarios names the scenarios of a run that did not measure the languages scenario:
+// "lanes", "fork" or "lanes-fork"; "" for a run that did (or measured nothing).
+func OnlyScenarios(r *harness.Results) string {
+	if len(r.Order) > 0 {
+		return ""
+	}
+	var parts []string
+	if r.Lanes != nil {
+		parts = append(parts, "lanes")
+	}
+	if r.ForkMode != nil {
+		parts = append(parts, "fork")
+	}
+	return strings.Join(parts, "-")
 }

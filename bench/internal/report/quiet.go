@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/afterburn-dev/afterburn/bench/internal/harness"
@@ -78,8 +80,8 @@ func quietSection(w io.Writer, r *harness.Results) {
 	fmt.Fprintln(w, "| configuration | workload | c | attempts | others' CPU % | kernel threads % | steal % | calibration over reference % | wrk CPU % | wrk CPU µs/request |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	for _, c := range configurations(r) {
-		for _, wl := range []harness.Workload{harness.Hello, harness.Echo1K, harness.Model} {
-			for _, conc := range []string{"c1", "c8"} {
+		for _, wl := range []harness.Workload{harness.Hello, harness.Echo1K, harness.Model, harness.IO} {
+			for _, conc := range concurrencies(c.figs[wl]) {
 				f := c.figs[wl][conc]
 				if f == nil {
 					continue
@@ -138,6 +140,16 @@ func configurations(r *harness.Results) []configuration {
 			add(name+"/"+string(m), l.Mode(m))
 		}
 	}
+	if ln := r.Lanes; ln != nil {
+		for _, name := range ln.Order {
+			l := ln.Languages[name]
+			for _, p := range []*harness.LanePool{l.Lanes, l.Workers, l.Hello} {
+				if p != nil { // nil for a language not measured
+					add(p.Key, p.Figures)
+				}
+			}
+		}
+	}
 	if f := r.ForkMode; f != nil {
 		for _, p := range f.Pools {
 			add(p.Key(), p.Figures)
@@ -161,4 +173,18 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// concurrencies are the keys of b ("c1", "c8", "c32"), lowest first.
+func concurrencies(b harness.ByConcurrency) []string {
+	var out []string
+	for c := range b {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(x, y string) int {
+		a, _ := strconv.Atoi(strings.TrimPrefix(x, "c"))
+		b, _ := strconv.Atoi(strings.TrimPrefix(y, "c"))
+		return a - b
+	})
+	return out
 }
