@@ -102,6 +102,11 @@ function run(handle, { fetch = false, env = process.env, maxLanes = DEFAULT_MAX_
     const { conn, reader } = serveLane(input, writer, common, (code) => {
       reader.destroy(); // closes the request pipe
       closing.push(writer.close()); // what is queued is written first
+      if (conn.refused) {
+        // §3.4: a failed handshake ends the worker, not only its lane.
+        Promise.all(closing).then(() => process.exit(code));
+        return;
+      }
       live--;
       if (code !== 0) {
         logToStderr(`afterburn: lane ${lane} stopped (status ${code})${live > 0 ? '; the other lanes go on' : ''}\n`);

@@ -350,8 +350,10 @@ class Connection {
   _answerHandshake(ex, offered) {
     const answer = answerHandshake(offered, ex.exchange, this.maxLanes);
     if (!answer.ok) {
-      // §3.4: 400 version_mismatch listing the versions spoken, then exit non-zero.
+      // §3.4: 400 version_mismatch listing the versions spoken, then exit non-zero: the
+      // whole worker, whatever its lanes (§2.5).
       this.log(answer.record);
+      this.refused = true;
       this._writeErrorAndStop(answer.bytes);
       return;
     }

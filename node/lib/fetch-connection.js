@@ -348,6 +348,7 @@ class FetchConnection {
       const answer = answerHandshake(handshake, ex.exchange, this.maxLanes); // §3.5: a repeated one has a token
       if (!answer.ok) {
         this.log(answer.record);
+        this.refused = true; // §3.4: the whole worker exits, whatever its lanes (§2.5)
         this._writeErrorAndStop(answer.bytes);
         return;
       }

@@ -191,6 +191,16 @@ describe.each(STYLES)('lanes, %s style', (style) => {
     });
   });
 
+  test('a handshake offering no version it speaks ends the whole worker non-zero (§3.4), not lane 1 alone', async () => {
+    const w = start(app, { lanes: 3 });
+    await withStderr(w, async () => {
+      w.lane(1).send(HANDSHAKE.replace('AfterBurn-Handshake: 1', 'AfterBurn-Handshake: 7'));
+      const [reply] = await w.lane(1).responses(1);
+      expect([reply.status, field(reply, 'afterburn-protocol')]).toEqual([400, '1']);
+      expect(await w.closed).toEqual({ code: 1, signal: null });
+    });
+  });
+
   test('ctx.log writes each line as "[request id] text" on stderr', async () => {
     const w = start(app, { lanes: 2 });
     await withStderr(w, async () => {
