@@ -69,6 +69,8 @@ conformance-python-fork: $(PY_COMPILED) $(WATCHDOG) $(CONFORMANCE)
 conformance-python-lanes: $(PY_COMPILED) $(WATCHDOG) $(CONFORMANCE)
 	@echo "== python, lanes: the launcher, four lanes per worker (-lanes 4)"
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_LAUNCHER)" $(LANES_FLAGS) $(CONFORMANCE_FLAGS)
+	@echo "== python, lanes: the fixture as an ASGI app, its requests concurrent tasks on one event loop"
+	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_ASGI)" $(LANES_FLAGS) $(CONFORMANCE_FLAGS)
 
 run-python: $(PY_COMPILED) $(WATCHDOG)
 	@echo "serving python/examples/model on http://127.0.0.1:$(RUN_PORT)/ (Ctrl-C stops)"

@@ -119,6 +119,7 @@ type exchange struct {
 	bodyWritten int64 // bytes of body framing and data written to the pipe
 	respDone    bool  // the response was read to its end
 	respBegun   bool  // a byte of the response was read (lanedrain.go)
+	unsent      int   // bytes of head and inline body still buffered when writing them failed
 	closeAfter  bool  // the worker sent Connection: close
 	// aborting is closed by the body goroutine before it kills the worker
 	// because the body cannot be completed (§6.4).
@@ -185,6 +186,10 @@ func (x *exchange) run() (neverRead bool) {
 	}
 	if err := x.writeHead(); err != nil {
 		fail = classify(err)
+		// What never left the buffer never reached the worker (§9.3): a
+		// worker with lanes can be killed, for another lane's crash, while
+		// this head is written (§2.5).
+		x.unsent = l.bw.Buffered()
 	} else {
 		if x.r.ContentLength != 0 && x.inline == nil {
 			send := x.sendBody
@@ -286,7 +291,7 @@ func (x *exchange) run() (neverRead bool) {
 	final := w.inUse == 1 || isClosed(w.exited)
 	neverRead = !cut && final && (fail == failCrashed || fail == failExchange) && !x.headSent && caused && !x.replayLost &&
 		(bf == bodyOK || bf == bodyWorker) && x.headLen > 0 &&
-		int64(l.unreadRequestBytes()) == int64(x.headLen)+x.bodyWritten
+		int64(l.unreadRequestBytes()) == int64(x.headLen)+x.bodyWritten-int64(x.unsent)
 
 	switch {
 	case cut:

@@ -125,6 +125,9 @@ func (c *laneChild) serve(n int, in, out *os.File) {
 		head := fmt.Sprintf("HTTP/1.1 200 OK\r\nAfterBurn-Exchange: %s\r\nContent-Length: %d\r\n\r\n", tok, len(body))
 		io.WriteString(out, head)
 		io.WriteString(out, body)
+		if req.URL.Path == "/exit-after" {
+			os.Exit(13) // a worker that exits right after a complete response (§9.3)
+		}
 	}
 }
 

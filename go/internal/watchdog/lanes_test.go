@@ -294,6 +294,35 @@ func (s *syncBuffer) waitCount(t *testing.T, sub string, n int) {
 	})
 }
 
+// PROTOCOL.md §2.5, §9.3: requests sent at once after a worker exited
+// following a complete response each get their own answer: one written to a
+// lane of the dying worker and never read goes to another worker; one that
+// another lane of the dying worker had read before it exited gets its own
+// 502 (§8.4), never another request's answer; and most go through.
+func TestLanesUnreadRequestRetried(t *testing.T) {
+	h := startLanes(t, 4, "64", func(c *Config) { c.Workers = 2 })
+	h.waitLanes("8 free lanes", func(c laneCounts) bool { return c.Free == 8 })
+	for round := 1; round <= 20; round++ {
+		resp, _ := h.get("/exit-after")
+		if resp.StatusCode != 200 {
+			t.Fatalf("round %d: /exit-after got %d", round, resp.StatusCode)
+		}
+		a, b := h.getLater("/lane"), h.getLater("/lane")
+		for _, ch := range []<-chan string{a, b} {
+			r := <-ch
+			switch {
+			case strings.HasPrefix(r, "200 lane "):
+			case strings.HasPrefix(r, "502 ") && strings.Contains(r, `"worker_crashed"`):
+			default:
+				t.Fatalf("round %d: a request right after a worker's exit got %q", round, r)
+			}
+		}
+	}
+	if strings.Count(h.logs.String(), "exited before reading request") == 0 {
+		t.Errorf("no request of 20 rounds was retried on another worker (§9.3)")
+	}
+}
+
 // PROTOCOL.md §2.5, §8.4: a worker that crashed with free lanes gives none
 // of them to a later request: each is served by a live worker.
 func TestLanesOfACrashedWorkerTakeNothing(t *testing.T) {
