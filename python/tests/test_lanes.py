@@ -488,6 +488,19 @@ def test_exit_0_once_every_lane_has_read_eof(args: list[str]) -> None:
     assert status == 0, log
 
 
+@pytest.mark.parametrize("args", [LAUNCH, LAUNCH_ASGI])
+def test_a_refused_handshake_ends_the_whole_worker(args: list[str]) -> None:
+    # §3.4 with lanes (§2.5): no version it speaks is offered, so the worker exits non-zero;
+    # its other lanes do not keep it running.
+    proc = LaneProcess(args, 3)
+    proc.lane(1).send(HANDSHAKE.replace(b"AfterBurn-Handshake: 1", b"AfterBurn-Handshake: 7"))
+    reply = proc.lane(1).response(timeout=10)
+    assert (reply.status, reply.headers.get("afterburn-protocol")) == (400, "1")
+    proc.worker.proc.wait(timeout=10)  # with lanes 2 and 3 still open
+    status, log = proc.wait()
+    assert status != 0, log
+
+
 def test_eof_on_the_cancel_pipe_changes_nothing() -> None:
     proc = LaneProcess(LAUNCH, 2)
     proc.worker.handshake()

@@ -30,7 +30,7 @@ class Conn:
     in the test helper.
     """
 
-    __slots__ = ("_read", "_write", "parser", "fatal", "broken", "body_done", "request", "exchange")
+    __slots__ = ("_read", "_write", "parser", "fatal", "broken", "body_done", "request", "exchange", "refused")
 
     def __init__(self, read: Callable[[int], bytes], write: Callable[[bytes | memoryview], int],
                  parser: RequestParser) -> None:
@@ -48,6 +48,9 @@ class Conn:
         # The exchange token of the request being answered (PROTOCOL.md §4.6), None when it
         # carried none: every response head written for it carries the token.
         self.exchange: str | None = None
+        # §3.4: the handshake offered no version this library speaks; with lanes this ends
+        # the whole worker, where a fault ends its lane (§2.5).
+        self.refused = False
 
     def event(self) -> RequestHead | bytes | EndOfMessage | _Sentinel:
         """The parser's next event (never NEED_DATA), reading the pipe until there is one."""

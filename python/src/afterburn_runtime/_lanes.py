@@ -61,6 +61,10 @@ def _serve_lane(number: int, in_fd: int, out_fd: int, limits: tuple[int, int], r
     conn = Conn(partial(os.read, in_fd), partial(os.write, out_fd), RequestParser(*limits))
     try:
         status = _loop(conn, respond, reply_head, cancels)
+        if conn.refused:
+            # §3.4: a handshake offering no version this library speaks ends the worker, not
+            # only its lane (§2.5); nothing of the other lanes has begun.
+            os._exit(status)
     except OSError as e:
         log(f"afterburn: lane {number}: the response pipe is closed; the watchdog is gone ({e})")
         status = 1

@@ -250,6 +250,7 @@ def _answer_handshake(conn: Conn, head: RequestHead, reply_head: str) -> int:
         # §3.4: 400 version_mismatch listing the versions spoken, then exit non-zero.
         log(f"afterburn: the watchdog offers protocol versions {head.handshake!r}; "
             f"this library speaks {PROTOCOL_VERSION}")
+        conn.refused = True
         conn.send_error(VERSION_MISMATCH, None, f"AfterBurn-Protocol: {PROTOCOL_VERSION}\r\n")
         return 1
     if head.exchange is None:
