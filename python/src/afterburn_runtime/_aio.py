@@ -25,6 +25,13 @@ if TYPE_CHECKING:
     from ._cancel import Cancellation
     from ._request import Request
 
+# How long after the deadline the library itself cancels a task. The watchdog's clock decides
+# (§5.2: the library's deadline may fall up to a millisecond before the watchdog's): it
+# answers 504 and, with lanes, writes the cancel line (§2.5). Were the library first, a task
+# cancelled mid-response would end its lane as a fault before the watchdog's deadline, and the
+# client's 504 would be a 502 or a cut response.
+DEADLINE_GRACE = 0.05
+
 
 class _LaneIO:
     """Where a task's pipe I/O goes: the inbox its lane's thread serves while the task runs."""
@@ -106,7 +113,8 @@ class Runner:
             task = asyncio.current_task()
             assert task is not None
             cancellation.set_callback(lambda: loop.call_soon_threadsafe(task.cancel))
-            timer = None if cancellation.deadline is None else loop.call_at(cancellation.deadline, cancellation.fire)
+            timer = None if cancellation.deadline is None else loop.call_at(
+                cancellation.deadline + DEADLINE_GRACE, cancellation.fire)
             try:
                 return await coro
             finally:
