@@ -166,18 +166,23 @@ func (p *pool) reapRecycled(w *worker) {
 // residentBytes is the worker's resident set size, 0 if unknown. It reads
 // /proc/PID/statm, opened once for the worker's life: after every exchange
 // (PROTOCOL.md §9.7) that is one pread(2) of a few dozen bytes, which the
-// kernel fills from counters it keeps anyway. Only the goroutine that holds
-// the worker calls it; closePipes closes the file.
+// kernel fills from counters it keeps anyway. The exchanges of a worker's
+// lanes call it at once (§2.5): the file is opened under w.mu; closePipes
+// closes it.
 func (w *worker) residentBytes() int64 {
+	w.mu.Lock()
 	if w.statm == nil {
 		f, err := os.Open("/proc/" + strconv.Itoa(w.pid) + "/statm")
 		if err != nil {
+			w.mu.Unlock()
 			return 0
 		}
 		w.statm = f
 	}
+	statm := w.statm
+	w.mu.Unlock()
 	var buf [128]byte
-	n, _ := w.statm.ReadAt(buf[:], 0)
+	n, _ := statm.ReadAt(buf[:], 0)
 	return statmResident(buf[:n]) * int64(os.Getpagesize())
 }
 
