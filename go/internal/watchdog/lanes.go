@@ -37,6 +37,15 @@ func (p *pool) takeLocked() *lane {
 			free++
 		}
 	}
+	if l == nil {
+		// Not reached: a worker is in the idle list only with a free lane
+		// (offerLocked). Should that ever break, it leaves the list rather
+		// than take the watchdog down.
+		p.log.printf("w%d was offered with no free lane; taking it out of the idle list", w.id)
+		p.idle = append(p.idle[:best], p.idle[best+1:]...)
+		w.state = wsBusy
+		return p.takeLocked()
+	}
 	l.state = laneBusy
 	w.busy++
 	if free == 1 {
