@@ -120,7 +120,9 @@ func (p *pool) offerAllLocked(w *worker) {
 // (PROTOCOL.md §2.5, make-before-break).
 func (p *pool) faultLocked(l *lane, reason string) {
 	w := l.w
-	if w.inUse == 1 || w.gone {
+	// Exited but not yet reaped counts as gone: onExit may run a moment after
+	// the exchange saw the pipes end (awaitExit), and the restart is the crash.
+	if w.inUse == 1 || w.gone || isClosed(w.exited) {
 		p.retireLocked(w, reason)
 		return
 	}
