@@ -219,15 +219,10 @@ func (x *exchange) run() (neverRead bool) {
 				bf = <-bodyDone // the body failed first and killed the worker
 			default:
 				// Unblock the body goroutine wherever it waits: on the
-				// worker (killed; with several lanes only this lane is
-				// woken, §2.5) or on the client (read deadline). The
+				// worker (stopWorker) or on the client (read deadline). The
 				// client's connection cannot be reused after that, and
 				// whatever the body reports now is a consequence.
-				if w.inUse > 1 {
-					l.wake()
-				} else {
-					w.kill()
-				}
+				x.stopWorker()
 				x.controller().SetReadDeadline(time.Now())
 				x.rw.Header().Set("Connection", "close")
 				bf, caused = <-bodyDone, false
@@ -259,7 +254,9 @@ func (x *exchange) run() (neverRead bool) {
 		return x.cancelLane(bf == bodyOK && caused)
 	}
 	if fail == failCrashed && w.inUse > 1 {
-		x.awaitExit() // a crash of the worker, or one lane closed (§2.5)
+		// A crash of the worker (every lane fails, §8.4), or one lane
+		// closed (§2.5): its exit decides, if it comes.
+		w.awaitExit()
 	}
 
 	if fail == nil {

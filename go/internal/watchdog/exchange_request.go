@@ -192,18 +192,23 @@ func (x *exchange) sendBody() bodyFailure {
 	return bodyOK
 }
 
-// abortBody kills the worker because the body cannot be completed (§6.4).
-// That wakes up forward, which then reports the failure. A worker with
-// several lanes is not killed: only this lane is woken, and the fault is
-// confined to it (§2.5).
+// abortBody stops the exchange because the body cannot be completed (§6.4).
+// That wakes up forward, which then reports the failure.
 func (x *exchange) abortBody(f bodyFailure) bodyFailure {
 	close(x.aborting)
+	x.stopWorker()
+	return f
+}
+
+// stopWorker unblocks whatever of x waits on its worker's pipes: it kills
+// the worker, or, when the worker serves several lanes, wakes this lane
+// only, the fault being confined to it (§2.5).
+func (x *exchange) stopWorker() {
 	if x.w.inUse > 1 {
 		x.l.wake()
 	} else {
 		x.w.kill()
 	}
-	return f
 }
 
 // replayMax is the most body bytes kept for a second attempt (§9.3): a copy

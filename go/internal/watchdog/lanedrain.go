@@ -48,21 +48,6 @@ func (x *exchange) cancelLane(requestWritten bool) bool {
 	panic(http.ErrAbortHandler) // §8.7
 }
 
-// awaitExit gives a worker whose lane ended a moment to show whether the
-// worker died (every lane fails, §8.4) or only closed this lane, before
-// the failure is attributed.
-func (x *exchange) awaitExit() {
-	t := time.NewTimer(laneExitGrace)
-	defer t.Stop()
-	select {
-	case <-x.w.exited:
-	case <-t.C:
-	}
-}
-
-// laneExitGrace is how long a lane's end waits for its worker's exit to show.
-const laneExitGrace = 50 * time.Millisecond
-
 func isClosed(ch <-chan struct{}) bool {
 	select {
 	case <-ch:

@@ -121,7 +121,7 @@ func (p *pool) offerAllLocked(w *worker) {
 func (p *pool) faultLocked(l *lane, reason string) {
 	w := l.w
 	// Exited but not yet reaped counts as gone: onExit may run a moment after
-	// the exchange saw the pipes end (awaitExit), and the restart is the crash.
+	// the exchange saw the pipes end (worker.awaitExit), and the restart is the crash.
 	if w.inUse == 1 || w.gone || isClosed(w.exited) {
 		p.retireLocked(w, reason)
 		return
@@ -139,11 +139,7 @@ func (p *pool) faultLocked(l *lane, reason string) {
 				w.state = wsParked
 			}
 			if !w.recycling {
-				w.recycling = true
-				select {
-				case w.recycle <- struct{}{}:
-				default:
-				}
+				askReplacementLocked(w)
 			}
 		}
 	}

@@ -115,7 +115,6 @@ func newMetrics(p poolGauges, b bufferGauges) *metrics {
 			Help: "Late responses read from draining lanes and dropped (PROTOCOL.md §2.5).",
 		}),
 	}
-	m.reg.MustRegister(m.laneCancels, m.lateDiscarded)
 	for _, st := range []string{"free", "busy", "draining"} {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name:        "afterburn_lanes",
@@ -125,7 +124,7 @@ func newMetrics(p poolGauges, b bufferGauges) *metrics {
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.queueWait, m.rejected, m.restarts,
 		m.initDuration, m.protocolErrors, m.requestBuffered,
-		m.workerStarts, m.forkDuration, m.templateRestarts)
+		m.workerStarts, m.forkDuration, m.templateRestarts, m.laneCancels, m.lateDiscarded)
 	m.workerStarts.WithLabelValues("exec")
 	m.workerStarts.WithLabelValues("fork")
 	m.requestBuffered.WithLabelValues("memory")

@@ -76,7 +76,7 @@ type pool struct {
 	watchCh   chan struct{} // closed at the next state change; nil when nobody watches
 	// fewerLanes: a library served fewer lanes than asked, and it was logged.
 	fewerLanes atomic.Bool
-	wg        sync.WaitGroup
+	wg         sync.WaitGroup
 }
 
 func newPool(cfg *Config, log *logger) *pool {

@@ -81,8 +81,14 @@ func (p *pool) parkLocked(w *worker, rss int64) bool {
 
 // startRecycleLocked asks w's supervisor for a replacement. p.mu is held.
 func (p *pool) startRecycleLocked(w *worker, why string) {
-	w.recycling = true
 	p.log.printf("w%d pid %d is due for recycling (%s): starting its replacement", w.id, w.pid, why)
+	askReplacementLocked(w)
+}
+
+// askReplacementLocked wakes w's supervisor to start w's successor while w
+// serves on (§9.7, and a fault on one of several lanes, §2.5). p.mu is held.
+func askReplacementLocked(w *worker) {
+	w.recycling = true
 	select {
 	case w.recycle <- struct{}{}:
 	default:

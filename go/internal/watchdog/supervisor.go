@@ -168,7 +168,7 @@ func (p *pool) initSucceeded(s *slot, w *worker) {
 		p.changedLocked()
 		p.log.printf("w%d recovered after %d initialisation failures", s.id, s.failures)
 	}
-	s.failures = 0 // PROTOCOL.md §9.1: a handshake resets the backoff
+	s.failures = 0   // PROTOCOL.md §9.1: a handshake resets the backoff
 	w.state = wsBusy // not in the idle list yet: offerLocked puts it there
 	p.offerAllLocked(w)
 }

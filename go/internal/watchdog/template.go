@@ -31,9 +31,24 @@ type templateProc struct {
 	why     string        // the detail, for the log
 }
 
-// exitGrace is how long the end of the control socket waits for the
-// template's exit before it is the reason of the restart.
+// exitGrace is how long the end of one of a process's pipes (a template's
+// control socket, a lane, §2.5) waits for its exit to show before the end
+// itself is the reason: a dying process closes its descriptors a moment
+// before it is a zombie.
 const exitGrace = 100 * time.Millisecond
+
+// awaitExit waits up to exitGrace for w to have exited, and reports whether
+// it has.
+func (w *worker) awaitExit() bool {
+	t := time.NewTimer(exitGrace)
+	defer t.Stop()
+	select {
+	case <-w.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
 
 // startTemplate execs the command as a template and waits for its handshake
 // reply, bounded by init_timeout (§2.6, §3.5). The reply may lack fork: the
@@ -96,13 +111,8 @@ func (t *templateProc) readControl() {
 		n, oobn, flags, _, err := t.conn.ReadMsgUnix(buf, oob)
 		switch {
 		case errors.Is(err, io.EOF) || (err == nil && n == 0 && oobn == 0):
-			// A dying template closes its socket a moment before it is a
-			// zombie: give its exit the chance to be the reason.
-			timer := time.NewTimer(exitGrace)
-			defer timer.Stop()
-			select {
-			case <-t.w.exited:
-			case <-timer.C:
+			// Its exit, if it comes, is the reason (exitGrace).
+			if !t.w.awaitExit() {
 				t.end("worker_closed", "control socket closed by the template")
 			}
 			return

@@ -74,7 +74,7 @@ type worker struct {
 	// make-before-break (§2.5); "" otherwise. Guarded by pool.mu.
 	fault string
 
-	mu   sync.Mutex
+	mu     sync.Mutex
 	dead   bool // exited; its process group must not be signalled any more
 	killed bool // kill was called
 
