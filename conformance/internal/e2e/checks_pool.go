@@ -84,6 +84,14 @@ func execTimeout(t *T) {
 		return
 	}
 	before := t.Restarts("timeout")
+	slowPast504(t)
+	t.WaitMetric(before+1, "afterburn_worker_restarts_total", "reason", "timeout")
+	echoesOwnIDs(t, 8) // the killed worker's stale response reaches nobody (§8.6)
+}
+
+// slowPast504 sends a request that sleeps past exec_timeout (1s) and checks
+// its 504 timeout, with its own request id, at the deadline (§8.6).
+func slowPast504(t *T) {
 	id := rid("slow")
 	r := t.Get("/sleep?ms=5000", "X-Request-Id: "+id)
 	if eb := t.WatchdogError(r, 504, "timeout"); eb.RequestID != id {
@@ -92,8 +100,6 @@ func execTimeout(t *T) {
 	if r.Elapsed < 900*time.Millisecond || r.Elapsed > 3*time.Second {
 		t.Fatalf("%s: the 504 came after %v; want it at exec_timeout (1s)", t.lastReq(), r.Elapsed)
 	}
-	t.WaitMetric(before+1, "afterburn_worker_restarts_total", "reason", "timeout")
-	echoesOwnIDs(t, 8) // the killed worker's stale response reaches nobody (§8.6)
 }
 
 // execTimeoutLanes is exec-timeout for workers served on several lanes.
@@ -105,14 +111,7 @@ func execTimeoutLanes(t *T) {
 	cancels := t.Metric("afterburn_lane_cancels_total")
 	late := t.Metric("afterburn_late_responses_discarded_total")
 	pids := t.Workers()
-	id := rid("slow")
-	r := t.Get("/sleep?ms=5000", "X-Request-Id: "+id)
-	if eb := t.WatchdogError(r, 504, "timeout"); eb.RequestID != id {
-		t.Fatalf("%s: error body request_id %q; want %q", t.lastReq(), eb.RequestID, id)
-	}
-	if r.Elapsed < 900*time.Millisecond || r.Elapsed > 3*time.Second {
-		t.Fatalf("%s: the 504 came after %v; want it at exec_timeout (1s)", t.lastReq(), r.Elapsed)
-	}
+	slowPast504(t)
 	t.WaitMetric(cancels+1, "afterburn_lane_cancels_total")
 	echoesOwnIDs(t, 8) // the late response reaches nobody (§2.5)
 	t.WaitMetric(late+1, "afterburn_late_responses_discarded_total")
