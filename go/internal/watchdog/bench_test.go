@@ -24,7 +24,7 @@ func BenchmarkRawPipeProxy(b *testing.B) {
 	cfg := testConfig()
 	cfg.env = []string{"AFTERBURN_TEST_CHILD=1"}
 	log := newLogger(io.Discard, false)
-	w, err := startWorker(&cfg, 1, log, nil)
+	w, err := startWorker(&cfg, 1, log, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

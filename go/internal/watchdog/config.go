@@ -40,6 +40,8 @@ type Config struct {
 	ForkTimeout         time.Duration // fork_timeout: fork request to the forked worker's handshake reply (§2.6)
 	Lanes               int           // lanes: exchanges in flight per worker, capped by its library (§2.5)
 	LaneGrace           time.Duration // lane_grace: how long a cancelled exchange's late response may take (§2.5)
+	Isolation           string        // isolation: IsolationNone, or IsolationRequest: one fresh fork per request (§2.7)
+	IsolationGrace      time.Duration // isolation_grace: how long a worker has to exit after its one exchange (§2.7)
 
 	// Buffering between clients and workers: request bodies (PROTOCOL.md §6.6,
 	// reqbuffer.go) and responses (§6.1, respbuffer.go).
@@ -64,6 +66,13 @@ type Config struct {
 const (
 	SpawnExec = "exec"
 	SpawnFork = "fork"
+)
+
+// The values of isolation (PROTOCOL.md §10.2): workers serve many requests,
+// or each request gets a fresh fork of the template that exits after it (§2.7).
+const (
+	IsolationNone    = "none"
+	IsolationRequest = "request"
 )
 
 // maxLanes bounds lanes: each lane is two pipes and two descriptors in the
@@ -108,6 +117,8 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		ForkTimeout:     10 * time.Second,
 		Lanes:           1,
 		LaneGrace:       5 * time.Second,
+		Isolation:       IsolationNone,
+		IsolationGrace:  500 * time.Millisecond,
 
 		RequestBuffering:     true,
 		RequestBufferMemory:  defaultRequestBufferMemory,
@@ -149,6 +160,8 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	fs.Var((*seconds)(&cfg.ForkTimeout), "fork_timeout", "`duration` allowed from a fork request to the forked worker's handshake reply")
 	fs.IntVar(&cfg.Lanes, "lanes", cfg.Lanes, "`number` of exchanges each worker carries at once, on separate pipes, capped by what its library states (§2.5: needs fd mode, spawn=exec and a library that lists streams)")
 	fs.Var((*seconds)(&cfg.LaneGrace), "lane_grace", "`duration` a lane waits, after its exchange's deadline, for the late response before the worker is replaced (§2.5)")
+	fs.StringVar(&cfg.Isolation, "isolation", cfg.Isolation, "`mode`: none, or request: every request is served by a fresh fork of the template, which exits after its response (§2.7: needs spawn=fork and a library that can fork)")
+	fs.Var((*seconds)(&cfg.IsolationGrace), "isolation_grace", "`duration` a worker has to exit after its one exchange under isolation=request before its process group is killed")
 	fs.BoolVar(&cfg.RequestBuffering, "request_buffering", cfg.RequestBuffering, "read a request body of known length whole before it takes a worker; false = stream it")
 	fs.Int64Var(&cfg.RequestBufferMemory, "request_buffer_memory", cfg.RequestBufferMemory, "`bytes` of a buffered request body held in memory; the rest goes to a temporary file")
 	fs.BoolVar(&cfg.ResponseBuffering, "response_buffering", cfg.ResponseBuffering, "read each response from its worker as fast as it is written, so that a slow client does not hold the worker")
@@ -239,6 +252,14 @@ func (c *Config) check() error {
 		return errors.New("watchdog: lanes > 1 with spawn=fork is not supported in this version: a fork request carries one lane's descriptors (§2.5, §2.6); use one of them")
 	case c.Lanes > 1 && c.LaneGrace <= 0:
 		return fmt.Errorf("watchdog: bad lane_grace %v: must be positive", c.LaneGrace)
+	case c.Isolation != IsolationNone && c.Isolation != IsolationRequest && c.Isolation != "":
+		return fmt.Errorf("watchdog: bad isolation %q: want none or request", c.Isolation)
+	case c.Isolation == IsolationRequest && c.Spawn != SpawnFork:
+		return errors.New("watchdog: isolation=request needs spawn=fork: every request is served by a fresh fork of the template (§2.7); set spawn=fork")
+	case c.Isolation == IsolationRequest && c.IsolationGrace <= 0:
+		return fmt.Errorf("watchdog: bad isolation_grace %v: must be positive", c.IsolationGrace)
+	case c.Isolation == IsolationRequest && (c.MaxRequests > 0 || c.MaxAge > 0 || c.MaxWorkerRSS > 0):
+		return errors.New("watchdog: max_requests, max_age and max_worker_rss have no use with isolation=request: every worker serves one request and exits (§2.7); unset them")
 	case c.InitTimeout <= 0:
 		return fmt.Errorf("watchdog: bad init_timeout %v: must be positive", c.InitTimeout)
 	}

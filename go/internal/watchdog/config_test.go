@@ -73,6 +73,9 @@ func TestParseConfig(t *testing.T) {
 		{"fork", []string{"--spawn=fork", "--fork_timeout=1.5", "app"}, nil, func(c *Config) {
 			c.Spawn, c.ForkTimeout = SpawnFork, 1500*time.Millisecond
 		}},
+		{"isolation", []string{"--spawn=fork", "--isolation=request", "--isolation_grace=0.25", "app"}, nil, func(c *Config) {
+			c.Spawn, c.Isolation, c.IsolationGrace = SpawnFork, IsolationRequest, 250*time.Millisecond
+		}},
 		{"metrics on port", []string{"--metrics_port=-1", "app"}, nil, func(c *Config) { c.MetricsPort = MetricsOnPort }},
 		{"metrics on a free port", []string{"app"}, map[string]string{"metrics_port": "0"}, func(c *Config) { c.MetricsPort = 0 }},
 		{"metrics on a free port beside a free port", []string{"--port=0", "--metrics_port=0", "app"}, nil, func(c *Config) { c.Port, c.MetricsPort = 0, 0 }},
@@ -90,6 +93,7 @@ func TestParseConfig(t *testing.T) {
 				RequestBuffering: true, RequestBufferMemory: defaultRequestBufferMemory,
 				ResponseBuffering: true, ResponseBufferMemory: 1 << 20, BufferSpillMax: 1 << 30,
 				Spawn: SpawnExec, ForkTimeout: 10 * time.Second, Lanes: 1, LaneGrace: 5 * time.Second,
+				Isolation: IsolationNone, IsolationGrace: 500 * time.Millisecond,
 			}
 			tc.want(&want)
 			if !reflect.DeepEqual(got, want) {
@@ -122,6 +126,13 @@ func TestParseConfigErrors(t *testing.T) {
 		{[]string{"--nope", "app"}, nil, "watchdog: flag provided but not defined: -nope"},
 		{[]string{"--response_buffer_memory=-1", "app"}, nil, "watchdog: bad response_buffer_memory -1"},
 		{[]string{"app"}, map[string]string{"buffer_spill_max": "-1"}, "watchdog: bad buffer_spill_max -1"},
+		// PROTOCOL.md §2.7
+		{[]string{"--isolation=process", "app"}, nil, `watchdog: bad isolation "process"`},
+		{[]string{"--isolation=request", "app"}, nil, "watchdog: isolation=request needs spawn=fork"},
+		{[]string{"--spawn=fork", "--isolation=request", "--isolation_grace=0", "app"}, nil, "watchdog: bad isolation_grace 0s"},
+		{[]string{"--spawn=fork", "--isolation=request", "--max_requests=10", "app"}, nil, "have no use with isolation=request"},
+		{[]string{"--spawn=fork", "--isolation=request", "--max_age=1m", "app"}, nil, "have no use with isolation=request"},
+		{[]string{"--spawn=fork", "--isolation=request", "--lanes=2", "app"}, nil, "lanes > 1 with spawn=fork"},
 	} {
 		_, err := ParseConfig(tc.args, func(k string) string { return tc.env[k] }, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {

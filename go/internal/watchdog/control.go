@@ -11,10 +11,14 @@ import (
 // record of at most controlMax bytes, ASCII, ending in one newline.
 const controlMax = 512
 
-// forkRequest is "fork <slot>\n"; the four descriptors travel beside it as
-// SCM_RIGHTS (spawn_fork.go).
-func forkRequest(slot int) []byte {
-	return []byte("fork " + strconv.Itoa(slot) + "\n")
+// forkRequest is "fork <slot>\n", or under isolation=request "fork <slot>
+// <tmpdir>\n" (§2.7); the four descriptors travel beside it as SCM_RIGHTS
+// (spawn_fork.go).
+func forkRequest(slot int, tmpdir string) []byte {
+	if tmpdir == "" {
+		return []byte("fork " + strconv.Itoa(slot) + "\n")
+	}
+	return []byte("fork " + strconv.Itoa(slot) + " " + tmpdir + "\n")
 }
 
 // forkAnswer is a template's answer to a fork request.

@@ -6,8 +6,12 @@ import (
 )
 
 func TestForkRequest(t *testing.T) {
-	if got := string(forkRequest(12)); got != "fork 12\n" {
-		t.Fatalf("forkRequest(12) = %q", got)
+	if got := string(forkRequest(12, "")); got != "fork 12\n" {
+		t.Fatalf(`forkRequest(12, "") = %q`, got)
+	}
+	// §2.7: under isolation=request the worker's temporary directory follows.
+	if got := string(forkRequest(3, "/tmp/afterburn-requests-1/w3-7")); got != "fork 3 /tmp/afterburn-requests-1/w3-7\n" {
+		t.Fatalf("forkRequest(3, dir) = %q", got)
 	}
 }
 

@@ -88,7 +88,7 @@ const inlineBodyMax = 16 << 10
 // read_timeout. It returns the error to answer when the client does not
 // deliver the body: timeout past the deadline, bad_request otherwise (§6.4).
 func (x *exchange) readInline() errorType {
-	buf := x.l.bodyBuf[chunkRoom : chunkRoom+int(x.r.ContentLength)]
+	buf := x.l.bodyBuffer()[chunkRoom : chunkRoom+int(x.r.ContentLength)]
 	// net/http holds the whole request to read_timeout from its start; the
 	// deadline may come sooner. Restored after, for the background read
 	// net/http does while the handler runs.
@@ -133,7 +133,7 @@ func requestHost(r *http.Request) string {
 // On a failure it cannot end honestly (§6.4) it kills the worker.
 func (x *exchange) sendBody() bodyFailure {
 	l := x.l
-	buf := l.bodyBuf
+	buf := l.bodyBuffer()
 	chunked := x.r.ContentLength < 0
 	limit := x.wd.cfg.MaxRequestBody
 	var total int64

@@ -84,7 +84,7 @@ func (x *exchange) forward() *failure {
 		}
 	}
 
-	buf := l.respBuf
+	buf := l.respBuffer()
 	for {
 		n, rerr := body.Read(buf)
 		if n > 0 && clientOK {

@@ -147,6 +147,9 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 			return
 		}
 		e.worker = l.w.id
+		if wd.pool.iso != nil {
+			l.w.lastRequest.Store(&e.requestID) // §2.7: for the report of what it leaves behind
+		}
 		x := &fr.x // a second attempt's starts afresh (§9.3)
 		*x = exchange{
 			wd:       wd,

@@ -142,9 +142,10 @@ func (x *exchange) hijack() bool {
 func (x *exchange) spliceBody() bodyFailure {
 	hj, l := x.hj, x.l
 	for hj.bodyLeft > 0 && (hj.br.Buffered() > 0 || hj.conn.held() > 0) {
-		n, _ := hj.br.Read(l.bodyBuf[:min(int64(len(l.bodyBuf)), hj.bodyLeft)])
+		buf := l.bodyBuffer()
+		n, _ := hj.br.Read(buf[:min(int64(len(buf)), hj.bodyLeft)])
 		hj.bodyLeft -= int64(n)
-		nw, err := l.reqW.Write(l.bodyBuf[:n])
+		nw, err := l.reqW.Write(buf[:n])
 		x.bodyWritten += int64(nw)
 		if err != nil {
 			return bodyWorker

@@ -27,7 +27,11 @@ type lane struct {
 	// br is the one buffered reader of this lane's life on the response
 	// pipe: the old afterburn made one per request and lost the bytes it had
 	// read ahead.
-	br      *bufio.Reader
+	br *bufio.Reader
+	// The body copy buffers are made at first use (bodyBuffer, respBuffer):
+	// most exchanges carry bodies that go inline with their head, and a
+	// worker forked for one request (§2.7) would otherwise make 256 KiB of
+	// garbage every request.
 	bodyBuf []byte // request body copy buffer, with chunkRoom in front
 	respBuf []byte // response body copy buffer
 	// head and body are the response of the exchange the lane carries,
@@ -57,9 +61,23 @@ func newLane(w *worker, n int, reqW, reqUnread, respR *os.File) *lane {
 		respR:     respR,
 		bw:        bufio.NewWriterSize(reqW, reqBufSize),
 		br:        bufio.NewReaderSize(respR, respBufSize),
-		bodyBuf:   make([]byte, chunkRoom+bodyBufSize+2),
-		respBuf:   make([]byte, bodyBufSize),
 	}
+}
+
+// bodyBuffer is the request body copy buffer, made at first use.
+func (l *lane) bodyBuffer() []byte {
+	if l.bodyBuf == nil {
+		l.bodyBuf = make([]byte, chunkRoom+bodyBufSize+2)
+	}
+	return l.bodyBuf
+}
+
+// respBuffer is the response body copy buffer, made at first use.
+func (l *lane) respBuffer() []byte {
+	if l.respBuf == nil {
+		l.respBuf = make([]byte, bodyBufSize)
+	}
+	return l.respBuf
 }
 
 // idleCheck looks at the response pipe of a lane that has no exchange.

@@ -109,7 +109,7 @@ func dropResponse(l *lane, tok exchangeToken, method string) string {
 	if hasBody {
 		l.body.begin(l.br, h)
 		for {
-			_, err := l.body.Read(l.respBuf)
+			_, err := l.body.Read(l.respBuffer())
 			if err == io.EOF {
 				break
 			}

@@ -34,6 +34,10 @@ type metrics struct {
 	// read from draining lanes and dropped.
 	laneCancels   prometheus.Counter
 	lateDiscarded prometheus.Counter
+	// Isolation (PROTOCOL.md §2.7): workers killed for not exiting after
+	// their exchange; processes requests left behind.
+	isolationKills     prometheus.Counter
+	isolationLeftovers prometheus.Counter
 	// requestBuffered is afterburn_request_buffer_bytes (§6.6, §10.4).
 	requestBuffered *prometheus.GaugeVec
 	// byCode is requests' counter per status code, once looked up:
@@ -114,6 +118,14 @@ func newMetrics(p poolGauges, b bufferGauges) *metrics {
 			Name: "afterburn_late_responses_discarded_total",
 			Help: "Late responses read from draining lanes and dropped (PROTOCOL.md §2.5).",
 		}),
+		isolationKills: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "afterburn_isolation_kills_total",
+			Help: "Workers killed for not exiting within isolation_grace after their one exchange (PROTOCOL.md §2.7).",
+		}),
+		isolationLeftovers: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "afterburn_isolation_leftovers_total",
+			Help: "Processes a request left behind when its worker exited, killed (PROTOCOL.md §2.7).",
+		}),
 	}
 	for _, st := range []string{"free", "busy", "draining"} {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -124,7 +136,8 @@ func newMetrics(p poolGauges, b bufferGauges) *metrics {
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.queueWait, m.rejected, m.restarts,
 		m.initDuration, m.protocolErrors, m.requestBuffered,
-		m.workerStarts, m.forkDuration, m.templateRestarts, m.laneCancels, m.lateDiscarded)
+		m.workerStarts, m.forkDuration, m.templateRestarts, m.laneCancels, m.lateDiscarded,
+		m.isolationKills, m.isolationLeftovers)
 	m.workerStarts.WithLabelValues("exec")
 	m.workerStarts.WithLabelValues("fork")
 	m.requestBuffered.WithLabelValues("memory")

@@ -61,6 +61,12 @@ type pool struct {
 	log   *logger
 	m     *metrics
 	spawn spawner // how workers come to exist (spawn.go); set by start
+	// iso is isolation=request's state (isolation.go, §2.7); nil otherwise.
+	iso *isolation
+	// fatal carries an error the watchdog cannot serve on, such as
+	// isolation=request with a library that cannot fork (§2.7); Run
+	// returns it.
+	fatal chan error
 
 	mu      sync.Mutex
 	slots   []*slot
@@ -80,7 +86,7 @@ type pool struct {
 }
 
 func newPool(cfg *Config, log *logger) *pool {
-	p := &pool{cfg: cfg, log: log, stop: make(chan struct{})}
+	p := &pool{cfg: cfg, log: log, stop: make(chan struct{}), fatal: make(chan error, 1)}
 	for i := 1; i <= cfg.Workers; i++ {
 		p.slots = append(p.slots, &slot{id: i})
 	}
@@ -88,6 +94,14 @@ func newPool(cfg *Config, log *logger) *pool {
 }
 
 func (p *pool) start() {
+	if p.cfg.Isolation == IsolationRequest {
+		iso, err := newIsolation(p.log, p.m)
+		if err != nil {
+			p.fail(err)
+			return
+		}
+		p.iso = iso
+	}
 	sp := newSpawner(p)
 	p.mu.Lock() // snapshot reads it
 	p.spawn = sp
@@ -173,6 +187,10 @@ func (p *pool) release(l *lane, reason string) {
 		return
 	}
 	w.served++
+	if p.iso != nil {
+		p.endServedLocked(l) // §2.7: one exchange per worker
+		return
+	}
 	if why := p.recycleDueLocked(w, rss); why != "" {
 		p.startRecycleLocked(w, why)
 	}
@@ -193,6 +211,15 @@ func (p *pool) enter() errorType {
 	}
 	p.held++
 	return ""
+}
+
+// fail reports an error the watchdog cannot serve on; Run returns the
+// first.
+func (p *pool) fail(err error) {
+	select {
+	case p.fatal <- err:
+	default:
+	}
 }
 
 // leave ends what enter began.
@@ -400,10 +427,16 @@ func (p *pool) close(deadline time.Time) {
 	defer t.Stop()
 	select {
 	case <-done:
+		if p.iso != nil {
+			p.iso.close()
+		}
 		return
 	case <-t.C:
 	}
 	p.mu.Lock()
+	if p.iso != nil {
+		defer p.iso.close() // after every worker is gone
+	}
 	for _, s := range p.slots {
 		if s.w != nil {
 			if !s.w.cut {

@@ -207,7 +207,7 @@ func (x *exchange) bufferBody(body io.Reader, head *respHead, h http.Header) *fa
 	}
 	x.rb = b
 	go b.write()
-	buf := x.l.respBuf
+	buf := x.l.respBuffer()
 	for {
 		n, rerr := body.Read(buf)
 		if n > 0 {

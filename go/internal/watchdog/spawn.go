@@ -25,7 +25,7 @@ type spawner interface {
 
 // newSpawner is the spawner cfg.Spawn asks for.
 func newSpawner(p *pool) spawner {
-	ex := &execSpawner{cfg: p.cfg, log: p.log, m: p.m}
+	ex := &execSpawner{cfg: p.cfg, log: p.log, m: p.m, iso: p.iso}
 	if p.cfg.Spawn == SpawnFork {
 		return newForkSpawner(p, ex)
 	}

@@ -14,14 +14,34 @@ type execSpawner struct {
 	cfg *Config
 	log *logger
 	m   *metrics
+	iso *isolation // isolation=request (§2.7), where a fork fell back to exec; else nil
 }
 
 func (e *execSpawner) start(slot int) (*worker, error) {
-	w, err := startWorker(e.cfg, slot, e.log, nil)
+	if e.iso != nil {
+		return e.startIsolated(slot)
+	}
+	w, err := startWorker(e.cfg, slot, e.log, nil, nil)
 	if err == nil {
 		e.m.workerStarts.WithLabelValues("exec").Inc()
 	}
 	return w, err
+}
+
+// startIsolated execs a worker under isolation=request, when no template can
+// fork it: one request too, with a temporary directory of its own (§2.7).
+func (e *execSpawner) startIsolated(slot int) (*worker, error) {
+	dir, err := e.iso.newTempDir(slot)
+	if err != nil {
+		return nil, err
+	}
+	w, err := startWorker(e.cfg, slot, e.log, nil, &isolated{e.iso, dir})
+	if err != nil {
+		e.iso.removeTempDir(dir)
+		return nil, err
+	}
+	e.m.workerStarts.WithLabelValues("exec").Inc()
+	return w, nil
 }
 
 func (e *execSpawner) handshook(*worker, error) {}
@@ -32,8 +52,9 @@ func (e *execSpawner) close()                   {}
 // PROTOCOL.md §2.2: fd 0 is /dev/null, fds 1 and 2 log pipes, fd 3 the
 // request pipe and fd 4 the response pipe; in stdio mode the request pipe is
 // fd 0 and the response pipe fd 1. A template (§2.6) also gets control as
-// fd 5, named by AFTERBURN_CONTROL_FD, and slot id 0.
-func startWorker(cfg *Config, id int, log *logger, control *os.File) (*worker, error) {
+// fd 5, named by AFTERBURN_CONTROL_FD, and slot id 0. Under isolation=request
+// an exec'd worker gets its temporary directory from iso (§2.7); else nil.
+func startWorker(cfg *Config, id int, log *logger, control *os.File, iso *isolated) (*worker, error) {
 	var parent, child []*os.File // our ends, and the child's ends closed after Start
 	defer func() {
 		for _, f := range child {
@@ -114,6 +135,12 @@ func startWorker(cfg *Config, id int, log *logger, control *os.File) (*worker, e
 	if more != nil {
 		cmd.Env = append(cmd.Env, more.env...)
 	}
+	if cfg.Isolation == IsolationRequest {
+		cmd.Env = append(cmd.Env, "AFTERBURN_ISOLATION=request") // §2.3, §2.7
+	}
+	if iso != nil {
+		cmd.Env = append(cmd.Env, "TMPDIR="+iso.tmpdir)
+	}
 	cmd.SysProcAttr = sysProcAttr()
 
 	w := newWorker(id, reqW, reqR, respR)
@@ -132,6 +159,9 @@ func startWorker(cfg *Config, id int, log *logger, control *os.File) (*worker, e
 		return nil, fmt.Errorf("watchdog: start %q: %v", cfg.Command[0], err)
 	}
 	w.pid = cmd.Process.Pid
+	if iso != nil {
+		w.iso, w.tmpdir = iso.iso, iso.tmpdir // before wait reads them
+	}
 	w.forwardLogs(log, errR, outR)
 	go w.wait()
 	return w, nil

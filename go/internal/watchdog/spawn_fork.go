@@ -24,6 +24,7 @@ type forkSpawner struct {
 	release func() // the orphan reaper's
 
 	forkMu sync.Mutex // PROTOCOL.md §2.6: one fork request at a time
+	iso    *isolation // isolation=request (§2.7); nil otherwise
 
 	mu          sync.Mutex
 	current     *templateProc // the template of this life, ready or not
@@ -35,7 +36,7 @@ type forkSpawner struct {
 }
 
 func newForkSpawner(p *pool, ex *execSpawner) *forkSpawner {
-	f := &forkSpawner{p: p, exec: ex, state: "starting", failedForks: map[int]int{}, first: make(chan struct{})}
+	f := &forkSpawner{p: p, exec: ex, iso: p.iso, state: "starting", failedForks: map[int]int{}, first: make(chan struct{})}
 	// The middle process exits at once, so a forked worker is re-parented:
 	// to the watchdog, as a subreaper, whose reaper then must run (§2.6).
 	if err := becomeSubreaper(); err != nil {
@@ -73,6 +74,8 @@ func (f *forkSpawner) start(slot int) (*worker, error) {
 	noTemplate := f.state == "none"
 	f.mu.Unlock()
 	switch {
+	case noTemplate && f.iso != nil:
+		return nil, &initError{reason: "init_failed", err: errors.New("isolation=request: the library cannot fork (§2.7)")}
 	case noTemplate:
 		return f.exec.start(slot) // the library cannot fork: logged once
 	case t == nil:
@@ -116,9 +119,23 @@ func (f *forkSpawner) fork(t *templateProc, slot int) (*worker, error) {
 	w.kind = "fork"
 	w.started = time.Now()
 	w.deadline = w.started.Add(cfg.ForkTimeout)
+	var tmpdir string // §2.7: made before the fork, named in its request
+	if f.iso != nil {
+		var err error
+		if tmpdir, err = f.iso.newTempDir(slot); err != nil {
+			for _, p := range pipes {
+				p[0].Close()
+				p[1].Close()
+			}
+			return nil, &initError{reason: "init_failed", err: err}
+		}
+	}
 	fail := func(ie *initError) (*worker, error) {
-		for _, f := range []*os.File{reqR, reqW, respR, outR, errR} {
-			f.Close()
+		for _, file := range []*os.File{reqR, reqW, respR, outR, errR} {
+			file.Close()
+		}
+		if f.iso != nil {
+			f.iso.removeTempDir(tmpdir)
 		}
 		return nil, ie
 	}
@@ -137,7 +154,7 @@ func (f *forkSpawner) fork(t *templateProc, slot int) (*worker, error) {
 	t.outstanding.Store(true)
 	defer t.outstanding.Store(false)
 	rights := unix.UnixRights(int(reqR.Fd()), int(respW.Fd()), int(outW.Fd()), int(errW.Fd()))
-	_, _, err := t.conn.WriteMsgUnix(forkRequest(slot), rights, nil)
+	_, _, err := t.conn.WriteMsgUnix(forkRequest(slot, tmpdir), rights, nil)
 	respW.Close() // the template holds its copies now, or never will
 	outW.Close()
 	errW.Close()
@@ -180,6 +197,9 @@ func (f *forkSpawner) fork(t *templateProc, slot int) (*worker, error) {
 	procs.mu.Unlock()
 	w.pid = a.pid
 	w.reap = proc.Wait
+	if f.iso != nil {
+		w.iso, w.tmpdir = f.iso, tmpdir // before wait reads them
+	}
 	w.forwardLogs(f.p.log, errR, outR)
 	go w.wait()
 	f.p.m.workerStarts.WithLabelValues("fork").Inc()

@@ -52,6 +52,12 @@ func (p *pool) supervise(s *slot) {
 			next = successor
 			continue
 		}
+		if reason == reasonServed {
+			// §2.7: the slot's next spare starts now, while w exits.
+			p.wg.Add(1)
+			go p.finishServed(w)
+			continue
+		}
 		<-w.exited
 		w.closePipes()
 		p.mu.Lock()

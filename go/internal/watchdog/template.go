@@ -66,7 +66,7 @@ func startTemplate(cfg *Config, log *logger, m *metrics, started func(*templateP
 		theirs.Close()
 		return nil, fmt.Errorf("watchdog: control socket: %v", err)
 	}
-	w, err := startWorker(cfg, 0, log, theirs)
+	w, err := startWorker(cfg, 0, log, theirs, nil)
 	theirs.Close() // the template has its copy on fd 5
 	if err != nil {
 		c.Close()
@@ -237,6 +237,18 @@ func (f *forkSpawner) run() {
 				return
 			}
 			continue
+		}
+		if !t.w.forkable && p.iso != nil {
+			// §2.7: isolation=request is a fork per request or nothing.
+			p.log.printf("template pid %d: the library cannot fork (its handshake reply does not list fork), which isolation=request needs (§2.7): stopping", t.w.pid)
+			t.conn.Close()
+			t.w.kill()
+			<-t.w.exited
+			t.w.closePipes()
+			f.setState("none", nil, false)
+			firstDone()
+			p.fail(errors.New("watchdog: isolation=request needs a library that can fork (§2.6, §2.7); the worker command's library does not list fork in its handshake reply"))
+			return
 		}
 		if !t.w.forkable {
 			// §2.6: not a template; the process is slot 1's worker.

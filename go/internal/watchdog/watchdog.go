@@ -134,6 +134,10 @@ func (wd *Watchdog) serve(ctx context.Context, ln, mln net.Listener) error {
 	case err := <-errc:
 		wd.shutdown(srv, msrv)
 		return errors.New("watchdog: " + err.Error())
+	case err := <-wd.pool.fatal:
+		wd.log.printf("%v", err)
+		wd.shutdown(srv, msrv)
+		return err
 	}
 }
 

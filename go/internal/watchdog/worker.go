@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -105,6 +106,11 @@ type worker struct {
 	recycling  bool          // a replacement is starting
 	recycled   bool          // replaced: it finishes its exchange, then gets EOF
 	recycle    chan struct{} // wakes the supervisor to start a replacement
+
+	// Isolation (PROTOCOL.md §2.7, isolation.go); iso is nil otherwise.
+	iso         *isolation
+	tmpdir      string                 // its private temporary directory, removed once it is dead
+	lastRequest atomic.Pointer[string] // the id of the request it took, for reports
 }
 
 // newWorker is a worker on the watchdog's ends of its first lane's protocol
@@ -139,6 +145,9 @@ func (w *worker) serving() []*lane { return w.lanes[:w.inUse] }
 func (w *worker) wait() {
 	if canPeekExit {
 		waitExitNoReap(w.pid)
+		if w.iso != nil {
+			w.iso.exited(w) // §2.7: before its group dies, see what it left
+		}
 		w.mu.Lock()
 		killGroup(w.pid)
 		w.dead = true
@@ -150,6 +159,9 @@ func (w *worker) wait() {
 	w.mu.Unlock()
 	forgetProcess(w.pid)
 	w.exitPS, w.exitErr = ps, err
+	if w.iso != nil {
+		w.iso.removeTempDir(w.tmpdir) // §2.7: once nothing of its group writes there
+	}
 	close(w.exited)
 }
 

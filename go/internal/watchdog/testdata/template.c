@@ -9,7 +9,13 @@
  *
  * Misbehaviours, by environment: TPL_INIT=exit (exits during initialisation), hang (never
  * answers the handshake), nofork (a library without fork); TPL_FORK=failed (answers
- * `failed`), silent (never answers), close (closes the control socket at the first request).
+ * `failed`), silent (never answers), close (closes the control socket at the first request);
+ * TPL_FORK_DELAY_MS=N (each fork answered N ms late: a template that cannot fork fast enough).
+ *
+ * Isolation (§2.7): `fork <slot> <tmpdir>` sets TMPDIR, which the reply shows; GET /linger
+ * answers, then ignores the EOF that follows (the worker must be killed); GET /child leaves a
+ * `sleep` in the worker's process group, GET /daemon one in a session of its own; GET /symlink
+ * writes a file and a symbolic link to $TPL_OUTSIDE into TMPDIR.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -47,6 +53,62 @@ static void write_all(int fd, const char *p, size_t n)
 	}
 }
 
+/* lingering: GET /linger was served, so EOF on the request pipe is ignored (§2.7). */
+static int lingering;
+
+/* leave does what a route leaves behind (§2.7); it returns the pid of a process left, or 0. */
+static int leave(const char *route)
+{
+	if (strcmp(route, "linger") == 0) {
+		lingering = 1;
+		return 0;
+	}
+	if (strcmp(route, "symlink") == 0) {
+		const char *tmp = getenv("TMPDIR"), *outside = getenv("TPL_OUTSIDE");
+		char path[4096];
+		snprintf(path, sizeof path, "%s/file", tmp ? tmp : "/nonexistent");
+		FILE *f = fopen(path, "w");
+		if (f) {
+			fputs("left by a request\n", f);
+			fclose(f);
+		}
+		snprintf(path, sizeof path, "%s/outside", tmp ? tmp : "/nonexistent");
+		if (outside)
+			symlink(outside, path);
+		return 0;
+	}
+	if (strcmp(route, "child") != 0 && strcmp(route, "daemon") != 0)
+		return 0;
+	int p[2];
+	if (pipe(p) < 0)
+		return 0;
+	pid_t c = fork();
+	if (c == 0) {
+		close(p[0]);
+		if (route[0] == 'd') {
+			/* A daemon: its own session, its parent gone (the classic double fork). */
+			if (fork() != 0)
+				_exit(0);
+			setsid();
+		}
+		pid_t me = getpid();
+		write(p[1], &me, sizeof me);
+		close(p[1]);
+		for (int fd = 0; fd < 5; fd++)
+			close(fd); /* it holds none of the worker's pipes */
+		execlp("sleep", "sleep", "60", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	pid_t left = 0;
+	if (read(p[0], &left, sizeof left) != sizeof left)
+		left = 0;
+	close(p[0]);
+	if (route[0] == 'd')
+		waitpid(c, NULL, 0); /* the daemon's first parent */
+	return (int)left;
+}
+
 /* field copies the value of a header field (case-insensitive name) into out; 0 if absent. */
 static int field(const char *head, const char *name, char *out, size_t cap)
 {
@@ -75,6 +137,9 @@ static void serve(int template)
 			ssize_t n = read(3, buf + len, sizeof buf - 1 - len);
 			if (n < 0 && errno == EINTR)
 				continue;
+			if (n <= 0 && lingering)
+				for (;;)
+					pause(); /* GET /linger: a worker that does not exit after its exchange */
 			if (n <= 0)
 				exit(0); /* EOF between requests: shutdown (§9.4) */
 			len += (size_t)n;
@@ -90,6 +155,10 @@ static void serve(int template)
 			hdr[0] = 0;
 		field(buf, "Content-Length", cl, sizeof cl);
 		int crash = strncmp(buf, "GET /crash ", 11) == 0;
+		const char *route = strncmp(buf, "GET /linger ", 12) == 0 ? "linger"
+				    : strncmp(buf, "GET /child ", 11) == 0 ? "child"
+				    : strncmp(buf, "GET /daemon ", 12) == 0 ? "daemon"
+				    : strncmp(buf, "GET /symlink ", 13) == 0 ? "symlink" : "";
 		buf[head] = saved;
 		size_t body = (size_t)atol(cl);
 		while (len < head + body) {
@@ -116,9 +185,10 @@ static void serve(int template)
 			fprintf(stderr, "template.c: pid %d crashing on purpose\n", getpid());
 			exit(3);
 		}
-		const char *slot = getenv("AFTERBURN_WORKER_ID");
-		int t = snprintf(text, sizeof text, "pid=%d ppid=%d pgid=%d slot=%s kind=%s\n", getpid(), getppid(),
-				 getpgid(0), slot ? slot : "?", kind);
+		int left = leave(route);
+		const char *slot = getenv("AFTERBURN_WORKER_ID"), *tmp = getenv("TMPDIR");
+		int t = snprintf(text, sizeof text, "pid=%d ppid=%d pgid=%d slot=%s kind=%s left=%d tmpdir=%s\n", getpid(),
+				 getppid(), getpgid(0), slot ? slot : "?", kind, left, tmp ? tmp : "");
 		n = snprintf(out, sizeof out, "HTTP/1.1 200 OK\r\n%sContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s",
 			     hdr, t, text);
 		write_all(4, out, (size_t)n);
@@ -198,7 +268,8 @@ int main(void)
 		msg[n] = 0;
 		int slot, fds[4];
 		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-		if (sscanf(msg, "fork %d\n", &slot) != 1 || !cm || cm->cmsg_type != SCM_RIGHTS ||
+		char tmpdir[520] = "";
+		if (sscanf(msg, "fork %d %511[^\n]", &slot, tmpdir) < 1 || !cm || cm->cmsg_type != SCM_RIGHTS ||
 		    cm->cmsg_len != CMSG_LEN(4 * sizeof(int))) {
 			fprintf(stderr, "template.c: bad control message\n");
 			return 2;
@@ -219,6 +290,11 @@ int main(void)
 			}
 			continue;
 		}
+		const char *delay = getenv("TPL_FORK_DELAY_MS");
+		if (delay)
+			usleep((useconds_t)atoi(delay) * 1000);
+		if (tmpdir[0])
+			setenv("TMPDIR", tmpdir, 1); /* the worker's; the template forks one at a time */
 		int p[2];
 		if (pipe2(p, O_CLOEXEC) < 0)
 			die("pipe");

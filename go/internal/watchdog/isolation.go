@@ -1,0 +1,150 @@
+package watchdog
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Per-request isolation, PROTOCOL.md §2.7 (isolation=request): every worker
+// is a fresh fork of the template that serves exactly one exchange and then
+// exits. The pool's slots hold forked, handshaken spares, so the fork is off
+// a request's path; a slot forks its next spare as soon as its worker has
+// served, while the old one exits. The request path does not change: the
+// pool hands out lanes as ever, and release ends the worker instead of
+// offering its lane again (pool.release).
+//
+// What the watchdog adds around each worker: a private temporary directory
+// (TMPDIR), made before the fork and removed once the worker and its
+// process group are dead; EOF on its request pipe after the exchange, then
+// isolation_grace to exit before its group is killed; and a report of the
+// processes its request left behind, which are killed.
+
+// reasonServed is how a worker under isolation=request ends after its one
+// exchange: not a restart (§9.1), so not counted as one.
+const reasonServed = "served"
+
+// isolation is the pool's state for isolation=request; nil otherwise.
+type isolation struct {
+	log  *logger
+	m    *metrics
+	root string // holds the workers' temporary directories; removed at shutdown
+	seq  atomic.Uint64
+}
+
+// isolated is a worker's part of isolation=request: its temporary directory.
+type isolated struct {
+	iso    *isolation
+	tmpdir string
+}
+
+// newIsolation makes the directory that holds the workers' temporary
+// directories, private to the watchdog's user (§2.7), in the watchdog's own
+// TMPDIR.
+func newIsolation(log *logger, m *metrics) (*isolation, error) {
+	root, err := os.MkdirTemp("", "afterburn-requests-")
+	if err != nil {
+		return nil, fmt.Errorf("watchdog: isolation=request: the directory of the workers' temporary directories: %v", err)
+	}
+	return &isolation{log: log, m: m, root: root}, nil
+}
+
+// newTempDir makes the private temporary directory of one worker of slot.
+func (iso *isolation) newTempDir(slot int) (string, error) {
+	dir := filepath.Join(iso.root, "w"+strconv.Itoa(slot)+"-"+strconv.FormatUint(iso.seq.Add(1), 10))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return "", fmt.Errorf("watchdog: a worker's temporary directory: %v", err)
+	}
+	return dir, nil
+}
+
+// removeTempDir removes dir and all it holds. os.RemoveAll unlinks a
+// symbolic link rather than following it, and on Linux walks the tree with
+// openat(O_NOFOLLOW), so a link the request left cannot lead it outside dir
+// (§2.7).
+func (iso *isolation) removeTempDir(dir string) {
+	if dir == "" {
+		return
+	}
+	if syscall.Rmdir(dir) == nil {
+		return // empty, as most are: one system call
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		iso.log.printf("could not remove a worker's temporary directory: %v", err)
+	}
+}
+
+// close removes the root at shutdown, with whatever a killed worker left.
+func (iso *isolation) close() {
+	if err := os.RemoveAll(iso.root); err != nil {
+		iso.log.printf("could not remove %s: %v", iso.root, err)
+	}
+}
+
+// exited is called by w.wait once w has exited, still a zombie, before its
+// process group is killed: what its request left behind is reported and
+// killed (§2.7). Its children were re-parented to the watchdog, the child
+// subreaper, when it exited; so were processes that left its group or
+// session (a daemon) once their own parent exited.
+func (iso *isolation) exited(w *worker) {
+	left := leftBehind(w.pid)
+	if len(left) == 0 {
+		return
+	}
+	var names []string
+	for _, lp := range left {
+		names = append(names, fmt.Sprintf("pid %d (%s)", lp.pid, lp.comm))
+		killGroupOf(lp)
+	}
+	iso.m.isolationLeftovers.Add(float64(len(left)))
+	iso.log.printf("w%d pid %d%s left %d process(es) behind: %s; killed (§2.7)",
+		w.id, w.pid, requestLabel(w.lastRequest.Load()), len(left), strings.Join(names, ", "))
+}
+
+// requestLabel is " (request ID)" for a log line, or "" when none is known.
+func requestLabel(id *string) string {
+	if id == nil {
+		return ""
+	}
+	return " (request " + *id + ")"
+}
+
+// endServedLocked ends w after its one exchange (§2.7): its lane takes no
+// other, and its supervisor starts the slot's next spare at once and hands w
+// to finishServed. p.mu is held.
+func (p *pool) endServedLocked(l *lane) {
+	w := l.w
+	l.state = laneClosed
+	if w.state == wsIdle {
+		p.removeIdleLocked(w)
+	}
+	w.state = wsRetired
+	p.setSlotLocked(p.slots[w.id-1], slotStarting)
+	w.retired <- reasonServed
+}
+
+// finishServed lets w exit after its exchange: EOF on its request pipe
+// (§9.4), then isolation_grace before its process group is killed, which is
+// counted. It runs beside the slot's next worker; the pool's close waits
+// for it.
+func (p *pool) finishServed(w *worker) {
+	defer p.wg.Done()
+	w.first().closeRequest()
+	t := time.NewTimer(p.cfg.IsolationGrace)
+	defer t.Stop()
+	select {
+	case <-w.exited:
+	case <-t.C:
+		p.m.isolationKills.Inc()
+		p.log.printf("w%d pid %d%s did not exit within isolation_grace %v after its exchange: killing its process group",
+			w.id, w.pid, requestLabel(w.lastRequest.Load()), p.cfg.IsolationGrace)
+		w.kill()
+		<-w.exited
+	}
+	w.closePipes()
+}
