@@ -334,12 +334,15 @@ def test_template_given_a_request_instead_of_the_handshake_exits_non_zero() -> N
 # -- the pure parts ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("data, nfds, want", [
-    (b"fork 1\n", 4, "1"),
-    (b"fork 12\n", 4, "12"),
+@pytest.mark.parametrize("data, nfds, slot, tmpdir", [
+    (b"fork 1\n", 4, "1", None),
+    (b"fork 12\n", 4, "12", None),
+    # §2.7: under isolation=request the worker's temporary directory follows the slot.
+    (b"fork 3 /tmp/afterburn-requests-x/w3-7\n", 4, "3", "/tmp/afterburn-requests-x/w3-7"),
+    (b"fork 3 /tmp/a dir with spaces/w3-8\n", 4, "3", "/tmp/a dir with spaces/w3-8"),
 ])
-def test_parse_fork(data: bytes, nfds: int, want: str) -> None:
-    assert _control.parse_fork(data, nfds) == want
+def test_parse_fork(data: bytes, nfds: int, slot: str, tmpdir: str | None) -> None:
+    assert _control.parse_fork(data, nfds) == (slot, tmpdir)
 
 
 @pytest.mark.parametrize("data, nfds, truncated", [
@@ -353,6 +356,9 @@ def test_parse_fork(data: bytes, nfds: int, want: str) -> None:
     (b"fork 1\n", 5, False),
     (b"fork 1\n", 4, True),
     (b"", 4, False),
+    (b"fork 1 relative/dir\n", 4, False),  # §2.7: the temporary directory is absolute
+    (b"fork 1 /tmp/x\ry\n", 4, False),
+    (b"fork 1 /tmp/x\x00y\n", 4, False),
 ])
 def test_parse_fork_rejects(data: bytes, nfds: int, truncated: bool) -> None:
     with pytest.raises(_control.ControlError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 from contextvars import ContextVar
 from functools import partial
@@ -130,6 +131,9 @@ def run(respond: Responder, startup: Callable[[], None] | None = None,
             raise
         reply_head = FORKED_HEAD  # a forked worker has one lane (§2.5)
         extra_lanes = []
+        one_shot = os.environ.get("AFTERBURN_ISOLATION") == "request"
+    else:
+        one_shot = False
     if extra_lanes and cancel_fd is not None:
         from ._lanes import serve_lanes
 
@@ -150,8 +154,23 @@ def run(respond: Responder, startup: Callable[[], None] | None = None,
         if status == 0 and shutdown is not None:
             shutdown()
         os.close(out_fd)
+    if one_shot:
+        # §2.7: a worker forked for one request exits at the EOF after it at once. All it
+        # holds dies with it; the interpreter's finalisation would only spend time writing
+        # to pages it shares with the template. So atexit handlers do not run here.
+        _flush_standard_streams()
+        os._exit(status)
     if status:
         raise SystemExit(status)
+
+
+def _flush_standard_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
 
 
 def _control_fd(in_fd: int, out_fd: int) -> int | None:

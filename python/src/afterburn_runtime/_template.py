@@ -28,6 +28,7 @@ import os
 import signal
 import socket
 import sys
+import tempfile
 import time
 import warnings
 
@@ -42,6 +43,9 @@ _INT = 4  # sizeof(int): one descriptor in SCM_RIGHTS
 # is seen (and its descriptors closed) rather than cut silently (MSG_CTRUNC is checked too).
 _ANC_SPACE = socket.CMSG_SPACE(16 * _INT)
 PR_SET_PDEATHSIG = 1
+
+# Looked up once, in the template: each worker would otherwise pay a dlopen for it.
+_prctl = ctypes.CDLL(None, use_errno=True).prctl
 
 # The fork the template calls, for both forks; tests replace it to simulate EAGAIN.
 fork: Callable[[], int] = os.fork
@@ -81,14 +85,14 @@ class Template:
                 log("control socket closed; exiting")  # §2.6, §9.4: shutdown
                 raise SystemExit(0)
             try:
-                slot = _control.parse_fork(data, len(fds), truncated)
+                request = _control.parse_fork(data, len(fds), truncated)
             except _control.ControlError as e:
                 _close_all(fds)
                 log(f"protocol error on the control socket: {e}")
                 raise SystemExit(1) from None
-            reply = self._fork(slot, fds)
+            reply = self._fork(request, fds)
             if reply is None:
-                return slot  # this process is the new worker, set up
+                return request.slot  # this process is the new worker, set up
             _close_all(fds)  # the template keeps none of the worker's pipes
             try:
                 self.sock.send(reply)
@@ -109,9 +113,10 @@ class Template:
         truncated = bool(flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC))
         return data, fds, truncated
 
-    def _fork(self, slot: str, fds: list[int]) -> bytes | None:
+    def _fork(self, request: _control.ForkRequest, fds: list[int]) -> bytes | None:
         """One double fork (§2.6 steps 1-3). Returns the answer in the template, None in
         the new worker."""
+        slot = request.slot
         _flush()
         try:
             _hooks.run_before_fork()
@@ -126,6 +131,7 @@ class Template:
             log(f"fork of slot {slot} failed: {reason}")
             return _control.failed(slot, reason)
         if not self.frozen:
+            _preload()
             # §2.6 "What is shared": objects made during initialisation move to a permanent
             # generation the collector never visits, so its bookkeeping writes do not unshare
             # their pages in every worker; workers enable the collector again.
@@ -144,7 +150,7 @@ class Template:
             log(f"fork of slot {slot} failed: {reason}")
             return _control.failed(slot, reason)
         if middle == 0:
-            self._middle(slot, fds, r, w)  # returns only in the worker
+            self._middle(request, fds, r, w)  # returns only in the worker
             return None
         os.close(w)
         answer = _read_line(r)
@@ -156,7 +162,7 @@ class Template:
         log(f"fork of slot {slot} failed: {reason}")
         return _control.failed(slot, reason)
 
-    def _middle(self, slot: str, fds: list[int], r: int, w: int) -> None:
+    def _middle(self, request: _control.ForkRequest, fds: list[int], r: int, w: int) -> None:
         """The middle process: forks the worker, tells the template its pid, exits at once
         (§2.6 step 2). Returns only in the worker."""
         try:
@@ -178,11 +184,25 @@ class Template:
         except BaseException:
             os._exit(1)  # whatever happens, the middle never returns into the template's code
         os.close(w)
-        _become_worker(slot, fds, self)
+        _become_worker(request, fds, self)
 
 
-def _become_worker(slot: str, fds: list[int], template: Template) -> None:
+# What this library imports lazily and a request may need. Without them here, every worker
+# imports them again at its first request: under isolation=request that is every request
+# (§2.6 "What is shared", §2.7).
+_PRELOAD = ("json", "urllib.parse", "traceback", "afterburn_runtime._cancel", "afterburn_runtime._logger")
+
+
+def _preload() -> None:
+    import importlib
+
+    for name in _PRELOAD:
+        importlib.import_module(name)
+
+
+def _become_worker(request: _control.ForkRequest, fds: list[int], template: Template) -> None:
     """§2.6 "The worker, before it runs any user code"."""
+    slot = request.slot
     os.setpgid(0, 0)  # §2.1: a process group of its own, which the watchdog signals whole
     # Move the four descriptors onto 3, 4, 1 and 2 by way of numbers above them all, so no
     # dup2 lands on a descriptor still to be moved.
@@ -200,6 +220,11 @@ def _become_worker(slot: str, fds: list[int], template: Template) -> None:
         keep.update(aio.renew_after_fork())
     _close_others(keep)
     os.environ["AFTERBURN_WORKER_ID"] = slot
+    if request.tmpdir is not None:
+        # §2.7: a temporary directory of the request's own, which the watchdog removes once
+        # this process is gone; tempfile caches the directory it found, so it looks again.
+        os.environ["TMPDIR"] = request.tmpdir
+        tempfile.tempdir = None
     _await_watchdog(template.watchdog)
     gc.enable()
     _reseed()
@@ -252,8 +277,7 @@ def _await_watchdog(watchdog: int) -> None:
             log(f"worker: the middle process {middle} has not exited after 10 s")
             raise SystemExit(1)
         time.sleep(0.0002)
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     parent = os.getppid()
     if parent != watchdog:
         log(f"worker: re-parented to pid {parent}, not the watchdog {watchdog}: the watchdog died, "
