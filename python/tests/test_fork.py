@@ -95,13 +95,14 @@ class Template:
         socket.send_fds(self.sock, [text], fds)
         return self.sock.recv(1024)
 
-    def fork(self, slot: int) -> tuple[bytes, Forked | None]:
+    def fork(self, slot: int, tmpdir: str | None = None) -> tuple[bytes, Forked | None]:
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
+        request = b"fork %d\n" % slot if tmpdir is None else b"fork %d %s\n" % (slot, os.fsencode(tmpdir))
         try:
-            reply = self.send(b"fork %d\n" % slot, [req_r, resp_w, out_w, err_w])
+            reply = self.send(request, [req_r, resp_w, out_w, err_w])
         finally:
             for fd in (req_r, resp_w, out_w, err_w):
                 os.close(fd)
@@ -160,6 +161,37 @@ def test_template_answers_the_handshake_listing_fork_then_forks_workers_that_ser
     assert "before_fork: gc enabled=True frozen=False" in log  # before the first fork
     assert "before_fork: gc enabled=False frozen=True" in log  # collect, freeze, disable: once
     assert "hello from a worker" not in log
+
+
+def test_isolated_worker_gets_its_tmpdir_and_exits_at_once_after_eof(tmp_path) -> None:
+    """§2.7: the fork request names the worker's TMPDIR, which it uses even though the
+    template looked its own up already; under AFTERBURN_ISOLATION=request it exits at the EOF
+    after its exchange without the interpreter's finalisation (atexit handlers do not run)."""
+    t = Template(env={"AFTERBURN_ISOLATION": "request", "FORK_APP_ATEXIT": "1"})
+    t.handshake()
+    mine = tmp_path / "w1-1"
+    mine.mkdir()
+    reply, w = t.fork(1, str(mine))
+    assert w is not None, reply
+    w.handshake()
+    got = w.info()
+    assert (got["tmpdir"], got["env_tmpdir"]) == (str(mine), str(mine))
+    status, out, err = w.wait()
+    assert status == 0 and f"atexit in {w.pid}" not in err, err
+    t.close()
+
+
+def test_worker_without_isolation_runs_atexit_at_eof() -> None:
+    """The contrast: a forked worker outside isolation=request finalises as usual."""
+    t = Template(env={"FORK_APP_ATEXIT": "1"})
+    t.handshake()
+    reply, w = t.fork(1)
+    assert w is not None, reply
+    w.handshake()
+    assert w.info()["env_tmpdir"] == os.environ.get("TMPDIR")  # the template's own, unchanged
+    status, out, err = w.wait()
+    assert status == 0 and f"atexit in {w.pid}" in err, err
+    t.close()
 
 
 def test_asgi_app_lifespan_runs_in_the_template_and_workers_get_their_own_loop() -> None:

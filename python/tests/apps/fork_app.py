@@ -9,6 +9,7 @@ import json
 import os
 import random
 import sys
+import tempfile
 import threading
 
 import afterburn_runtime
@@ -73,6 +74,9 @@ if os.environ.get("FORK_APP_BEFORE_FAIL") == "1":
 @afterburn_runtime.after_fork
 def record():
     AFTER_FORK.append(os.getpid())
+    if os.environ.get("FORK_APP_ATEXIT") == "1":
+        import atexit
+        atexit.register(lambda: print(f"atexit in {os.getpid()}", file=sys.stderr, flush=True))
     if os.environ.get("FORK_APP_AFTER_FAIL") == "1":
         raise RuntimeError("cannot connect")
 
@@ -97,6 +101,7 @@ def info():
         "gc_enabled": gc.isenabled(), "gc_frozen": gc.get_freeze_count(),
         "fds": fds(),
         "after_fork": AFTER_FORK,
+        "tmpdir": tempfile.gettempdir(), "env_tmpdir": os.environ.get("TMPDIR"),
     }
 
 
