@@ -20,7 +20,7 @@ PY_FIXTURE_WSGI     := env PYTHONPATH=python/tests/fixture $(PY) -m afterburn_ru
 PY_EXAMPLE   := env PYTHONPATH=python/examples/model $(PY) -m afterburn_runtime model:handle
 PY_LANGID    := env PYTHONPATH=python/examples/langid $(PY) -m afterburn_runtime language:handle
 
-.PHONY: test-python conformance-python conformance-python-fork conformance-python-lanes run-python run-python-langid
+.PHONY: test-python conformance-python conformance-python-fork conformance-python-isolation conformance-python-lanes run-python run-python-langid
 
 $(PY_STAMP): python/pyproject.toml
 	$(PYTHON_SYS) -m venv $(PY_VENV)
@@ -63,6 +63,14 @@ conformance-python-fork: $(PY_COMPILED) $(WATCHDOG) $(CONFORMANCE)
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -watchdog-flags "-spawn fork" -function "$(PY_FIXTURE_LAUNCHER)" $(CONFORMANCE_FLAGS)
 	@echo "== python, fork mode: the fixture as an ASGI app"
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -watchdog-flags "-spawn fork" -function "$(PY_FIXTURE_ASGI)" $(CONFORMANCE_FLAGS)
+
+# PROTOCOL.md §2.7: the whole suite with one fresh fork of the template per request (make
+# conformance-modes runs it; make test runs only the isolation checks, in every variant above).
+conformance-python-isolation: $(PY_COMPILED) $(WATCHDOG) $(CONFORMANCE)
+	@echo "== python, isolation=request: the launcher, every request a fresh fork of the template"
+	$(CONFORMANCE) -watchdog $(WATCHDOG) -watchdog-flags "-spawn fork -isolation request" -function "$(PY_FIXTURE_LAUNCHER)" $(CONFORMANCE_FLAGS)
+	@echo "== python, isolation=request: the fixture as an ASGI app"
+	$(CONFORMANCE) -watchdog $(WATCHDOG) -watchdog-flags "-spawn fork -isolation request" -function "$(PY_FIXTURE_ASGI)" $(CONFORMANCE_FLAGS)
 
 # PROTOCOL.md §2.5: the whole suite with four lanes per worker, through the launcher
 # (make conformance-modes runs it). Needs the Python library's lanes (streams).

@@ -135,17 +135,31 @@ func forkTemplateCrash(t *T) {
 	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
 		t.Fatalf("kill the template %d: %v", old, err)
 	}
+	seen := map[float64]bool{}
 	for i := range 10 {
 		r := t.JSON(t.Get(fmt.Sprintf("/whoami?i=%d", i)), 200)
-		if pid, _ := r["pid"].(float64); !slices.Contains(ws, int(pid)) {
+		pid, _ := r["pid"].(float64)
+		switch {
+		case t.cfg.isolated() && seen[pid]:
+			t.Fatalf("/whoami answered twice by pid %v while the template restarts; want a fresh process per request (§2.7)", pid)
+		case !t.cfg.isolated() && !slices.Contains(ws, int(pid)):
 			t.Fatalf("/whoami answered by pid %v while the template restarts; want one of the workers %v", r["pid"], ws)
 		}
+		seen[pid] = true
 	}
 	t.Eventually("a new ready template", func() (bool, string) {
 		_, st = t.ReadyStatus()
 		return st.Template == "ready" && st.TemplatePid != old, fmt.Sprintf("%s %d", st.Template, st.TemplatePid)
 	})
 	t.WaitMetric(1, "afterburn_template_restarts_total", "reason", "crashed")
+	if t.cfg.isolated() {
+		// §2.7: while no template was ready, spares were started the exec way (§2.6),
+		// each an initialisation of its own; the workers changed with every request.
+		if pids := initPids(t, log); !slices.Contains(pids, old) || !slices.Contains(pids, st.TemplatePid) {
+			t.Fatalf("initialisations by pids %v; want the old template's %d and the new one's %d among them", pids, old, st.TemplatePid)
+		}
+		return
+	}
 	if pids := initPids(t, log); !slices.Equal(pids, []int{old, st.TemplatePid}) {
 		t.Fatalf("initialisations by pids %v; want the old template's and the new one's", pids)
 	}
@@ -210,6 +224,9 @@ func forkThreadRefused(t *T) {
 
 // forkRecycle: §2.6, §9.7 — a recycled worker's successor is a fork too.
 func forkRecycle(t *T) {
+	if t.cfg.isolated() {
+		t.Skipf("recycling settings are refused under isolation=request: every worker serves one request (§2.7)")
+	}
 	log := initLog(t)
 	forkPool(t, []string{"-max_requests", "3"}, map[string]string{"FIXTURE_INIT_LOG": log})
 	for i := range 12 {

@@ -35,6 +35,12 @@ func lateWriter(how string) func(t *T) {
 			// §4.6: the head without this exchange's token failed it.
 			t.WatchdogError(r, 502, "bad_response")
 			t.WaitMetric(perr+1, "afterburn_protocol_errors_total", "kind", "exchange")
+		case r.StatusCode == 200 && t.cfg.isolated():
+			// §2.7: a fresh worker served it; the late writer's worker had
+			// ended, its pipes with it.
+			if m := t.JSON(r, 200); m["slept_ms"] != float64(900) {
+				t.Fatalf("%s: got %v; want slept_ms 900", t.lastReq(), m)
+			}
 		case r.StatusCode == 200:
 			// A slow machine dispatched the request only after the stale
 			// bytes had arrived: §9.6 replaced the worker first.
@@ -65,6 +71,9 @@ func inheritedDescriptor(t *T) {
 	// As fd 10, as a shell leaves one: the workers' fds 3 and 4 would
 	// replace a marker on fd 3 or 4 anyway.
 	t.StartWatchdogInheriting([]string{"-workers", "2"}, nil, []*os.File{nil, nil, nil, nil, nil, nil, nil, f})
+	if t.cfg.isolated() {
+		t.WaitIdle(2) // §2.7, §9.2: ready with the template, before its first spares
+	}
 	workers := t.Workers()
 	if len(workers) == 0 {
 		t.Fatalf("no worker processes under the watchdog")

@@ -82,6 +82,18 @@ func keepAliveSameWorkers(t *T) {
 		}
 		seen[w.Pid] = append(seen[w.Pid], w.Requests)
 	}
+	if t.cfg.isolated() {
+		// §2.7: each request a fresh fork, whose first user request it is.
+		if len(seen) != 20 {
+			t.Fatalf("20 requests under isolation=request were served by %d processes %v; want 20, one each (§2.7)", len(seen), seen)
+		}
+		for pid, counts := range seen {
+			if len(counts) != 1 || counts[0] != 1 {
+				t.Fatalf("pid %d: request counters %v; want [1]: a fresh process whose handler never saw the handshake (§2.7, §3.1)", pid, counts)
+			}
+		}
+		return
+	}
 	if len(seen) > 2 {
 		t.Fatalf("20 requests were served by %d processes %v; want at most the 2 workers", len(seen), seen)
 	}
@@ -177,6 +189,9 @@ func workerEnvironment(t *T) {
 }
 
 func workerProcessGroup(t *T) {
+	if t.cfg.isolated() {
+		t.WaitIdle(2) // §2.7: the spares of the requests before may still be forking
+	}
 	ws := t.Workers()
 	if len(ws) != 2 {
 		t.Fatalf("the watchdog has %d child processes %v; want its 2 workers", len(ws), ws)

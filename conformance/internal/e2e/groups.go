@@ -95,6 +95,22 @@ func Groups() []Group {
 			},
 		},
 		{
+			// PROTOCOL.md §2.7: each check starts a watchdog of its own with
+			// -spawn fork -isolation request; a library that does not list
+			// fork is refused at start, and the group is skipped.
+			Name:    "isolation",
+			Manual:  true,
+			OneLane: true,
+			Checks: []Check{
+				{Name: "isolation-global-sequential", Section: "2.7", Description: "under isolation=request a global written by one request is not seen by the next on the same connection, each served by a fresh process", Run: isolationGlobalSequential},
+				{Name: "isolation-global-concurrent", Section: "2.7", Description: "four requests at once, then four more, each writing a global: none sees another's, and eight processes served them", Timeout: 20 * time.Second, Run: isolationGlobalConcurrent},
+				{Name: "isolation-tmpdir", Section: "2.7", Description: "a file one request writes to its TMPDIR is not in the next request's own, and the directory is removed once its worker is gone", Run: isolationTmpdir},
+				{Name: "isolation-random-differs", Section: "2.7", Description: "requests draw different random numbers", Run: isolationRandom},
+				{Name: "isolation-faults-cost-only-their-request", Section: "2.7", Description: "a crash (502) and a timeout (504) each fail only their own request; the requests around them are answered", Timeout: 20 * time.Second, Run: isolationFaultsCostOnlyTheirRequest},
+				{Name: "isolation-leftovers-reported", Section: "2.7", Description: "a daemon a request leaves behind is logged with the request id, counted in afterburn_isolation_leftovers_total and killed", Timeout: 20 * time.Second, Run: isolationLeftoversReported},
+			},
+		},
+		{
 			// PROTOCOL.md §2.5: each check starts a watchdog of its own with -lanes
 			// and is skipped for a library served on fewer lanes than it needs.
 			Name:   "lanes",
@@ -110,8 +126,9 @@ func Groups() []Group {
 			},
 		},
 		{
-			Name:  "recycling",
-			Flags: []string{"-workers", "2", "-max_requests", "10"},
+			Name:       "recycling",
+			Flags:      []string{"-workers", "2", "-max_requests", "10"},
+			Persistent: true,
 			Checks: []Check{
 				{Name: "recycle-under-load", Section: "9.7", Description: "with max_requests 10, 160 requests from four clients get workers recycled and every one gets its own response", Timeout: 30 * time.Second, Run: recycleUnderLoad},
 			},

@@ -26,6 +26,10 @@ type Config struct {
 	// oneLane is set once a check of the lanes group found the library
 	// served on one lane: the group's other checks skip without a watchdog.
 	oneLane bool
+	// noFork is set once a check of the isolation group found the library
+	// refused for isolation=request (it does not list fork, §2.7): the
+	// group's other checks skip without a watchdog.
+	noFork bool
 }
 
 // Check is one e2e check.
@@ -52,6 +56,9 @@ type Group struct {
 	// OneLane groups need lanes = 1: stdio mode, or spawn=fork, which
 	// §2.5 refuses at start-up with lanes > 1; under -lanes K they are skipped.
 	OneLane bool
+	// Persistent groups need workers that serve many requests (recycling):
+	// under -isolation request (§2.7) they are skipped.
+	Persistent bool
 	// LaneFlags, when set, adds flags after Flags when the layer runs with
 	// -lanes K > 1 (a max_inflight that leaves room to fill every lane).
 	LaneFlags func(k int) []string
@@ -92,6 +99,12 @@ func runGroup(ctx context.Context, c *Config, g Group, sel []*Check) {
 	if g.ExecOnly && c.forking() {
 		for _, ch := range sel {
 			c.Report(ch.meta().Result(check.Skip, "needs workers started the exec way; spawn=fork needs fd mode (§2.6)", 0))
+		}
+		return
+	}
+	if g.Persistent && c.isolated() {
+		for _, ch := range sel {
+			c.Report(ch.meta().Result(check.Skip, "needs workers that serve many requests: under isolation=request every worker serves one and exits, and recycling settings are refused (§2.7)", 0))
 		}
 		return
 	}
@@ -196,6 +209,28 @@ func (t *T) report(msg string) string {
 // wins where both set one (the flag package keeps the last).
 func (c *Config) flags(own []string) []string {
 	return append(append([]string{}, c.WatchdogFlags...), own...)
+}
+
+// isolated reports whether the layer runs every watchdog with -isolation
+// request (§2.7): one fresh process per request.
+func (c *Config) isolated() bool {
+	return flagValue(c.WatchdogFlags, "isolation") == "request"
+}
+
+// flagValue is the last value the flags give name, as -name V, -name=V,
+// --name V or --name=V; "" when none does.
+func flagValue(flags []string, name string) string {
+	v := ""
+	for i, f := range flags {
+		f = strings.TrimPrefix(strings.TrimPrefix(f, "-"), "-")
+		switch {
+		case f == name && i+1 < len(flags):
+			v = flags[i+1]
+		case strings.HasPrefix(f, name+"="):
+			v = f[len(name)+1:]
+		}
+	}
+	return v
 }
 
 // forking reports whether the layer runs every watchdog with -spawn fork.

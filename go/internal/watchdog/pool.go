@@ -556,5 +556,10 @@ func (p *pool) snapshot() (st status, ready bool) {
 		c := p.laneCountsLocked()
 		st.Lanes = &c
 	}
-	return st, st.Idle+st.Busy > 0 && !p.closing
+	// §2.7, §9.2: under isolation=request a slot is starting whenever its
+	// spare was taken, so a ready template, which forks the next in
+	// milliseconds, makes the pool ready too: readiness does not flap with
+	// the load.
+	serving := st.Idle+st.Busy > 0 || (p.iso != nil && st.Template == "ready")
+	return st, serving && !p.closing
 }

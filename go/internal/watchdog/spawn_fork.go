@@ -159,7 +159,11 @@ func (f *forkSpawner) fork(t *templateProc, slot int) (*worker, error) {
 	outW.Close()
 	errW.Close()
 	if err != nil {
-		t.end("worker_closed", fmt.Sprintf("sending a fork request: %v", err))
+		// A template that died is the reason, if its exit shows (exitGrace):
+		// serve's watcher then ends it as crashed (§2.6).
+		if !t.w.awaitExit() {
+			t.end("worker_closed", fmt.Sprintf("sending a fork request: %v", err))
+		}
 		return fail(&initError{reason: "init_failed", err: fmt.Errorf("fork request: %v", err)})
 	}
 	timer := time.NewTimer(cfg.ForkTimeout)
