@@ -25,7 +25,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
 _FIX_PYTHON = "start them in an after_fork hook (afterburn_runtime.after_fork), or use exec mode"
 _FIX_NATIVE = ("start the library that made them in an after_fork hook (afterburn_runtime.after_fork), "
@@ -72,9 +72,25 @@ def probe() -> str | None:
     return decide(python_threads, tasks, openblas)
 
 
+# The thread-count function of the OpenBLAS found mapped, once found: /proc/self/maps is
+# long in a process that imported NumPy, and a template asks before every fork (§2.6, §2.7).
+_openblas_count: Callable[[], int] | None = None
+
+
 def openblas_threads() -> int | None:
     """The thread count of the OpenBLAS mapped into this process, None when none is (or it
     cannot be asked)."""
+    global _openblas_count
+    if _openblas_count is None:
+        _openblas_count = _find_openblas()
+        if _openblas_count is None:
+            return None
+    n = int(_openblas_count())
+    return n if n > 0 else None
+
+
+def _find_openblas() -> Callable[[], int] | None:
+    """The thread-count function of the OpenBLAS mapped into this process, if any."""
     path = None
     try:
         with open("/proc/self/maps") as maps:
@@ -97,6 +113,5 @@ def openblas_threads() -> int | None:
         if fn is not None:
             fn.restype = ctypes.c_int
             fn.argtypes = []
-            n = int(fn())
-            return n if n > 0 else None
+            return fn
     return None
