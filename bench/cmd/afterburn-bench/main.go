@@ -33,15 +33,18 @@ func main() {
 	serverCPU := flag.String("server_cpu", "1", "taskset CPU list for everything under test; empty for no pinning")
 	large := flag.Int64("large_mib", 100, "MiB echoed in the large-body measurement; 0 skips it")
 	out := flag.String("out", "bench/results", "directory for the results")
-	scenarios := flag.String("scenarios", "languages,lanes,fork", "what to measure, comma-separated: languages (every language against its baselines), "+
+	scenarios := flag.String("scenarios", "languages,lanes,fork,isolation", "what to measure, comma-separated: languages (every language against its baselines), "+
 		"lanes (an I/O-bound function in 1 worker × K lanes against K workers × 1 lane, and hello with -lanes 1), "+
-		"fork (Python's fork mode against exec mode with a synthetic model); bench/README.md")
+		"fork (Python's fork mode against exec mode with a synthetic model), "+
+		"isolation (Python with one fresh fork per request against a warm pool, fork+exec per request and the floors of a process per request); bench/README.md")
 	lanesWarmup := flag.Duration("lanes_warmup", 0, "lanes scenario: unmeasured io load on each io pool before the first repetition; 0 for -warmup (Java: at least 10 s)")
 	lanesK := flag.Int("lanes_k", harness.IssueLanes, "lanes scenario: lanes of the one-worker pool, workers of the one-lane pool, and wrk's connections")
 	forkMiB := flag.Int("fork_model_mib", 512, "fork scenario: MiB of the synthetic model")
 	forkWorkers := flag.String("fork_workers", "1,4,8", "fork scenario: worker counts, comma-separated")
 	forkRequests := flag.Int("fork_requests", 10000, "fork scenario: model requests before the tree's PSS is read")
 	forkCrashes := flag.Int("fork_crashes", 20, "fork scenario: crashes timed per spawn mode")
+	isoWorkers := flag.Int("iso_workers", 4, "isolation scenario: the warm pool's workers and the request pool's spares")
+	isoPaced := flag.Float64("iso_paced_rps", 50, "isolation scenario: the paced load's requests per second, below the rate spares are forked at")
 	flag.Parse()
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -89,6 +92,9 @@ func main() {
 		}
 		fork.Workers = append(fork.Workers, n)
 	}
+	if *isoWorkers < 1 || *isoPaced <= 0 {
+		fatal(fmt.Errorf("-iso_workers must be at least 1 and -iso_paced_rps positive"))
+	}
 	if fork.ModelMiB < 1 || fork.Requests < 1 || fork.Crashes < 1 {
 		fatal(fmt.Errorf("-fork_model_mib, -fork_requests and -fork_crashes must be at least 1"))
 	}
@@ -101,8 +107,11 @@ func main() {
 			o.Lanes = lanes
 		case "fork":
 			o.Fork = fork
+		case "isolation":
+			// The model of the fork scenario (-fork_model_mib; 64 MiB with -quick).
+			o.Isolation = &harness.IsolationOptions{ModelMiB: fork.ModelMiB, Workers: *isoWorkers, PacedRPS: *isoPaced}
 		default:
-			fatal(fmt.Errorf("-scenarios: unknown scenario %q (languages, lanes, fork)", sc))
+			fatal(fmt.Errorf("-scenarios: unknown scenario %q (languages, lanes, fork, isolation)", sc))
 		}
 	}
 	if !langsRun {

@@ -140,6 +140,8 @@ type Results struct {
 	ForkMode *ForkMode `json:"fork_mode,omitempty"`
 	// Lanes is the lanes scenario (lanes.go), nil when it did not run.
 	Lanes *Lanes `json:"lanes,omitempty"`
+	// Isolation is the isolation scenario (isolation.go), nil when it did not run.
+	Isolation *Isolation `json:"isolation,omitempty"`
 }
 
 // Noisy reports whether a run stayed over the quiet-run guard's thresholds: such a session

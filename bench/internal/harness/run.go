@@ -38,6 +38,8 @@ type Options struct {
 	Fork *ForkModeOptions
 	// Lanes is the lanes scenario (lanes.go); nil skips it.
 	Lanes *LanesOptions
+	// Isolation is the isolation scenario (isolation.go); nil skips it.
+	Isolation *IsolationOptions
 }
 
 // config is one thing under test, started once and measured in every repetition.
@@ -183,6 +185,12 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 			return nil, fmt.Errorf("fork mode: %v", err)
 		}
 	}
+	var isolation *Isolation
+	if o.Isolation != nil {
+		if isolation, err = measureIsolation(ctx, o, load, guard); err != nil {
+			return nil, fmt.Errorf("isolation: %v", err)
+		}
+	}
 
 	res := &Results{
 		Date:      time.Now().UTC().Format(time.RFC3339),
@@ -198,6 +206,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		Quiet:     guard.summary(),
 		ForkMode:  forkMode,
 		Lanes:     lanes,
+		Isolation: isolation,
 	}
 	for _, l := range langs {
 		lr := &LanguageResults{

@@ -81,6 +81,7 @@ func Markdown(w io.Writer, r *harness.Results) {
 	}
 	lanes(w, r)             // lanes.go
 	forkMode(w, r.ForkMode) // forkmode.go
+	isolation(w, r.Isolation)
 	quietSection(w, r)
 }
 

@@ -72,5 +72,8 @@ func OnlyScenarios(r *harness.Results) string {
 	if r.ForkMode != nil {
 		parts = append(parts, "fork")
 	}
+	if r.Isolation != nil {
+		parts = append(parts, "isolation")
+	}
 	return strings.Join(parts, "-")
 }
