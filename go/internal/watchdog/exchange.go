@@ -11,11 +11,12 @@ import (
 )
 
 // isHopByHop reports the fields of PROTOCOL.md §5.4 that are never
-// forwarded, in either direction, by their canonical name.
+// forwarded, in either direction, by their canonical name. Trailer is not
+// one: it announces trailers, which are forwarded (trailers.go, §6.7).
 func isHopByHop(name string) bool {
 	switch name {
 	case "Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization",
-		"Te", "Trailer", "Transfer-Encoding", "Upgrade":
+		"Te", "Transfer-Encoding", "Upgrade":
 		return true
 	}
 	return false
