@@ -33,12 +33,16 @@ func (x *exchange) cancelExchange(requestWritten bool) bool {
 	// Only a response not begun can be read afresh: the head reader and the
 	// chunk reader do not resume in the middle of what they read. Without
 	// tokens (§4.6) a late response could not be told from a stale one.
-	if requestWritten && !x.respBegun && x.token.set() {
+	switch {
+	case requestWritten && !x.respBegun && x.token.set():
 		p.log.printf("w%d passed the deadline of request %s%s: cancelled; its late response will be dropped", w.id, x.id, l.label())
 		p.startDrain(l)
 		go p.drain(l, x.token, x.r.Method, x.id)
-	} else {
-		p.log.printf("w%d passed the deadline of request %s%s with its request or response under way, or without exchange tokens: it is stopped after cancel_grace %v", w.id, x.id, l.label(), p.cfg.CancelGrace)
+	case !x.token.set():
+		p.log.printf("w%d passed the deadline of request %s%s: its library does not list exchange (PROTOCOL.md §4.6), so a late response could not be told from a stale one; stopped after cancel_grace %v", w.id, x.id, l.label(), p.cfg.CancelGrace)
+		go p.stopAfterGrace(l)
+	default:
+		p.log.printf("w%d passed the deadline of request %s%s with its request or response under way; stopped after cancel_grace %v", w.id, x.id, l.label(), p.cfg.CancelGrace)
 		go p.stopAfterGrace(l)
 	}
 	if !x.headSent {
