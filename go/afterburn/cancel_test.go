@@ -1,8 +1,11 @@
 package afterburn
 
 import (
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseCancel(t *testing.T) {
@@ -49,5 +52,37 @@ func TestReadCancels(t *testing.T) {
 		if got := exs[token].ended; got != want {
 			t.Errorf("exchange %s cancelled: %v; want %v", token, got, want)
 		}
+	}
+}
+
+// cancelTiming is a handler that reports when its context was cancelled, relative to
+// the deadline it reports, and the context's error.
+func cancelTiming(w http.ResponseWriter, r *http.Request) {
+	d, ok := r.Context().Deadline()
+	<-r.Context().Done()
+	fmt.Fprintf(w, "%v %v %v", ok, time.Since(d) >= cancelAfterDeadline, r.Context().Err())
+}
+
+// TestCancelAfterDeadline: the library's own cancellation fires 50 ms after the
+// deadline (PROTOCOL.md §5.2, §8.6), so that the watchdog's 504 comes first; the
+// context still reports the deadline itself. One lane, then several.
+func TestCancelAfterDeadline(t *testing.T) {
+	const want = "true true context deadline exceeded"
+	out, _, err := serveString(t, http.HandlerFunc(cancelTiming),
+		"GET /x HTTP/1.1\r\nHost: fn\r\nAfterBurn-Timeout-Ms: 20\r\n\r\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(out, "\r\n\r\n"+want) {
+		t.Errorf("one lane: got %q; want the body %q", out, want)
+	}
+
+	ls := startLanes(t, http.HandlerFunc(cancelTiming), 2)
+	ls.write(2, "GET /x HTTP/1.1\r\nHost: fn\r\nAfterBurn-Request-Id: A\r\nAfterBurn-Exchange: tokA\r\nAfterBurn-Timeout-Ms: 20\r\n\r\n")
+	if _, body := ls.response(2); body != want {
+		t.Errorf("lane 2 of 2: got %q; want %q", body, want)
+	}
+	if err := ls.end(); err != nil {
+		t.Fatal(err)
 	}
 }

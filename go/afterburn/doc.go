@@ -36,8 +36,9 @@
 //     request are in r.Trailer once r.Body has returned io.EOF. What the handler does
 //     not read is discarded after it returns.
 //   - r.Context() carries the deadline, AfterBurn-Timeout-Ms after the request head
-//     was read, on the monotonic clock, and is cancelled at the deadline, when the
-//     watchdog cancels the request (see Lanes) and when the handler returns.
+//     was read, on the monotonic clock, and is cancelled 50 ms after the deadline
+//     (PROTOCOL.md §5.2: the watchdog answers the client 504 at the deadline, first),
+//     when the watchdog cancels the request (see Lanes) and when the handler returns.
 //     TimeRemaining gives the time left.
 //
 // The ResponseWriter holds up to 16 KiB of body until the handler flushes or returns:
@@ -124,15 +125,16 @@
 // lowers it. Nothing needs enabling in the function: the same binary serves one lane
 // under a watchdog without -lanes.
 //
-// Cancellation: with lanes the watchdog does not kill a worker whose request passed
-// its deadline, since the worker carries other requests. It answers the client 504,
-// tells the library, which cancels that request's context, and discards the late
-// response. So a handler should pass r.Context() to whatever it waits on (a query, an
-// outgoing request) and return soon after the context is done; its response is then
-// discarded, and the lane is free again once it returned. A handler that ignores the
-// context keeps its lane busy until it returns (the watchdog retires a worker whose
-// lane stays stuck past -lane_grace). The library also cancels the context at the
-// deadline itself, and a cancellation never reaches the lane's next request.
+// Cancellation: the watchdog does not kill a worker whose request passed its deadline
+// at once. It answers the client 504 and gives the worker -cancel_grace (1s by
+// default) to end the late response, which it discards; the library cancels the
+// request's context 50 ms after the deadline, with one lane as with several, and with
+// lanes the watchdog also tells the library, which cancels it then. So a handler
+// should pass r.Context() to whatever it waits on (a query, an outgoing request) and
+// return soon after the context is done: the worker then lives on. A handler that
+// ignores the context keeps its lane busy until it returns, and the watchdog kills the
+// worker (with lanes, replaces it) once the grace has passed. A cancellation never
+// reaches the lane's next request.
 //
 // Logging: with several requests in flight, lines on stderr are attributable only if
 // they say which request wrote them. Logf(r, format, args...) writes

@@ -39,6 +39,12 @@ type exchange struct {
 	innerCtx atomic.Pointer[innerContext]
 }
 
+// cancelAfterDeadline is how long after a request's deadline the library cancels its
+// context (PROTOCOL.md §5.2): the watchdog answers the client at the deadline, and a
+// handler cancelled sooner could end its response first, which the watchdog would take
+// for the worker's fault (§2.5, §8.6).
+const cancelAfterDeadline = 50 * time.Millisecond
+
 type innerContext struct {
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -57,7 +63,10 @@ func (ex *exchange) inner() context.Context {
 	}
 	in := new(innerContext)
 	if ex.hasDeadline {
-		in.ctx, in.cancel = context.WithDeadline(context.Background(), ex.deadline)
+		// PROTOCOL.md §5.2, §8.6: the library's own cancellation fires
+		// cancelAfterDeadline after the deadline, so that the watchdog's 504
+		// comes first; Deadline still reports the deadline itself.
+		in.ctx, in.cancel = context.WithDeadline(context.Background(), ex.deadline.Add(cancelAfterDeadline))
 	} else {
 		in.ctx, in.cancel = context.WithCancel(context.Background())
 	}
@@ -117,7 +126,7 @@ func RequestID(r *http.Request) string {
 // §5.2), measured on the monotonic clock. Without a deadline TimeRemaining returns the
 // largest time.Duration, so a check like TimeRemaining(r) < need needs no special case.
 //
-// The context is also cancelled at the deadline, and when the handler returns.
+// The context is also cancelled 50 ms after the deadline, and when the handler returns.
 func TimeRemaining(r *http.Request) time.Duration {
 	d, ok := r.Context().Deadline()
 	if !ok {

@@ -42,15 +42,16 @@ func wantCrashed(t *T, name string, send func(id string) *Resp) {
 	echoesOwnIDs(t, 2)
 }
 
-// hangAfterHead: §8.6, §8.7 — a worker that writes half a response and hangs is killed at the
-// deadline: the client's body stops visibly incomplete after "partial", the restart is counted
-// as timeout, and the next requests get their own responses (never the rest of the old one).
+// hangAfterHead: §8.6, §8.7 — a worker that writes half a response and hangs has its client's
+// body stopped visibly incomplete after "partial" at the deadline, and is killed once
+// cancel_grace has passed (a response under way cannot be drained): the restart is counted as
+// timeout, and the next requests get their own responses (never the rest of the old one).
 //
 // With lanes (§2.5 "At the deadline", "Faults confined to a lane") the client's response is
-// aborted all the same and the worker is retired make-before-break: at once with reason
-// timeout when the watchdog judges the lane cannot be drained (its response under way), or
-// with reason stuck once the never-ending late response outlasts lane_grace. Either is one
-// restart; the check accepts both.
+// aborted all the same and the worker is retired make-before-break: after cancel_grace with
+// reason timeout when the watchdog judges the lane cannot be drained (its response under
+// way), or with reason stuck once the never-ending late response outlasts cancel_grace. Either
+// is one restart; the check accepts both.
 func hangAfterHead(t *T) {
 	t.WaitIdle(2)
 	lanes := t.lanesPerWorker(2) > 1

@@ -174,11 +174,11 @@ func lanesDeadlineCancel(t *T) {
 }
 
 // lanesIgnoredCancelStuck: §2.5 "At the deadline", "Faults confined to a lane" — a handler
-// that ignores its cancellation leaves its lane draining past lane_grace: the lane is stuck
+// that ignores its cancellation leaves its lane draining past cancel_grace: the lane is stuck
 // and the worker is retired make-before-break (restart reason stuck); an exchange on another
 // lane of that worker, started before, finishes with its own 200.
 func lanesIgnoredCancelStuck(t *T) {
-	t.startLanes(1, 2, "-workers", "1", "-lanes", "4", "-exec_timeout", "1s", "-lane_grace", "300ms")
+	t.startLanes(1, 2, "-workers", "1", "-lanes", "4", "-exec_timeout", "1s", "-cancel_grace", "300ms")
 	pid := t.whoami(t.Get("/whoami")).Pid
 	before := t.Restarts("stuck")
 	id := rid("ignore")
@@ -186,7 +186,7 @@ func lanesIgnoredCancelStuck(t *T) {
 	if eb := t.WatchdogError(r, 504, "timeout"); eb.RequestID != id {
 		t.Fatalf("%s: error body request_id %q; want %q", t.lastReq(), eb.RequestID, id)
 	}
-	// The lane drains for lane_grace (300ms); this one runs past that on another lane.
+	// The lane drains for cancel_grace (300ms); this one runs past that on another lane.
 	other := t.background("/sleep?ms=700", rid("neighbour"))
 	t.WaitLanes("one lane busy beside the draining one", func(l LaneCounts) bool { return l.Busy+l.Draining >= 2 })
 	t.WaitMetric(before+1, "afterburn_worker_restarts_total", "reason", "stuck")

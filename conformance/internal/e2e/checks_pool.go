@@ -228,10 +228,13 @@ func queuedPastDeadline(t *T) {
 	l := t.lanesPerWorker(1)
 	before := t.Restarts("timeout")
 	late := t.Metric("afterburn_late_responses_discarded_total")
-	// One lane: the held request is killed at its deadline with its worker.
+	// One lane: the held request, which ignores its cancellation, is
+	// answered 504 at its deadline and its worker killed cancel_grace (1s)
+	// later, after the queued request's deadline (§8.6).
 	// Several lanes (§2.5 "At the deadline"): the worker lives on, and each
 	// held lane drains until its late response; /ignore-cancel keeps them
-	// draining past the queued request's deadline (well within lane_grace).
+	// draining past the queued request's deadline (well within the group's
+	// cancel_grace under lanes, 5s).
 	path := "/sleep?ms=5000"
 	if l > 1 {
 		path = "/ignore-cancel?ms=4000"

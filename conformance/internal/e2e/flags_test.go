@@ -44,7 +44,7 @@ func TestForkingSpotsTheMode(t *testing.T) {
 func TestLanesReadsK(t *testing.T) {
 	for flags, want := range map[string]int{
 		"-lanes 4": 4, "--lanes 4": 4, "-lanes=3": 3, "--lanes=2": 2, "-workers 2 -lanes 4 -lanes 8": 8,
-		"": 1, "-lanes": 1, "-lane_grace 1s": 1, "-workers 4": 1, "-spawn fork": 1,
+		"": 1, "-lanes": 1, "-lanesx 1": 1, "-workers 4": 1, "-spawn fork": 1,
 	} {
 		c := &Config{WatchdogFlags: strings.Fields(flags)}
 		if got := c.lanes(); got != want {

@@ -36,6 +36,7 @@ func Groups() []Group {
 				{Name: "multi-valued-response-fields", Section: "4.4", Description: "two Set-Cookie values of a response reach the client as two fields in order", Run: multiValuedResponse},
 				{Name: "all-byte-values", Section: "4.2", Description: "a body of all 256 byte values reaches the handler unchanged", Run: allByteValues},
 				{Name: "client-chunked-with-trailers", Section: "4.2", Description: "a client's chunked body and its trailer fields reach the handler", Run: clientChunkedTrailers},
+				{Name: "trailers-both-ways", Section: "6.7", Description: "a chunked POST's trailer field reaches the handler and its Content-Length, Host, Content-Type and Authorization trailers do not; the handler's response trailer X-Fixture-Trailer: done, declared by the Trailer field, reaches the client", Run: trailersBothWays},
 				{Name: "empty-post", Section: "4.2", Description: "a POST with Content-Length: 0 reaches the handler with an empty body", Run: emptyPost},
 				{Name: "head-no-body", Section: "4.4", Description: "a HEAD response has no body and the connection stays usable", Run: headNoBody},
 				{Name: "status-204", Section: "4.4", Description: "a 204 from the function has no body and the connection stays usable", Run: status204},
@@ -119,10 +120,19 @@ func Groups() []Group {
 				{Name: "lanes-overlap", Section: "2.5", Description: "four /sleep?ms=500 on one worker with four lanes run at once on the same process, well under 2 s in all", Run: lanesOverlap},
 				{Name: "lanes-crash-fails-only-its-own", Section: "2.5", Description: "with two workers of three lanes, a crash fails exactly the crashed worker's exchanges in flight, each with its own 502 worker_crashed, and none of the other worker's", Timeout: 20 * time.Second, Run: lanesCrashFailsOnlyItsOwn},
 				{Name: "lanes-deadline-cancel", Section: "2.5", Description: "an exchange past its deadline gets 504 and is cancelled in the library; its late response is drained and reaches no client; the worker is not replaced and another lane's exchange is undisturbed", Timeout: 20 * time.Second, Run: lanesDeadlineCancel},
-				{Name: "lanes-ignored-cancel-stuck", Section: "2.5", Description: "a handler ignoring its cancellation past lane_grace gets its worker retired make-before-break (restart reason stuck) while another lane's exchange finishes 200", Timeout: 20 * time.Second, Run: lanesIgnoredCancelStuck},
+				{Name: "lanes-ignored-cancel-stuck", Section: "2.5", Description: "a handler ignoring its cancellation past cancel_grace gets its worker retired make-before-break (restart reason stuck) while another lane's exchange finishes 200", Timeout: 20 * time.Second, Run: lanesIgnoredCancelStuck},
 				{Name: "lanes-slow-reader", Section: "2.5", Description: "a client not reading a 64 MiB response (response_buffering off) does not slow requests on the worker's other lanes", Timeout: 20 * time.Second, Run: lanesSlowReader},
 				{Name: "lanes-log-attributable", Section: "2.5", Level: "SHOULD", Description: "a line written through the library's per-request logger carries the request id", Run: lanesLogAttributable},
 				{Name: "lanes-ready-metrics", Section: "2.5", Description: "/_/ready has lane counts by state and /metrics has afterburn_lanes{state}, afterburn_lane_cancels_total and afterburn_late_responses_discarded_total", Run: lanesReadyMetrics},
+			},
+		},
+		{
+			// PROTOCOL.md §8.6 with one lane: each check starts watchdogs of its own.
+			Name:    "cancel",
+			Manual:  true,
+			OneLane: true,
+			Checks: []Check{
+				{Name: "deadline-cancel-before-kill", Section: "8.6", Description: "one lane: /wait-cancel past exec_timeout 500ms gets 504 at the deadline, the handler observes its cancellation and, when the library lists exchange, the worker is kept (same pid, no restart) within cancel_grace 2s; /ignore-cancel with cancel_grace 300ms has its worker killed after the grace, restart reason timeout", Timeout: 30 * time.Second, Run: deadlineCancelBeforeKill},
 			},
 		},
 		{
@@ -156,10 +166,13 @@ func Groups() []Group {
 		{
 			Name:  "timeout",
 			Flags: []string{"-workers", "2", "-exec_timeout", "1s"},
+			// §2.5, §8.6: with lanes /sleep?ms=5000, which ignores its
+			// cancellation, is drained when it ends, within the grace.
+			LaneFlags: func(int) []string { return []string{"-cancel_grace", "5s"} },
 			Checks: []Check{
 				{Name: "deadline-visible", Section: "5.2", Description: "the handler sees a deadline of at most exec_timeout and more than 0 ms away", Run: deadlineVisible},
-				{Name: "exec-timeout", Section: "8.6", Description: "a request past exec_timeout gets 504 timeout, the worker is replaced (timeout; with lanes, §2.5, the exchange is cancelled and its lane drained instead), and later requests get their own responses", Run: execTimeout},
-				{Name: "hang-after-head", Section: "8.6", Description: "a worker writing half a response and hanging is killed at the deadline: the body ends visibly incomplete, the restart is counted as timeout and later requests succeed", Timeout: 20 * time.Second, Run: hangAfterHead},
+				{Name: "exec-timeout", Section: "8.6", Description: "a request past exec_timeout gets 504 timeout at the deadline, a handler ignoring its cancellation has its worker replaced after cancel_grace (timeout; with lanes, §2.5, the exchange is cancelled and its lane drained instead), and later requests get their own responses", Run: execTimeout},
+				{Name: "hang-after-head", Section: "8.6", Description: "a worker writing half a response and hanging is killed once cancel_grace has passed after the deadline: the body ends visibly incomplete at the deadline, the restart is counted as timeout and later requests succeed", Timeout: 20 * time.Second, Run: hangAfterHead},
 				{Name: "crash-mid-body", Section: "8.4", Description: "a worker exiting while reading a 256 KiB body gives 502 worker_crashed, a restart counted as crashed, and later requests succeed", Run: crashMidBody},
 				{Name: "exit-zero-mid-request", Section: "8.4", Description: "a worker exiting with status 0 in the middle of a request gives 502 worker_crashed and a restart counted as crashed", Run: exitZeroMidRequest},
 			},
@@ -169,7 +182,10 @@ func Groups() []Group {
 			Flags: []string{"-workers", "1", "-max_inflight", "2", "-exec_timeout", "1s"},
 			// §2.5: a request queues only when every lane is busy, so with K
 			// lanes max_inflight must leave room for K running and one queued.
-			LaneFlags: func(k int) []string { return []string{"-max_inflight", strconv.Itoa(k + 1)} },
+			// /ignore-cancel?ms=4000 on every lane drains within cancel_grace.
+			LaneFlags: func(k int) []string {
+				return []string{"-max_inflight", strconv.Itoa(k + 1), "-cancel_grace", "5s"}
+			},
 			// A slow start makes the replacement of a killed worker slower
 			// than a queued request's deadline: an initialisation, or in fork
 			// mode, where a replacement is a fork, its after-fork hook (§2.6).

@@ -114,6 +114,8 @@ func serve(w http.ResponseWriter, r *http.Request) {
 		reply(w, map[string]any{"slept_ms": ms})
 	case "/wait-cancel":
 		waitCancel(w, r, atoi(q.Get("ms")))
+	case "/trailers":
+		trailers(w, r)
 	case "/log":
 		afterburn.Logf(r, "%s", q.Get("text"))
 		reply(w, map[string]any{"logged": true})
@@ -195,6 +197,25 @@ func waitCancel(w http.ResponseWriter, r *http.Request, ms int) {
 	case <-timer.C:
 	}
 	reply(w, map[string]any{"cancelled": cancelled})
+}
+
+// trailers answers the request trailers the handler sees, after the whole body, in a
+// chunked body followed by the response trailer X-Fixture-Trailer: done (PROTOCOL.md
+// §6.7; conformance/README.md, the fixture contract).
+func trailers(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return // the library answers the framing error (PROTOCOL.md §8.8)
+	}
+	got := map[string]string{}
+	for k, vv := range r.Trailer {
+		if len(vv) > 0 { // a name declared in Trailer but not sent has no value
+			got[strings.ToLower(k)] = strings.Join(vv, ", ")
+		}
+	}
+	w.Header().Set("Trailer", "X-Fixture-Trailer") // declared: the body goes out chunked
+	reply(w, map[string]any{"body": string(body), "trailers": got})
+	w.Header().Set("X-Fixture-Trailer", "done")
 }
 
 func atoi(s string) int {

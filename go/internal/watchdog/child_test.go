@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -223,10 +224,26 @@ func childHandle(req *http.Request, bw *bufio.Writer, in, out *os.File) {
 			bw.WriteString("0\r\n\r\n")
 		}
 	case "/trailers":
+		// The request trailers it got, and the names the request's Trailer
+		// field declared (http.ReadRequest makes them r.Trailer's keys), as
+		// response trailers, with fields that must not be trailers (§6.7).
 		body, _ := io.ReadAll(req.Body)
-		fmt.Fprintf(bw, "HTTP/1.1 200 OK\r\nTrailer: X-Got-Checksum\r\nTransfer-Encoding: chunked\r\n\r\n")
+		var got, declared []string
+		for k, vv := range req.Trailer {
+			if len(vv) == 0 {
+				declared = append(declared, k)
+			}
+			for _, v := range vv {
+				got = append(got, k+"="+v)
+			}
+		}
+		slices.Sort(got)
+		slices.Sort(declared)
+		fmt.Fprintf(bw, "HTTP/1.1 200 OK\r\nTrailer: X-Got-Checksum, X-Got-Trailers\r\nTransfer-Encoding: chunked\r\n\r\n")
 		fmt.Fprintf(bw, "%x\r\n%s\r\n", len(body), body)
-		fmt.Fprintf(bw, "0\r\nX-Got-Checksum: %s\r\nAfterBurn-Hidden: x\r\n\r\n", req.Trailer.Get("X-Checksum"))
+		fmt.Fprintf(bw, "0\r\nX-Got-Checksum: %s\r\nX-Got-Trailers: %s\r\nX-Got-Declared: %s\r\n"+
+			"AfterBurn-Hidden: x\r\nContent-Type: text/evil\r\nSet-Cookie: evil=1\r\nHost: evil\r\n\r\n",
+			req.Trailer.Get("X-Checksum"), strings.Join(got, " "), strings.Join(declared, " "))
 	case "/digest":
 		// After the whole body: its SHA-256 as a chunked body, its length
 		// as a trailer.

@@ -39,7 +39,7 @@ type Config struct {
 	Spawn               string        // spawn: how workers come to exist, SpawnExec or SpawnFork (§2.6)
 	ForkTimeout         time.Duration // fork_timeout: fork request to the forked worker's handshake reply (§2.6)
 	Lanes               int           // lanes: exchanges in flight per worker, capped by its library (§2.5)
-	LaneGrace           time.Duration // lane_grace: how long a cancelled exchange's late response may take (§2.5)
+	CancelGrace         time.Duration // cancel_grace: after a deadline, how long a worker may take to clean up before it is killed (§8.6)
 	Isolation           string        // isolation: IsolationNone, or IsolationRequest: one fresh fork per request (§2.7)
 	IsolationGrace      time.Duration // isolation_grace: how long a worker has to exit after its one exchange (§2.7)
 
@@ -116,7 +116,7 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		Spawn:           SpawnExec,
 		ForkTimeout:     10 * time.Second,
 		Lanes:           1,
-		LaneGrace:       5 * time.Second,
+		CancelGrace:     time.Second,
 		Isolation:       IsolationNone,
 		IsolationGrace:  500 * time.Millisecond,
 
@@ -159,7 +159,7 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	fs.StringVar(&cfg.Spawn, "spawn", cfg.Spawn, "`mode` in which workers come to exist: exec runs the command for each; fork forks them from one template process that initialised once (§2.6: needs fd mode and a library that can fork)")
 	fs.Var((*seconds)(&cfg.ForkTimeout), "fork_timeout", "`duration` allowed from a fork request to the forked worker's handshake reply")
 	fs.IntVar(&cfg.Lanes, "lanes", cfg.Lanes, "`number` of exchanges each worker carries at once, on separate pipes, capped by what its library states (§2.5: needs fd mode, spawn=exec and a library that lists streams)")
-	fs.Var((*seconds)(&cfg.LaneGrace), "lane_grace", "`duration` a lane waits, after its exchange's deadline, for the late response before the worker is replaced (§2.5)")
+	fs.Var((*seconds)(&cfg.CancelGrace), "cancel_grace", "`duration` a worker gets, after a request's deadline, to cancel its handler and end the late response before it is killed (§8.6)")
 	fs.StringVar(&cfg.Isolation, "isolation", cfg.Isolation, "`mode`: none, or request: every request is served by a fresh fork of the template, which exits after its response (§2.7: needs spawn=fork and a library that can fork)")
 	fs.Var((*seconds)(&cfg.IsolationGrace), "isolation_grace", "`duration` a worker has to exit after its one exchange under isolation=request before its process group is killed")
 	fs.BoolVar(&cfg.RequestBuffering, "request_buffering", cfg.RequestBuffering, "read a request body of known length whole before it takes a worker; false = stream it")
@@ -250,8 +250,8 @@ func (c *Config) check() error {
 		return errors.New("watchdog: lanes > 1 needs the handshake: it is where the library states how many lanes it serves (§2.5)")
 	case c.Lanes > 1 && c.Spawn == SpawnFork:
 		return errors.New("watchdog: lanes > 1 with spawn=fork is not supported in this version: a fork request carries one lane's descriptors (§2.5, §2.6); use one of them")
-	case c.Lanes > 1 && c.LaneGrace <= 0:
-		return fmt.Errorf("watchdog: bad lane_grace %v: must be positive", c.LaneGrace)
+	case c.CancelGrace <= 0:
+		return fmt.Errorf("watchdog: bad cancel_grace %v: must be positive", c.CancelGrace)
 	case c.Isolation != IsolationNone && c.Isolation != IsolationRequest && c.Isolation != "":
 		return fmt.Errorf("watchdog: bad isolation %q: want none or request", c.Isolation)
 	case c.Isolation == IsolationRequest && c.Spawn != SpawnFork:

@@ -92,7 +92,7 @@ func TestParseConfig(t *testing.T) {
 				PrefixLogs: true, Handshake: true, TrustRequestID: true, Command: []string{"app"},
 				RequestBuffering: true, RequestBufferMemory: defaultRequestBufferMemory,
 				ResponseBuffering: true, ResponseBufferMemory: 1 << 20, BufferSpillMax: 1 << 30,
-				Spawn: SpawnExec, ForkTimeout: 10 * time.Second, Lanes: 1, LaneGrace: 5 * time.Second,
+				Spawn: SpawnExec, ForkTimeout: 10 * time.Second, Lanes: 1, CancelGrace: time.Second,
 				Isolation: IsolationNone, IsolationGrace: 500 * time.Millisecond,
 			}
 			tc.want(&want)

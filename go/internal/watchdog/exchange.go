@@ -11,11 +11,12 @@ import (
 )
 
 // isHopByHop reports the fields of PROTOCOL.md §5.4 that are never
-// forwarded, in either direction, by their canonical name.
+// forwarded, in either direction, by their canonical name. Trailer is not
+// one: it announces trailers, which are forwarded (trailers.go, §6.7).
 func isHopByHop(name string) bool {
 	switch name {
 	case "Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization",
-		"Te", "Trailer", "Transfer-Encoding", "Upgrade":
+		"Te", "Transfer-Encoding", "Upgrade":
 		return true
 	}
 	return false
@@ -169,6 +170,7 @@ func (x *exchange) run() (neverRead bool) {
 
 	var fail *failure
 	var bodyDone chan bodyFailure
+	headWritten := false // the head, and an inline body, reached the pipe
 	if x.buffered != nil {
 		if x.buffered.small() {
 			x.inline = x.buffered.mem // §6.1: with its head, in one write
@@ -191,6 +193,7 @@ func (x *exchange) run() (neverRead bool) {
 		// this head is written (§2.5).
 		x.unsent = l.bw.Buffered()
 	} else {
+		headWritten = true
 		if x.r.ContentLength != 0 && x.inline == nil {
 			send := x.sendBody
 			if x.buffered == nil && x.hijack() {
@@ -222,7 +225,12 @@ func (x *exchange) run() (neverRead bool) {
 				// worker (stopWorker) or on the client (read deadline). The
 				// client's connection cannot be reused after that, and
 				// whatever the body reports now is a consequence.
-				x.stopWorker()
+				if fail == failTimeout {
+					// §8.6: the worker gets cancel_grace before any kill.
+					l.wake()
+				} else {
+					x.stopWorker()
+				}
 				x.controller().SetReadDeadline(time.Now())
 				x.rw.Header().Set("Connection", "close")
 				bf, caused = <-bodyDone, false
@@ -248,10 +256,10 @@ func (x *exchange) run() (neverRead bool) {
 		// §2.5, or the end of shutdown's grace, §9.4), not this deadline.
 		fail = failCrashed
 	}
-	if fail == failTimeout && w.inUse > 1 {
-		// PROTOCOL.md §2.5: the worker lives on; the exchange is cancelled
-		// and its lane drained, or, when it cannot be, faulted.
-		return x.cancelLane(bf == bodyOK && caused)
+	if fail == failTimeout {
+		// PROTOCOL.md §8.6, §2.5: the exchange is cancelled and its lane
+		// drained, or, when it cannot be, stopped after cancel_grace.
+		return x.cancelExchange(headWritten && bf == bodyOK && caused)
 	}
 	if fail == failCrashed && w.inUse > 1 {
 		// A crash of the worker (every lane fails, §8.4), or one lane
@@ -304,8 +312,6 @@ func (x *exchange) run() (neverRead bool) {
 	case fail.reason == "bad_response":
 		x.wd.m.protocolErrors.WithLabelValues("bad_response").Inc()
 		x.wd.log.printf("w%d sent a malformed response to request %s", w.id, x.id)
-	case fail.reason == "timeout":
-		x.wd.log.printf("w%d passed the deadline of request %s: killing it", w.id, x.id)
 	case fail.reason == "crashed":
 		if neverRead {
 			x.wd.log.printf("w%d exited before reading request %s: sending it to another worker", w.id, x.id)

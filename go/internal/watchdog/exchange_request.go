@@ -42,6 +42,11 @@ func (x *exchange) writeHead() error {
 			b = append(b, "\r\n"...)
 		}
 	}
+	if r.Trailer != nil && r.Header["Trailer"] == nil {
+		// §6.7: the client's Trailer field, which net/http took out of
+		// r.Header (its names are r.Trailer's keys).
+		b = appendTrailerField(b, r.Trailer, conn)
+	}
 	b = append(b, "AfterBurn-Request-Id: "...)
 	b = append(b, x.id...)
 	b = append(b, "\r\n"...)
@@ -129,7 +134,7 @@ func requestHost(r *http.Request) string {
 
 // sendBody streams the client's body to the request pipe as it arrives
 // (PROTOCOL.md §6.1), re-chunked when its length is unknown, with the
-// client's trailers (§4.2). Each piece read from the client is one write.
+// client's trailers (§4.2, §6.7). Each piece read from the client is one write.
 // On a failure it cannot end honestly (§6.4) it kills the worker.
 func (x *exchange) sendBody() bodyFailure {
 	l := x.l
@@ -174,7 +179,7 @@ func (x *exchange) sendBody() bodyFailure {
 	bw.WriteString("0\r\n")
 	conn := connectionFields(x.r.Header) // §5.4: fields named in Connection, trailers too
 	for k, vv := range x.r.Trailer {
-		if dropRequestField(k, conn) {
+		if conn[k] || !trailerAllowed(k) { // §6.7
 			continue
 		}
 		for _, v := range vv {

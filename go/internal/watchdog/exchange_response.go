@@ -45,6 +45,9 @@ func (x *exchange) forward() *failure {
 		// Keep the worker's framing: chunked, so trailers can follow and
 		// net/http does not compute a Content-Length for a short stream.
 		head.copyFields(h, id, respField{"Transfer-Encoding", "chunked"})
+		if !x.r.ProtoAtLeast(1, 1) {
+			delete(h, "Trailer") // §6.7: an HTTP/1.0 client gets no chunks, so no trailers
+		}
 	case hasBody || head.length >= 0:
 		// The body's length, or for HEAD, 204 and 304 the length the body
 		// would have had.
@@ -138,10 +141,10 @@ func dateField(now time.Time) []string {
 }
 
 // setTrailers has net/http send the worker's trailers after the body, less
-// the fields of §4.4 and §5.4.
+// the fields of §4.4, §5.4 and §6.7.
 func setTrailers(h http.Header, head *respHead) {
 	for _, f := range head.trailers {
-		if isReserved(f.name) || !head.forwarded(f.name) {
+		if !trailerAllowed(f.name) || !head.forwarded(f.name) {
 			continue
 		}
 		k := http.TrailerPrefix + f.name

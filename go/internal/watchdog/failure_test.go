@@ -47,11 +47,11 @@ func TestWorkerCrash(t *testing.T) {
 	}
 }
 
-// TestExecTimeout: §5.2, §8.6 — 504, the worker killed, and the next
-// request gets its own response, never the stale one.
+// TestExecTimeout: §5.2, §8.6 — 504, the worker killed after cancel_grace,
+// and the next request gets its own response, never the stale one.
 func TestExecTimeout(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) { c.ExecTimeout = 300 * time.Millisecond })
+	h := start(t, func(c *Config) { c.ExecTimeout = 300 * time.Millisecond; c.CancelGrace = 100 * time.Millisecond })
 	began := time.Now()
 	resp, body := h.get("/sleep?ms=3000")
 	wantError(t, resp, body, 504, errTimeout)

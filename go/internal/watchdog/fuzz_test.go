@@ -266,6 +266,8 @@ func checkResponseOutcome(t *testing.T, method string, resp []byte, got respOutc
 				// the watchdog's own framing toward the client
 			case fuzzHopByHop[k], named[k] && k != "Afterburn-Request-Id" && k != "Content-Length":
 				fail("%s %s: %q is hop-by-hop (§5.4)", what, k, vv)
+			case what == "trailer" && !fuzzTrailerAllowed(k):
+				fail("trailer %s: %q must not be a trailer (§6.7)", k, vv)
 			case strings.HasPrefix(k, "Afterburn-") && !(what == "field" && (k == "Afterburn-Error" || k == "Afterburn-Request-Id")):
 				fail("%s %s: %q is reserved (§4.4)", what, k, vv)
 			}
@@ -288,7 +290,23 @@ func checkResponseOutcome(t *testing.T, method string, resp []byte, got respOutc
 // from the code under test.
 var fuzzHopByHop = map[string]bool{
 	"Connection": true, "Keep-Alive": true, "Proxy-Connection": true, "Proxy-Authenticate": true,
-	"Proxy-Authorization": true, "Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
+	"Proxy-Authorization": true, "Te": true, "Transfer-Encoding": true, "Upgrade": true,
+}
+
+// fuzzTrailerAllowed is PROTOCOL.md §6.7's rule for trailer fields, written out
+// again: not framing, routing, authentication, request modifiers, response
+// control data, Content-*, Trailer, hop-by-hop or reserved (RFC 9110 §6.5.1).
+func fuzzTrailerAllowed(k string) bool {
+	switch k {
+	case "Transfer-Encoding", "Content-Length", "Trailer", "Host", "Authorization", "Proxy-Authorization",
+		"Proxy-Authenticate", "Www-Authenticate", "Authentication-Info", "Proxy-Authentication-Info",
+		"Cookie", "Set-Cookie", "Cache-Control", "Expect", "Max-Forwards", "Pragma", "Range", "Te",
+		"If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since", "If-Range",
+		"Age", "Expires", "Date", "Location", "Retry-After", "Vary",
+		"Connection", "Keep-Alive", "Proxy-Connection", "Upgrade":
+		return false
+	}
+	return !strings.HasPrefix(k, "Content-") && !strings.HasPrefix(k, "Afterburn-")
 }
 
 func validToken(s string) bool {
@@ -371,6 +389,7 @@ func fuzzRequest(method, target, host string, fields []byte, body []byte, chunke
 	if chunked {
 		r.ContentLength = -1
 		r.Trailer = fuzzFields(trailers)
+		delete(r.Header, "Trailer") // net/http makes the names it declares r.Trailer's keys
 	} else {
 		r.ContentLength = int64(len(body))
 	}
@@ -628,6 +647,19 @@ func checkRoundTrip(t *testing.T, r *http.Request, body []byte, dl time.Time, ou
 			want[k] = vv
 		}
 	}
+	if r.Trailer != nil && r.Header["Trailer"] == nil {
+		// §6.7: the Trailer field names the trailers that are forwarded.
+		var names []string
+		for k := range r.Trailer {
+			if fuzzTrailerAllowed(k) && !named[k] && validToken(k) {
+				names = append(names, k)
+			}
+		}
+		if len(names) > 0 {
+			slices.Sort(names)
+			want["Trailer"] = []string{strings.Join(names, ", ")}
+		}
+	}
 	got := http.Header{}
 	var hosts, ids, timeouts []string
 	for _, f := range q.fields {
@@ -670,7 +702,7 @@ func checkRoundTrip(t *testing.T, r *http.Request, body []byte, dl time.Time, ou
 			gotT[k] = append(gotT[k], f[1])
 		}
 		for k, vv := range r.Trailer {
-			if !drop(k, named) && len(vv) > 0 {
+			if !named[k] && fuzzTrailerAllowed(k) && len(vv) > 0 {
 				wantT[k] = vv
 			}
 		}

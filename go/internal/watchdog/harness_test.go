@@ -114,6 +114,7 @@ func testConfig() Config {
 		WriteTimeout:    10 * time.Second,
 		InitTimeout:     10 * time.Second,
 		ShutdownTimeout: 10 * time.Second,
+		CancelGrace:     time.Second,
 		MaxRequestBody:  8 << 20,
 		MaxHeaderBytes:  32768,
 		PrefixLogs:      true,

@@ -70,17 +70,21 @@ type laneChild struct {
 func (c *laneChild) readCancels(f *os.File) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		tok, ok := strings.CutPrefix(sc.Text(), "cancel ")
-		if !ok {
-			continue
+		if tok, ok := strings.CutPrefix(sc.Text(), "cancel "); ok {
+			c.fire(tok)
 		}
-		c.mu.Lock()
-		if ch, ok := c.cancels[tok]; ok {
-			close(ch)
-			delete(c.cancels, tok)
-			fmt.Fprintf(os.Stderr, "child: cancelled %s\n", tok)
-		}
-		c.mu.Unlock()
+	}
+}
+
+// fire cancels the exchange whose token is tok, if it is still in flight:
+// from the cancel pipe, or the child's own deadline (§5.2).
+func (c *laneChild) fire(tok string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ch, ok := c.cancels[tok]; ok {
+		close(ch)
+		delete(c.cancels, tok)
+		fmt.Fprintf(os.Stderr, "child: cancelled %s\n", tok)
 	}
 }
 
@@ -114,7 +118,14 @@ func (c *laneChild) serve(n int, in, out *os.File) {
 		c.mu.Lock()
 		c.cancels[tok] = cancelled
 		c.mu.Unlock()
+		own := time.AfterFunc(time.Duration(1<<63-1), func() { c.fire(tok) })
+		if ms, err := strconv.Atoi(req.Header.Get("AfterBurn-Timeout-Ms")); err == nil {
+			// PROTOCOL.md §5.2: the library's own cancellation, 50 ms after
+			// the deadline, on one lane as on several.
+			own.Reset(time.Duration(ms+50) * time.Millisecond)
+		}
 		body, keep := c.route(n, req, cancelled, in, out)
+		own.Stop()
 		c.mu.Lock()
 		delete(c.cancels, tok)
 		c.mu.Unlock()
@@ -122,6 +133,9 @@ func (c *laneChild) serve(n int, in, out *os.File) {
 			return
 		}
 		io.Copy(io.Discard, req.Body)
+		if body == written {
+			continue
+		}
 		head := fmt.Sprintf("HTTP/1.1 200 OK\r\nAfterBurn-Exchange: %s\r\nContent-Length: %d\r\n\r\n", tok, len(body))
 		io.WriteString(out, head)
 		io.WriteString(out, body)
@@ -130,6 +144,9 @@ func (c *laneChild) serve(n int, in, out *os.File) {
 		}
 	}
 }
+
+// written is what route returns for a response it wrote itself.
+const written = "\x00written"
 
 // route answers one request; keep is false when the lane ends with it.
 func (c *laneChild) route(n int, req *http.Request, cancelled <-chan struct{}, in, out *os.File) (body string, keep bool) {
@@ -147,6 +164,12 @@ func (c *laneChild) route(n int, req *http.Request, cancelled <-chan struct{}, i
 	case "/ignore": // a handler that ignores its cancellation
 		time.Sleep(time.Duration(ms) * time.Millisecond)
 		return "ignored", true
+	case "/begin": // a response begun, then finished only once cancelled
+		io.WriteString(out, "HTTP/1.1 200 OK\r\nAfterBurn-Exchange: "+req.Header.Get("AfterBurn-Exchange")+
+			"\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nbegun\r\n")
+		<-cancelled
+		io.WriteString(out, "0\r\n\r\n")
+		return written, true
 	case "/crash":
 		os.Exit(3)
 	case "/close-lane": // user code closing its lane's pipes

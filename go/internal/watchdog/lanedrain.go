@@ -8,20 +8,22 @@ import (
 	"time"
 )
 
-// A lane past its deadline (PROTOCOL.md §2.5, §8.6). With one lane the
-// worker is killed, as ever. A worker with several lanes lives on: the
-// client is answered 504 (or its response aborted, §8.7), the library is
-// asked to stop the handler over the cancel pipe, and the lane drains: its
-// late response is read to its end and dropped, then the lane is free
-// again. A lane that cannot be brought back in step is faulted instead
-// (lanes.go): its worker is replaced make-before-break.
+// An exchange past its deadline (PROTOCOL.md §8.6, §2.5). The client is
+// answered 504 at once (or its response aborted, §8.7); the worker is not
+// killed at once: the library cancels the handler itself 50 ms after the
+// deadline (§5.2), and, with several lanes, is also asked to over the cancel
+// pipe. When the late response can be read afresh, its lane drains: the
+// response is read to its end within cancel_grace and dropped, then the lane
+// is free again and the worker lives on. When it cannot, the worker gets
+// cancel_grace to clean up, then it is killed (one lane) or the lane is
+// faulted (several, lanes.go): its worker is replaced make-before-break. A
+// worker with one lane is a worker with L = 1: the same path serves both.
 
-// cancelLane ends x, whose deadline passed on a worker with several lanes.
-// requestWritten says the whole request reached the pipe. The result is
-// run's.
-func (x *exchange) cancelLane(requestWritten bool) bool {
+// cancelExchange ends x, whose deadline passed. requestWritten says the
+// whole request reached the pipe. The result is run's.
+func (x *exchange) cancelExchange(requestWritten bool) bool {
 	w, l, p := x.w, x.l, x.wd.pool
-	if x.token.set() {
+	if x.token.set() && w.inUse > 1 {
 		if err := w.cancel(x.token); err != nil {
 			p.log.printf("w%d: cannot write the cancellation of request %s: %v", w.id, x.id, err)
 		} else {
@@ -29,14 +31,19 @@ func (x *exchange) cancelLane(requestWritten bool) bool {
 		}
 	}
 	// Only a response not begun can be read afresh: the head reader and the
-	// chunk reader do not resume in the middle of what they read.
-	if requestWritten && !x.respBegun && x.token.set() {
-		p.log.printf("w%d passed the deadline of request %s on lane %d: cancelled; its late response will be dropped", w.id, x.id, l.n)
+	// chunk reader do not resume in the middle of what they read. Without
+	// tokens (§4.6) a late response could not be told from a stale one.
+	switch {
+	case requestWritten && !x.respBegun && x.token.set():
+		p.log.printf("w%d passed the deadline of request %s%s: cancelled; its late response will be dropped", w.id, x.id, l.label())
 		p.startDrain(l)
 		go p.drain(l, x.token, x.r.Method, x.id)
-	} else {
-		p.log.printf("w%d passed the deadline of request %s on lane %d with its request or response under way: the lane cannot be drained", w.id, x.id, l.n)
-		p.release(l, "timeout")
+	case !x.token.set():
+		p.log.printf("w%d passed the deadline of request %s%s: its library does not list exchange (PROTOCOL.md §4.6), so a late response could not be told from a stale one; stopped after cancel_grace %v", w.id, x.id, l.label(), p.cfg.CancelGrace)
+		go p.stopAfterGrace(l)
+	default:
+		p.log.printf("w%d passed the deadline of request %s%s with its request or response under way; stopped after cancel_grace %v", w.id, x.id, l.label(), p.cfg.CancelGrace)
+		go p.stopAfterGrace(l)
 	}
 	if !x.headSent {
 		x.wd.fail(x.rw, errTimeout, x.entry)
@@ -46,6 +53,20 @@ func (x *exchange) cancelLane(requestWritten bool) bool {
 		return false
 	}
 	panic(http.ErrAbortHandler) // §8.7
+}
+
+// stopAfterGrace gives the handler of l's cancelled exchange cancel_grace to
+// clean up (PROTOCOL.md §8.6), or less if its worker exits, then ends the
+// lane with reason timeout: the worker is killed, or with several lanes the
+// lane faulted. The lane stays busy meanwhile: nothing else can use it.
+func (p *pool) stopAfterGrace(l *lane) {
+	t := time.NewTimer(p.cfg.CancelGrace)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-l.w.exited:
+	}
+	p.release(l, "timeout")
 }
 
 func isClosed(ch <-chan struct{}) bool {
@@ -67,10 +88,12 @@ func (p *pool) startDrain(l *lane) {
 }
 
 // drain reads the late response of the exchange whose token is tok from l,
-// within lane_grace, and drops it; then the lane serves again. No byte of it
-// reaches anyone, and a late response is not a protocol error.
+// within cancel_grace, and drops it; then the lane serves again. No byte of it
+// reaches anyone, and a late response is not a protocol error. A response
+// that does not end within the grace is a stuck lane with several lanes
+// (§2.5) and a timeout with one (§8.6).
 func (p *pool) drain(l *lane, tok exchangeToken, method, id string) {
-	l.respR.SetReadDeadline(time.Now().Add(p.cfg.LaneGrace))
+	l.respR.SetReadDeadline(time.Now().Add(p.cfg.CancelGrace))
 	l.reqW.SetWriteDeadline(time.Time{})
 	reason := dropResponse(l, tok, method)
 	l.respR.SetReadDeadline(time.Time{})
@@ -78,10 +101,13 @@ func (p *pool) drain(l *lane, tok exchangeToken, method, id string) {
 	case "":
 		p.m.lateDiscarded.Inc()
 	case "stuck":
-		p.log.printf("w%d: the late response of request %s did not end within lane_grace %v on lane %d", l.w.id, id, p.cfg.LaneGrace, l.n)
+		p.log.printf("w%d: the late response of request %s did not end within cancel_grace %v%s", l.w.id, id, p.cfg.CancelGrace, l.label())
+		if l.w.inUse == 1 {
+			reason = "timeout"
+		}
 	case "bad_response":
 		p.m.protocolErrors.WithLabelValues("bad_response").Inc()
-		p.log.printf("w%d: the late response of request %s on lane %d is malformed or not its own (PROTOCOL.md §4.4, §4.6)", l.w.id, id, l.n)
+		p.log.printf("w%d: the late response of request %s%s is malformed or not its own (PROTOCOL.md §4.4, §4.6)", l.w.id, id, l.label())
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -18,7 +18,7 @@ func startLanes(t *testing.T, lanes int, stated string, mut func(*Config)) *harn
 	t.Helper()
 	return start(t, func(c *Config) {
 		c.Lanes = lanes
-		c.LaneGrace = 5 * time.Second
+		c.CancelGrace = 5 * time.Second
 		if mut != nil {
 			mut(c)
 		}
@@ -63,7 +63,7 @@ func TestLanesConfigRefused(t *testing.T) {
 		{[]string{"-lanes", "4", "-stdio", "--", "x"}, "needs fd mode"},
 		{[]string{"-lanes", "4", "-handshake=false", "--", "x"}, "needs the handshake"},
 		{[]string{"-lanes", "4", "-spawn", "fork", "--", "x"}, "spawn=fork is not supported"},
-		{[]string{"-lanes", "4", "-lane_grace", "0", "--", "x"}, "bad lane_grace"},
+		{[]string{"-cancel_grace", "0", "--", "x"}, "bad cancel_grace"},
 	} {
 		_, err := ParseConfig(c.args, func(string) string { return "" }, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -145,12 +145,12 @@ func TestLaneDeadlineCancelsAndDrains(t *testing.T) {
 }
 
 // PROTOCOL.md §2.5: a handler that ignores its cancellation leaves its lane
-// stuck after lane_grace; the worker is replaced make-before-break: its
+// stuck after cancel_grace; the worker is replaced make-before-break: its
 // other exchange finishes, then it is killed.
 func TestLaneStuckReplacesWorkerMakeBeforeBreak(t *testing.T) {
 	h := startLanes(t, 2, "64", func(c *Config) {
 		c.ExecTimeout = 1500 * time.Millisecond
-		c.LaneGrace = 200 * time.Millisecond
+		c.CancelGrace = 200 * time.Millisecond
 	})
 	h.waitLanes("2 free lanes", func(c laneCounts) bool { return c.Free == 2 })
 	_, before := h.get("/lane")
@@ -158,7 +158,7 @@ func TestLaneStuckReplacesWorkerMakeBeforeBreak(t *testing.T) {
 	h.waitLanes("one busy lane", func(c laneCounts) bool { return c.Busy == 1 })
 	resp, body := h.get("/ignore?ms=60000")
 	wantError(t, resp, body, 504, errTimeout)
-	h.logs.waitContains(t, "did not end within lane_grace")
+	h.logs.waitContains(t, "did not end within cancel_grace")
 	if r := <-slow; !strings.HasPrefix(r, "200 slept") || pidOf(r) != pidOf(before) {
 		t.Fatalf("the other exchange of the stuck worker got %q; want 200 from pid %s", r, pidOf(before))
 	}

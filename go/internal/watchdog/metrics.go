@@ -116,7 +116,7 @@ func newMetrics(p poolGauges, b bufferGauges) *metrics {
 		}),
 		lateDiscarded: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "afterburn_late_responses_discarded_total",
-			Help: "Late responses read from draining lanes and dropped (PROTOCOL.md §2.5).",
+			Help: "Late responses read after a deadline and dropped, one lane or several (PROTOCOL.md §8.6, §2.5).",
 		}),
 		isolationKills: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "afterburn_isolation_kills_total",

@@ -274,12 +274,13 @@ func TestChunkedEndIn(t *testing.T) {
 
 // TestBufferedDeadline: §5.2, §8.6, §8.7 — exec_timeout runs to the end of
 // reading the response from the pipe: a worker held back by full buffers is
-// killed at the deadline like any other, and the client, reading at last,
+// killed after cancel_grace like any other, and the client, reading at last,
 // gets the bytes read before it, intact, then an aborted response.
 func TestBufferedDeadline(t *testing.T) {
 	h := start(t, func(c *Config) {
 		c.ResponseBufferMemory, c.BufferSpillMax = 64<<10, 64<<10
 		c.ExecTimeout = 500 * time.Millisecond
+		c.CancelGrace = 100 * time.Millisecond
 		c.WriteTimeout = time.Minute // the client's side does not end it first
 	})
 	const n = 8 << 20
@@ -298,6 +299,7 @@ func TestBufferedDeadline(t *testing.T) {
 	if want := patterned(n)[:len(body)]; !bytes.Equal(body, want) {
 		t.Errorf("the %d bytes before the abort differ from the pattern at %d", len(body), firstDifference(body, want))
 	}
+	h.logs.waitContains(t, "replaced: timeout")
 	if got := counter(t, h.wd.m.restarts, "timeout"); got != 1 {
 		t.Errorf(`restarts_total{reason="timeout"} = %v; want 1`, got)
 	}

@@ -128,6 +128,8 @@ func (h *respHead) forwarded(name string) bool {
 	switch {
 	case isHopByHop(name), name == "Content-Length", isReserved(name) && name != "Afterburn-Error":
 		return false
+	case name == "Trailer":
+		return h.chunked // §6.7: trailers come only after chunks
 	}
 	for _, c := range h.conn {
 		if c == name {

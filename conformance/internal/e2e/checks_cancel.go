@@ -1,0 +1,66 @@
+package e2e
+
+import (
+	"regexp"
+	"strings"
+	"time"
+)
+
+// deadlineCancelBeforeKill: §8.6, §5.2 — with one lane, a deadline is answered 504 at once and
+// the worker is not killed then: the library cancels the handler itself 50 ms after the
+// deadline, and the watchdog gives the worker cancel_grace to end its late response.
+//
+//   - -exec_timeout 500ms -cancel_grace 2s: /wait-cancel?ms=5000 gets 504 near 500 ms, the
+//     handler observes its cancellation (the fixture logs "cancelled <id>"), and a library that
+//     lists exchange keeps its worker: the late response is drained (counted in
+//     afterburn_late_responses_discarded_total), the same process serves on and no restart is
+//     counted. A library without exchange has its worker killed at the end of the grace.
+//   - -cancel_grace 300ms: /ignore-cancel?ms=60000 gets 504 near 500 ms, and its worker is
+//     killed once the grace has passed, not before: one restart with reason timeout, and a
+//     new process serves.
+func deadlineCancelBeforeKill(t *T) {
+	w := t.StartWatchdog([]string{"-workers", "1", "-exec_timeout", "500ms", "-cancel_grace", "2s"}, nil, true)
+	pid := t.whoami(t.Get("/whoami")).Pid
+	late := t.Metric("afterburn_late_responses_discarded_total")
+	from := w.Log.Len()
+	id := rid("cancelme")
+	r := t.Get("/wait-cancel?ms=5000", "X-Request-Id: "+id)
+	if eb := t.WatchdogError(r, 504, "timeout"); eb.RequestID != id {
+		t.Fatalf("%s: error body request_id %q; want %q", t.lastReq(), eb.RequestID, id)
+	}
+	if r.Elapsed < 450*time.Millisecond || r.Elapsed > 1500*time.Millisecond {
+		t.Fatalf("%s: the 504 came after %v; want it at exec_timeout (500ms), not after cancel_grace (2s)", t.lastReq(), r.Elapsed)
+	}
+	t.LogWait(from, regexp.MustCompile(`cancelled `+regexp.QuoteMeta(id)))
+	noExchange := strings.Contains(w.Log.String(), "does not list exchange")
+	if noExchange {
+		// §8.6: without tokens a late response cannot be told from a stale one (§4.6).
+		t.WaitMetric(1, "afterburn_worker_restarts_total", "reason", "timeout")
+	} else {
+		t.WaitMetric(late+1, "afterburn_late_responses_discarded_total")
+		// §2.7: under isolation=request every request has a process of its own anyway.
+		if now := t.whoami(t.Get("/whoami")).Pid; now != pid && !t.cfg.isolated() {
+			t.Fatalf("/whoami: pid %d; want the same worker %d: a handler that stops at its cancellation within cancel_grace keeps its worker (§8.6)", now, pid)
+		}
+		if n := t.Restarts("timeout"); n != 0 {
+			t.Fatalf("restarts{reason=timeout} %v; want 0: the late response was drained (§8.6)", n)
+		}
+	}
+	w.Stop()
+
+	w = t.StartWatchdog([]string{"-workers", "1", "-exec_timeout", "500ms", "-cancel_grace", "300ms"}, nil, true)
+	pid = t.whoami(t.Get("/whoami")).Pid
+	sent := time.Now()
+	r = t.Get("/ignore-cancel?ms=60000", "X-Request-Id: "+rid("ignore"))
+	t.WatchdogError(r, 504, "timeout")
+	if r.Elapsed > 1500*time.Millisecond {
+		t.Fatalf("%s: the 504 came after %v; want it at exec_timeout (500ms)", t.lastReq(), r.Elapsed)
+	}
+	t.WaitMetric(1, "afterburn_worker_restarts_total", "reason", "timeout")
+	if d := time.Since(sent); d < 750*time.Millisecond {
+		t.Fatalf("the worker was replaced %v after the request; want it killed only once cancel_grace (300ms) has passed after the deadline (500ms) (§8.6)", d)
+	}
+	if now := t.whoami(t.Get("/whoami")).Pid; now == pid {
+		t.Fatalf("/whoami: still pid %d; want a new worker: a handler ignoring its cancellation past cancel_grace is killed (§8.6)", pid)
+	}
+}
