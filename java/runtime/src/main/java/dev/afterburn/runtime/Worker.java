@@ -256,6 +256,10 @@ final class Worker {
         Response response = handler.handle(request);
         if (response == null) throw new NullPointerException("the handler returned no Response");
         BodyWriter bodyWriter = response.writer();
+        if (bodyWriter == null && response.trailerSupplier() != null) {
+            byte[] complete = response.bodyBytes(); // trailers need a chunked body: one chunk (§4.4)
+            bodyWriter = out -> out.write(complete);
+        }
         if (bodyWriter == null) {
             // Read a short unread body before answering, so that a framing error in it is
             // answered as one (§8.8) rather than after a response that looks fine.
