@@ -29,8 +29,10 @@ final class WatchdogBinary {
     private WatchdogBinary() {}
 
     private static Path found; // guarded by WatchdogBinary.class
+    private static String skipped; // why the tests are skipped, said once; guarded by WatchdogBinary.class
 
     static synchronized Path locate() throws IOException, InterruptedException {
+        if (skipped != null) Assumptions.abort(skipped);
         if (found == null) found = find();
         return found;
     }
@@ -54,6 +56,8 @@ final class WatchdogBinary {
                     + ": the tests that run under the real watchdog are skipped. Build it with `make "
                     + "go/bin/afterburn-watchdog` (needs Go, https://go.dev/dl/), or pass -Dafterburn.watchdog=PATH.";
             if (Boolean.getBoolean("afterburn.watchdog.required")) fail(why);
+            skipped = why;
+            System.err.println("SKIPPED: " + why); // Surefire's summary counts skips but does not say why
             Assumptions.abort(why);
         }
         Path out = Path.of("target", "afterburn-watchdog").toAbsolutePath();
