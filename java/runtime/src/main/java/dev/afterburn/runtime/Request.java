@@ -35,12 +35,14 @@ public final class Request {
     private final BodyInputStream body;
     private final Cancellation cancellation;
     private final OutputStream log;
+    private final LogFormat logFormat;
     private Map<String, List<String>> queryParams; // parsed on first use
 
     Request(String method, String target, Headers headers, String requestId, long headReadNanos,
-            long timeoutMs, BodyInputStream body, Cancellation cancellation, OutputStream log) {
+            long timeoutMs, BodyInputStream body, Cancellation cancellation, OutputStream log, LogFormat logFormat) {
         this.cancellation = cancellation;
         this.log = log;
+        this.logFormat = logFormat;
         this.method = method;
         this.target = target;
         this.headers = headers;
@@ -166,7 +168,9 @@ public final class Request {
     }
 
     /**
-     * Writes one line to stderr, tagged with the request id: {@code [REQUEST-ID] text}. With
+     * Writes one line to stderr, tagged with the request id: {@code [REQUEST-ID] text}, or,
+     * when the watchdog logs JSON ({@code AFTERBURN_LOG_FORMAT=json}), one JSON object,
+     * {@code {"request_id":"REQUEST-ID","msg":"text"}}, which it merges into its own line. With
      * several requests in flight (PROTOCOL.md §2.5) this is what makes a line attributable
      * to its request; the watchdog logs it with the worker's output (§9.5). Each line goes
      * out in one write, so lines of concurrent requests do not interleave (up to 4 KiB, the
@@ -175,7 +179,7 @@ public final class Request {
      * @param text the line, without a newline
      */
     public void log(String text) {
-        byte[] line = ("[" + requestId + "] " + text + "\n").getBytes(StandardCharsets.UTF_8);
+        byte[] line = logFormat.line(requestId, text);
         try {
             log.write(line); // one write: one line
             log.flush();
