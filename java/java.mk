@@ -65,9 +65,11 @@ conformance-java-lanes: $(WATCHDOG) $(CONFORMANCE) $(JAVA_JAR_STAMP) $(JAVA_FIXT
 	@echo "== java, lanes: four lanes per worker (-lanes 4)"
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(JAVA_FIXTURE_CMD)" $(LANES_FLAGS) $(CONFORMANCE_FLAGS)
 
+# JAVA_RUN_FLAGS: more watchdog flags, e.g. -metrics_port 0 (java/README.md's doc test uses it).
+JAVA_RUN_FLAGS ?=
 run-java: $(WATCHDOG) $(JAVA_JAR_STAMP)
 	@echo "serving java/examples/hello on http://127.0.0.1:$(RUN_PORT)/ (Ctrl-C stops)"
-	$(WATCHDOG) -listen_host 127.0.0.1 -port $(RUN_PORT) -- $(JAVA_HELLO_CMD)
+	$(WATCHDOG) -listen_host 127.0.0.1 -port $(RUN_PORT) $(JAVA_RUN_FLAGS) -- $(JAVA_HELLO_CMD)
 
 clean-java:
 	rm -rf java/target java/runtime/target java/fixture/target java/examples/hello/target
