@@ -60,6 +60,7 @@ final class Lanes {
      */
     static Worker.Outcome serve(Handler handler, int maxLanes, Map<String, String> env) {
         Limits limits = Limits.fromEnvironment(env);
+        LogFormat logFormat = LogFormat.fromEnvironment(env); // malformed: exit 2 before a descriptor is opened
         Environment.Streams first = Environment.protocolStreams();
         int[] firstFds = Environment.descriptors(env);
         int[] more = Environment.streamDescriptors(env);
@@ -76,7 +77,7 @@ final class Lanes {
                     Environment.openOut(out, "AFTERBURN_STREAM_FDS"), new int[] {in, out}));
         }
         InputStream cancel = cancelFd < 0 ? null : Environment.openIn(cancelFd, "AFTERBURN_STREAM_CANCEL_FD");
-        return serve(handler, open, cancel, limits, maxLanes, new FileOutputStream(FileDescriptor.err));
+        return serve(handler, open, cancel, limits, maxLanes, new FileOutputStream(FileDescriptor.err), logFormat);
     }
 
     /**
@@ -87,12 +88,18 @@ final class Lanes {
      */
     static Worker.Outcome serve(Handler handler, List<Lane> lanes, InputStream cancelPipe, Limits limits,
                                 int maxLanes, OutputStream log) {
+        return serve(handler, lanes, cancelPipe, limits, maxLanes, log, LogFormat.TEXT);
+    }
+
+    /** As above, with the format of the request log's lines (AFTERBURN_LOG_FORMAT). */
+    static Worker.Outcome serve(Handler handler, List<Lane> lanes, InputStream cancelPipe, Limits limits,
+                                int maxLanes, OutputStream log, LogFormat logFormat) {
         Cancellations cancellations = new Cancellations();
         if (cancelPipe != null) CancelPipe.start(cancelPipe, cancellations);
-        if (lanes.size() == 1) return run(handler, lanes.get(0), false, limits, maxLanes, cancellations, log);
+        if (lanes.size() == 1) return run(handler, lanes.get(0), false, limits, maxLanes, cancellations, log, logFormat);
         LinkedBlockingQueue<Worker.Outcome> ended = new LinkedBlockingQueue<>();
         for (Lane lane : lanes) {
-            Thread t = new Thread(() -> ended.add(run(handler, lane, true, limits, maxLanes, cancellations, log)),
+            Thread t = new Thread(() -> ended.add(run(handler, lane, true, limits, maxLanes, cancellations, log, logFormat)),
                     "afterburn-lane-" + lane.number());
             t.start();
         }
@@ -113,10 +120,10 @@ final class Lanes {
 
     /** Serves one lane to its end, then closes it: the watchdog sees EOF on its response pipe. */
     private static Worker.Outcome run(Handler handler, Lane lane, boolean several, Limits limits, int maxLanes,
-                                      Cancellations cancellations, OutputStream log) {
+                                      Cancellations cancellations, OutputStream log, LogFormat logFormat) {
         // Made on the lane's thread: the serve loop and its Netty codecs belong to it.
         Worker worker = new Worker(lane.requests(), lane.responses(), limits, log,
-                lane.number() == 1 ? Worker.READ_SIZE : Worker.LANE_READ_SIZE, maxLanes, cancellations);
+                lane.number() == 1 ? Worker.READ_SIZE : Worker.LANE_READ_SIZE, maxLanes, cancellations).logFormat(logFormat);
         Worker.Outcome outcome;
         try {
             outcome = worker.serve(handler);

@@ -5,6 +5,8 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 
 /**
  * One request, as the watchdog forwarded it (PROTOCOL.md §4.2).
@@ -33,11 +35,14 @@ public final class Request {
     private final BodyInputStream body;
     private final Cancellation cancellation;
     private final OutputStream log;
+    private final LogFormat logFormat;
+    private Map<String, List<String>> queryParams; // parsed on first use
 
     Request(String method, String target, Headers headers, String requestId, long headReadNanos,
-            long timeoutMs, BodyInputStream body, Cancellation cancellation, OutputStream log) {
+            long timeoutMs, BodyInputStream body, Cancellation cancellation, OutputStream log, LogFormat logFormat) {
         this.cancellation = cancellation;
         this.log = log;
+        this.logFormat = logFormat;
         this.method = method;
         this.target = target;
         this.headers = headers;
@@ -67,6 +72,41 @@ public final class Request {
     public String query() {
         int q = target.indexOf('?');
         return q < 0 ? "" : target.substring(q + 1);
+    }
+
+    /**
+     * The query's parameters, decoded as a browser encodes a form
+     * ({@code application/x-www-form-urlencoded}, WHATWG URL Standard §5.1): {@code +} is a
+     * space, {@code %XX} a byte, the bytes UTF-8; {@code a&b=} gives {@code a} and {@code b}
+     * the empty value; a malformed escape ({@code 100%}, {@code %zz}) is kept as it is and
+     * bytes that are not UTF-8 become U+FFFD, never an error (the raw {@link #query()} is
+     * there to refuse them).
+     *
+     * <pre>{@code
+     * // GET /search?q=caf%C3%A9+au+lait&tag=a&tag=b&debug
+     * request.queryParams();       // {q=["café au lait"], tag=["a", "b"], debug=[""]}
+     * request.queryParam("tag");   // "a"
+     * request.queryParam("page");  // null
+     * }</pre>
+     *
+     * @return names in the order of their first appearance, each with every value in order;
+     *     immutable, empty when there is no query
+     */
+    public Map<String, List<String>> queryParams() {
+        if (queryParams == null) queryParams = QueryString.parse(query());
+        return queryParams;
+    }
+
+    /**
+     * The first value of a query parameter, decoded as {@link #queryParams()} says.
+     *
+     * @param name the parameter name, case-sensitive
+     * @return its first value ({@code ""} for {@code ?name} or {@code ?name=}), or null when
+     *     the query has no such parameter
+     */
+    public String queryParam(String name) {
+        List<String> values = queryParams().get(name);
+        return values == null ? null : values.get(0);
     }
 
     /** @return every field of the request, in order (§4.2), without the reserved ones (§5.3) */
@@ -128,7 +168,9 @@ public final class Request {
     }
 
     /**
-     * Writes one line to stderr, tagged with the request id: {@code [REQUEST-ID] text}. With
+     * Writes one line to stderr, tagged with the request id: {@code [REQUEST-ID] text}, or,
+     * when the watchdog logs JSON ({@code AFTERBURN_LOG_FORMAT=json}), one JSON object,
+     * {@code {"request_id":"REQUEST-ID","msg":"text"}}, which it merges into its own line. With
      * several requests in flight (PROTOCOL.md §2.5) this is what makes a line attributable
      * to its request; the watchdog logs it with the worker's output (§9.5). Each line goes
      * out in one write, so lines of concurrent requests do not interleave (up to 4 KiB, the
@@ -137,7 +179,7 @@ public final class Request {
      * @param text the line, without a newline
      */
     public void log(String text) {
-        byte[] line = ("[" + requestId + "] " + text + "\n").getBytes(StandardCharsets.UTF_8);
+        byte[] line = logFormat.line(requestId, text);
         try {
             log.write(line); // one write: one line
             log.flush();

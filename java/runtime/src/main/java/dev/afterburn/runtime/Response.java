@@ -3,6 +3,7 @@ package dev.afterburn.runtime;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * A handler's response: a status, fields in order, and a body that is either complete
@@ -25,6 +26,16 @@ import java.util.List;
  * by the handler is ignored. Responses to {@code HEAD}, and {@code 204} and {@code 304}
  * responses, never carry a body. Field names must be tokens and values must not contain
  * CR, LF or NUL; a response that breaks this is answered as a handler error.
+ *
+ * <p>Trailers (PROTOCOL.md §4.4): {@link #trailers(Supplier)} adds fields after a chunked
+ * body, computed once the body is written, such as a checksum of what was streamed:
+ *
+ * <pre>{@code
+ * MessageDigest sha = MessageDigest.getInstance("SHA-256");
+ * Response.ok().header("Trailer", "Digest")
+ *         .stream(out -> { for (byte[] b : parts) { sha.update(b); out.write(b); } })
+ *         .trailers(() -> Headers.of("Digest", "sha-256=" + Base64.getEncoder().encodeToString(sha.digest())));
+ * }</pre>
  */
 public final class Response {
     private static final byte[] NO_BODY = new byte[0];
@@ -33,6 +44,7 @@ public final class Response {
     private final List<Headers.Field> fields = new ArrayList<>(4);
     private byte[] body = NO_BODY;
     private BodyWriter writer;
+    private Supplier<Headers> trailers;
 
     private Response(int status) {
         if (status < 200 || status > 999) {
@@ -106,6 +118,32 @@ public final class Response {
         return this;
     }
 
+    /**
+     * Sends trailer fields after the body (RFC 9112 §7.1.2): the library calls
+     * {@code trailers} once, when the body is written (after a {@link BodyWriter} returned),
+     * and sends its fields in the chunked body's trailer section. A response with trailers is
+     * therefore chunked, also one with a complete {@link #body(byte[])}, which goes out as one
+     * chunk; one that also declares a {@code Content-Length} is a handler error, since such a
+     * body has no place for trailers. {@code HEAD}, {@code 204} and {@code 304} responses
+     * have no body and send none (the supplier is not called).
+     *
+     * <p>Declare the names in a {@code Trailer} head field when a client wants to know them
+     * in advance. Names and values follow the rules of head fields; the framing fields
+     * ({@code Content-Length}, {@code Transfer-Encoding}, {@code Trailer}) and the reserved
+     * {@code AfterBurn-*} fields (§4.4) are dropped, and the watchdog drops the other fields
+     * that must not be trailers (RFC 9110 §6.5.1) before the response reaches the client.
+     * A supplier that throws, or returns a malformed field, fails the response as a handler
+     * would (§8.3): before anything was sent that is a {@code 500}, after it the chunked
+     * body is left without its last chunk.
+     *
+     * @param trailers gives the trailer fields; may return {@link Headers#empty()}
+     * @return this response
+     */
+    public Response trailers(Supplier<Headers> trailers) {
+        this.trailers = java.util.Objects.requireNonNull(trailers, "trailers");
+        return this;
+    }
+
     /** @return the status */
     public int status() {
         return status;
@@ -126,5 +164,9 @@ public final class Response {
 
     BodyWriter writer() {
         return writer;
+    }
+
+    Supplier<Headers> trailerSupplier() {
+        return trailers;
     }
 }

@@ -9,6 +9,7 @@ import io.netty.handler.codec.EncoderException;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -20,6 +21,7 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * Writes every response head the worker sends: a handler's {@link Response}, turned into
@@ -162,18 +164,27 @@ final class ResponseWriter {
         sink.flush();
     }
 
-    /** Opens the stream a {@link BodyWriter} writes to; the head goes out at the first flush. */
+    /**
+     * Opens the stream a {@link BodyWriter} writes to; the head goes out at the first flush.
+     * The response's trailers, if any, are asked for when the stream closes (§4.4).
+     */
     OutputStream open(Response r) {
         HttpHeaders h = fields(r);
         bodyless = headRequest || noBodyStatus(r.status());
+        Supplier<Headers> trailers = bodyless ? null : r.trailerSupplier();
         if (r.status() == 204) {
             h.remove("Content-Length");
             declaredLength = -1;
         } else if (!bodyless && declaredLength < 0) {
             h.set("Transfer-Encoding", "chunked");
             chunked = true;
+        } else if (trailers != null) {
+            // RFC 9112 §7.1.2: only a chunked body has a trailer section.
+            throw new IllegalStateException("the response has trailers and declares Content-Length "
+                    + declaredLength + "; trailers need a chunked body (declare no Content-Length)");
         }
-        return new BodyStream(new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(r.status()), h));
+        return new BodyStream(new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(r.status()), h),
+                trailers);
     }
 
     /**
@@ -222,14 +233,7 @@ final class ResponseWriter {
         HttpHeaders h = HEADERS.newHeaders();
         for (Headers.Field f : r.fieldList()) {
             String name = f.name();
-            String value = f.value() == null ? "" : f.value().strip();
-            if (!Ascii.isToken(name)) throw new IllegalArgumentException("response field name " + Ascii.quote(name) + " is not a token");
-            for (int i = 0; i < value.length(); i++) {
-                char c = value.charAt(i);
-                if (c == '\r' || c == '\n' || c == 0) {
-                    throw new IllegalArgumentException("the value of response field " + name + " has a CR, LF or NUL");
-                }
-            }
+            String value = checkedValue("response field", f);
             if (name.equalsIgnoreCase("Transfer-Encoding") || name.equalsIgnoreCase(EXCHANGE)) continue;
             if (name.equalsIgnoreCase("Content-Length")) {
                 long n = Ascii.parseDigits(value);
@@ -243,6 +247,43 @@ final class ResponseWriter {
         return h;
     }
 
+    /**
+     * A field's value, stripped, once its name is known to be a token and its value free of
+     * CR, LF and NUL: a handler cannot split the response with a field.
+     */
+    private static String checkedValue(String what, Headers.Field f) {
+        String name = f.name();
+        String value = f.value() == null ? "" : f.value().strip();
+        if (name == null || !Ascii.isToken(name)) throw new IllegalArgumentException(what + " name " + Ascii.quote(String.valueOf(name)) + " is not a token");
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c == '\r' || c == '\n' || c == 0) {
+                throw new IllegalArgumentException("the value of " + what + " " + name + " has a CR, LF or NUL");
+            }
+        }
+        return value;
+    }
+
+    /**
+     * The trailer section of a chunked body (§4.4, RFC 9112 §7.1.2), checked as head fields
+     * are. The framing fields and the reserved AfterBurn-* fields are the library's and the
+     * watchdog's, never a handler's trailer: they are dropped.
+     */
+    static HttpHeaders trailerFields(Headers trailers) {
+        if (trailers == null) throw new NullPointerException("the trailer supplier returned null (use Headers.empty())");
+        HttpHeaders t = TRAILERS.newHeaders();
+        for (Headers.Field f : trailers) {
+            String value = checkedValue("response trailer", f);
+            String name = f.name();
+            if (name.equalsIgnoreCase("Content-Length") || name.equalsIgnoreCase("Transfer-Encoding")
+                    || name.equalsIgnoreCase("Trailer") || name.regionMatches(true, 0, "AfterBurn-", 0, 10)) {
+                continue;
+            }
+            t.add(name, value);
+        }
+        return t;
+    }
+
     private void encode(Object message) throws IOException {
         encoder.encodeTo(message, sink);
     }
@@ -250,13 +291,15 @@ final class ResponseWriter {
     /** The stream given to a {@link BodyWriter}. */
     private final class BodyStream extends OutputStream {
         private final DefaultHttpResponse head;
+        private final Supplier<Headers> trailers; // null: none
         private final byte[] buf;
         private final byte[] chunkLine = {0, 0, 0, 0, 0, 0, 0, 0, '\r', '\n'}; // up to 8 hex digits, CRLF
         private int len;
         private boolean closed;
 
-        BodyStream(DefaultHttpResponse head) {
+        BodyStream(DefaultHttpResponse head, Supplier<Headers> trailers) {
             this.head = head;
+            this.trailers = trailers;
             if (streamBuffer == null) streamBuffer = new byte[STREAM_BUFFER];
             this.buf = streamBuffer;
         }
@@ -304,13 +347,22 @@ final class ResponseWriter {
             sink.flush();
         }
 
-        /** Ends the body: the last chunk, or a check that the declared length was written. */
+        /**
+         * Ends the body: the last chunk with the trailer section, or a check that the declared
+         * length was written. The trailers are asked for first, so that a supplier that fails
+         * while the whole body is still buffered leaves the response unsent (a {@code 500}).
+         */
         @Override
         public void close() throws IOException {
             if (closed) return;
             closed = true;
+            LastHttpContent last = LastHttpContent.EMPTY_LAST_CONTENT;
+            if (trailers != null && chunked) {
+                HttpHeaders t = trailerFields(trailers.get());
+                if (!t.isEmpty()) last = new DefaultLastHttpContent(Unpooled.EMPTY_BUFFER, t);
+            }
             sendBuffered();
-            encode(LastHttpContent.EMPTY_LAST_CONTENT);
+            encode(last);
             // A body shorter than its Content-Length must not look complete (§8.3).
             complete = bodyless || declaredLength < 0 || written == declaredLength;
             sink.flush();

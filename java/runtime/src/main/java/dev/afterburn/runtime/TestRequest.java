@@ -42,6 +42,7 @@ public final class TestRequest {
     private final String method;
     private final String target;
     private final List<Headers.Field> fields = new ArrayList<>();
+    private final List<Headers.Field> trailers = new ArrayList<>();
     private byte[] body = new byte[0];
     private String requestId = "test-request";
     private Duration timeout;
@@ -91,7 +92,20 @@ public final class TestRequest {
     }
 
     /**
-     * @param bytes the body, sent with {@code Content-Length}
+     * Adds a trailer field line; a request with trailers sends its body chunked, one chunk
+     * and the trailer section (PROTOCOL.md §4.2), as the watchdog forwards a client's.
+     *
+     * @param name the name
+     * @param value the value
+     * @return this request
+     */
+    public TestRequest trailer(String name, String value) {
+        trailers.add(new Headers.Field(name, value));
+        return this;
+    }
+
+    /**
+     * @param bytes the body, sent with {@code Content-Length} (chunked when there are trailers)
      * @return this request
      */
     public TestRequest body(byte[] bytes) {
@@ -164,7 +178,12 @@ public final class TestRequest {
         if (!host) r.headers().add("Host", "test");
         r.headers().set("AfterBurn-Request-Id", requestId);
         if (timeout != null) r.headers().set("AfterBurn-Timeout-Ms", Long.toString(Math.max(timeout.toMillis(), 0)));
-        r.headers().set("Content-Length", body.length);
+        if (trailers.isEmpty()) {
+            r.headers().set("Content-Length", body.length);
+        } else {
+            r.headers().set("Transfer-Encoding", "chunked");
+            for (Headers.Field f : trailers) r.trailingHeaders().add(f.name(), f.value());
+        }
         return r;
     }
 
@@ -172,6 +191,7 @@ public final class TestRequest {
         int status = -1;
         List<Headers.Field> headers = new ArrayList<>();
         ByteArrayOutputStream body = new ByteArrayOutputStream();
+        List<Headers.Field> trailers = new ArrayList<>();
         boolean complete = false;
         for (Object m; (m = client.readInbound()) != null; ) {
             try {
@@ -184,13 +204,18 @@ public final class TestRequest {
                     HttpContent c = (HttpContent) m;
                     if (c.decoderResult().isFailure()) continue;
                     body.writeBytes(io.netty.buffer.ByteBufUtil.getBytes(c.content()));
-                    if (m instanceof LastHttpContent) complete = true;
+                    if (m instanceof LastHttpContent) {
+                        complete = true;
+                        for (Map.Entry<String, String> e : ((LastHttpContent) m).trailingHeaders()) {
+                            trailers.add(new Headers.Field(e.getKey(), e.getValue()));
+                        }
+                    }
                 }
             } finally {
                 ReferenceCountUtil.release(m);
             }
         }
-        return new TestResponse(status, new Headers(headers), body.toByteArray(),
+        return new TestResponse(status, new Headers(headers), body.toByteArray(), new Headers(trailers),
                 complete && outcome == Worker.Outcome.CLOSED);
     }
 }

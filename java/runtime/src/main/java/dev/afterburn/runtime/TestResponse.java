@@ -7,9 +7,11 @@ public final class TestResponse {
     private final int status;
     private final Headers headers;
     private final byte[] body;
+    private final Headers trailers;
     private final boolean complete;
 
-    TestResponse(int status, Headers headers, byte[] body, boolean complete) {
+    TestResponse(int status, Headers headers, byte[] body, Headers trailers, boolean complete) {
+        this.trailers = trailers;
         this.status = status;
         this.headers = headers;
         this.body = body;
@@ -29,6 +31,11 @@ public final class TestResponse {
     /** @return the body, de-chunked */
     public byte[] body() {
         return body.clone();
+    }
+
+    /** @return the trailer fields of a chunked body, as sent; empty when there were none */
+    public Headers trailers() {
+        return trailers;
     }
 
     /** @return the body as UTF-8 text */

@@ -87,6 +87,7 @@ final class Worker {
     private final int readSize;
     private final String handshakeFields;
     private final Cancellations cancellations;
+    private LogFormat logFormat = LogFormat.TEXT;
     private RequestEvent.Failure fatal; // the framing error met while reading a body
     private boolean inputEnded;
 
@@ -109,6 +110,12 @@ final class Worker {
         this.readSize = readSize;
         this.handshakeFields = handshakeFields(maxLanes);
         this.cancellations = cancellations;
+    }
+
+    /** How {@link Request#log(String)} writes its lines (AFTERBURN_LOG_FORMAT). */
+    Worker logFormat(LogFormat format) {
+        this.logFormat = format;
+        return this;
     }
 
     Outcome serve(Handler handler) {
@@ -200,7 +207,7 @@ final class Worker {
         // §2.5, §5.2: the exchange's own cancellation, by its token and at its deadline.
         Cancellation cancellation = cancellations.begin(head.exchange(), head.headReadNanos(), head.timeoutMs());
         Request request = new Request(head.method(), head.target(), head.headers(), id,
-                head.headReadNanos(), head.timeoutMs(), body, cancellation, log);
+                head.headReadNanos(), head.timeoutMs(), body, cancellation, log, logFormat);
         writer.begin(head.method().equals("HEAD"), head.exchange());
         long sentBefore = sink.sent();
         Throwable failure = null;
@@ -256,6 +263,10 @@ final class Worker {
         Response response = handler.handle(request);
         if (response == null) throw new NullPointerException("the handler returned no Response");
         BodyWriter bodyWriter = response.writer();
+        if (bodyWriter == null && response.trailerSupplier() != null) {
+            byte[] complete = response.bodyBytes(); // trailers need a chunked body: one chunk (§4.4)
+            bodyWriter = out -> out.write(complete);
+        }
         if (bodyWriter == null) {
             // Read a short unread body before answering, so that a framing error in it is
             // answered as one (§8.8) rather than after a response that looks fine.

@@ -45,55 +45,98 @@ class LanesProcessTest {
         return cmd;
     }
 
-    @Test
-    void lanesBeyondTheMaximumAreClosedAndTheOthersServeUntilEofOnEvery() throws Exception {
-        // K = 3 lanes and a cancel pipe on fds 3..9; the library serves at most 2.
-        List<Path> fifos = Fifo.paths(dir, "f", 7);
-        List<RandomAccessFile> keepers = new ArrayList<>();
-        for (Path p : fifos) keepers.add(new RandomAccessFile(p.toFile(), "rw")); // our opens do not block
-        List<OutputStream> requests = new ArrayList<>();
-        List<ResponseReader> responses = new ArrayList<>();
-        for (int lane = 0; lane < 3; lane++) {
-            requests.add(new FileOutputStream(fifos.get(2 * lane).toFile()));
-            responses.add(new ResponseReader(new BufferedInputStream(new FileInputStream(fifos.get(2 * lane + 1).toFile()))));
-        }
-        OutputStream cancel = new FileOutputStream(fifos.get(6).toFile());
-        StringBuilder redirects = new StringBuilder();
-        for (int i = 0; i < 7; i++) redirects.append(' ').append(i + 3).append(i % 2 == 0 && i < 6 || i == 6 ? "<" : ">").append(fifos.get(i));
-        List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c", "exec \"$@\"" + redirects, "sh"));
-        cmd.addAll(java("-D" + Lanes.MAX_PROPERTY + "=2"));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                .redirectError(dir.resolve("stderr").toFile());
-        pb.environment().putAll(Map.of("AFTERBURN_FDS", "3,4", "AFTERBURN_STREAM_FDS", "5,6,7,8", "AFTERBURN_STREAM_CANCEL_FD", "9"));
-        Process worker = pb.start();
-        try {
+    /**
+     * A worker with K = 3 lanes and a cancel pipe on fds 3..9, of which the library serves at
+     * most 2, started with {@code jvmArgs}; the handshake is answered before it returns.
+     */
+    private final class ThreeLanes implements AutoCloseable {
+        final List<OutputStream> requests = new ArrayList<>();
+        final List<ResponseReader> responses = new ArrayList<>();
+        final OutputStream cancel;
+        final Process worker;
+        final ExchangeVectorsTest.Parsed reply;
+
+        ThreeLanes(String... jvmArgs) throws Exception {
+            List<Path> fifos = Fifo.paths(dir, "f", 7);
+            List<RandomAccessFile> keepers = new ArrayList<>();
+            for (Path p : fifos) keepers.add(new RandomAccessFile(p.toFile(), "rw")); // our opens do not block
+            for (int lane = 0; lane < 3; lane++) {
+                requests.add(new FileOutputStream(fifos.get(2 * lane).toFile()));
+                responses.add(new ResponseReader(new BufferedInputStream(new FileInputStream(fifos.get(2 * lane + 1).toFile()))));
+            }
+            cancel = new FileOutputStream(fifos.get(6).toFile());
+            StringBuilder redirects = new StringBuilder();
+            for (int i = 0; i < 7; i++) redirects.append(' ').append(i + 3).append(i % 2 == 0 && i < 6 || i == 6 ? "<" : ">").append(fifos.get(i));
+            List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c", "exec \"$@\"" + redirects, "sh"));
+            List<String> args = new ArrayList<>(List.of(jvmArgs));
+            args.add("-D" + Lanes.MAX_PROPERTY + "=2");
+            cmd.addAll(java(args.toArray(new String[0])));
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .redirectError(dir.resolve("stderr").toFile());
+            pb.environment().putAll(Map.of("AFTERBURN_FDS", "3,4", "AFTERBURN_STREAM_FDS", "5,6,7,8", "AFTERBURN_STREAM_CANCEL_FD", "9"));
+            worker = pb.start();
             requests.get(0).write(WorkerTest.HANDSHAKE.getBytes(StandardCharsets.ISO_8859_1));
             requests.get(0).flush();
-            ExchangeVectorsTest.Parsed reply = responses.get(0).next(false);
+            reply = responses.get(0).next(false);
             assertTrue(reply != null, "no handshake reply; stderr: " + stderr());
             // The worker has its descriptors now: our stand-ins go, so its closes show as EOF.
             for (RandomAccessFile k : keepers) k.close();
-            assertEquals("exchange, streams", ResponseReader.first(reply.headers(), "afterburn-capabilities"));
-            assertEquals("2", ResponseReader.first(reply.headers(), "afterburn-streams"), "N, the library's maximum");
-            assertTrue(within(10, () -> responses.get(2).atEof()), "§2.5: lane 3 > N is closed by the library; stderr: " + stderr());
+        }
 
-            requests.get(1).write(LanesTest.get("/state").getBytes(StandardCharsets.ISO_8859_1));
-            requests.get(1).flush();
-            ExchangeVectorsTest.Parsed state = responses.get(1).next(false);
-            assertEquals(200, state.status());
-            assertEquals("afterburn-lane-2", new ObjectMapper().readTree(state.body()).get("thread").asText());
-
-            requests.get(0).close(); // EOF on lane 1 ends lane 1 only
-            assertTrue(within(10, () -> responses.get(0).atEof()));
-            assertFalse(worker.waitFor(200, TimeUnit.MILLISECONDS), "the worker lives while lane 2 does");
-            requests.get(1).close();
-            assertTrue(worker.waitFor(20, TimeUnit.SECONDS), "the worker exits once every lane ended");
-            assertEquals(0, worker.exitValue(), "§9.4: exit 0 after EOF on every lane; stderr: " + stderr());
-            assertFalse(stderr().contains("cannot close descriptor"), stderr());
-        } finally {
+        @Override
+        public void close() {
             worker.destroyForcibly();
             for (OutputStream o : requests) Fifo.closeQuietly(o);
             Fifo.closeQuietly(cancel);
+        }
+    }
+
+    @Test
+    void lanesBeyondTheMaximumAreClosedAndTheOthersServeUntilEofOnEvery() throws Exception {
+        try (ThreeLanes w = new ThreeLanes()) {
+            assertEquals("exchange, streams", ResponseReader.first(w.reply.headers(), "afterburn-capabilities"));
+            assertEquals("2", ResponseReader.first(w.reply.headers(), "afterburn-streams"), "N, the library's maximum");
+            assertTrue(within(10, () -> w.responses.get(2).atEof()), "§2.5: lane 3 > N is closed by the library; stderr: " + stderr());
+
+            w.requests.get(1).write(LanesTest.get("/state").getBytes(StandardCharsets.ISO_8859_1));
+            w.requests.get(1).flush();
+            ExchangeVectorsTest.Parsed state = w.responses.get(1).next(false);
+            assertEquals(200, state.status());
+            assertEquals("afterburn-lane-2", new ObjectMapper().readTree(state.body()).get("thread").asText());
+
+            w.requests.get(0).close(); // EOF on lane 1 ends lane 1 only
+            assertTrue(within(10, () -> w.responses.get(0).atEof()));
+            assertFalse(w.worker.waitFor(200, TimeUnit.MILLISECONDS), "the worker lives while lane 2 does");
+            w.requests.get(1).close();
+            assertTrue(w.worker.waitFor(20, TimeUnit.SECONDS), "the worker exits once every lane ended");
+            assertEquals(0, w.worker.exitValue(), "§9.4: exit 0 after EOF on every lane; stderr: " + stderr());
+            assertFalse(stderr().contains("cannot close descriptor"), stderr());
+        }
+    }
+
+    /**
+     * Descriptors' fallback: a JVM without the module {@code jdk.unsupported} (so without
+     * {@code sun.misc.Unsafe}; {@code --limit-modules java.se} keeps every Java SE module and
+     * drops it) cannot close an inherited descriptor by number. The library warns once and
+     * serves on; the surplus lane's pipe then ends only with the process, which still exits 0.
+     */
+    @Test
+    void withoutUnsafeTheSurplusLaneEndsWithTheProcessAndTheLibraryWarnsOnce() throws Exception {
+        try (ThreeLanes w = new ThreeLanes("--limit-modules", "java.se")) {
+            w.requests.get(1).write(LanesTest.get("/state").getBytes(StandardCharsets.ISO_8859_1));
+            w.requests.get(1).flush();
+            assertEquals(200, w.responses.get(1).next(false).status(), "lane 2 serves; stderr: " + stderr());
+            assertFalse(within(1, () -> w.responses.get(2).atEof()), "lane 3's pipe cannot be closed before the exit");
+            String warning = "afterburn: cannot close descriptor 7 (java.lang.IllegalStateException: sun.misc.Unsafe is not available);"
+                    + " the watchdog sees the lane end when the process exits";
+            assertTrue(stderr().contains(warning), "stderr: " + stderr());
+            assertEquals(1, stderr().split("cannot close descriptor", -1).length - 1, "warned once for fds 7 and 8: " + stderr());
+
+            w.requests.get(0).close();
+            w.requests.get(1).close();
+            assertTrue(w.worker.waitFor(20, TimeUnit.SECONDS), "the worker exits once every lane ended");
+            assertEquals(0, w.worker.exitValue(), "stderr: " + stderr());
+            assertTrue(within(10, () -> w.responses.get(2).atEof()), "the exit closes lane 3");
         }
     }
 

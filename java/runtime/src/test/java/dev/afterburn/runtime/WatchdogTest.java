@@ -25,8 +25,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code System.out.println} in a handler does not corrupt responses (PROTOCOL.md §2.4),
- * under the real watchdog ({@code go/bin/afterburn-watchdog}, built by the top-level
- * Makefile), in fd mode and in stdio mode. Waits only on the watchdog's own signals: its
+ * under the real watchdog (found or built by {@link WatchdogBinary}), in fd mode and in stdio mode. Waits only on the watchdog's own signals: its
  * {@code listening on ADDR} log line and {@code /_/ready}.
  */
 class WatchdogTest {
@@ -35,9 +34,7 @@ class WatchdogTest {
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"fd", "stdio"})
     void printingInAHandlerDoesNotCorruptResponses(String mode) throws Exception {
-        Path repo = Path.of(System.getProperty("afterburn.repo", "../.."));
-        Path watchdogBinary = repo.resolve("go/bin/afterburn-watchdog");
-        if (!Files.isExecutable(watchdogBinary)) fail(watchdogBinary + " is missing: build it with make (top-level Makefile)");
+        Path watchdogBinary = WatchdogBinary.locate(); // built or skipped on a fresh clone
         String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         List<String> cmd = new ArrayList<>(List.of(watchdogBinary.toString(), "-port", "0", "-metrics_port", "0", "-listen_host", "127.0.0.1",
                 "-workers", "1"));

@@ -21,10 +21,8 @@ public final class Hello implements Handler {
 
     @Override
     public Response handle(Request request) {
-        String name = "world";
-        for (String pair : request.query().split("&")) {
-            if (pair.startsWith("name=")) name = pair.substring(5);
-        }
+        String name = request.queryParam("name"); // decoded: ?name=J%C3%BCrgen+M is "Jürgen M"
+        if (name == null || name.isEmpty()) name = "world";
         String deadline = request.hasDeadline() ? request.timeRemaining().toMillis() + " ms left" : "no deadline";
         return Response.ok().body("hello, " + name + " (request " + request.requestId() + ", " + deadline + ")\n");
     }
