@@ -13,6 +13,12 @@ const kContext = Symbol('afterburn.context');
 // every library does. Number() of a long digit string is Infinity.
 const MAX_TIMEOUT_MS = 9223372036854;
 
+// PROTOCOL.md §2.5, §8.6: the library's own cancellation fires this long after the deadline,
+// so the watchdog's (its 504 at the deadline, then the cancel line with lanes) comes first and
+// a handler sees one cancellation, not a race of two; the watchdog waits its cancel_grace
+// (1 s by default) before any kill, so the handler still has time to clean up.
+const CANCEL_AFTER_DEADLINE_MS = 50;
+
 // The longest delay setTimeout keeps: a longer one fires after 1 ms, so a far deadline's
 // timer is set in steps of at most this.
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -89,7 +95,7 @@ class RequestContext {
   }
 
   /**
-   * An AbortSignal that aborts at the deadline (with a TimeoutError), when the watchdog
+   * An AbortSignal that aborts 50 ms after the deadline (with a TimeoutError), when the watchdog
    * cancels the exchange (with an AbortError, §2.5) and when the exchange ends. Made on
    * first use: most handlers never ask, and a timer per request is not free.
    */
@@ -107,9 +113,12 @@ class RequestContext {
     return this._controller.signal;
   }
 
-  /** Sets the timer that aborts the signal at the deadline, a step at a time if it is far. */
+  /**
+   * Sets the timer that aborts the signal CANCEL_AFTER_DEADLINE_MS after the deadline, a step
+   * at a time if it is far.
+   */
   _armDeadline() {
-    const left = this.timeRemaining();
+    const left = Math.max(0, this.deadlineAt + CANCEL_AFTER_DEADLINE_MS - performance.now());
     const fire = left > MAX_TIMER_MS ? () => this._armDeadline() : () => this._controller.abort(new DeadlineExceeded());
     this._timer = setTimeout(fire, Math.min(left, MAX_TIMER_MS));
     this._timer.unref();
@@ -147,4 +156,4 @@ function newRequestId() {
   return require('node:crypto').randomBytes(16).toString('hex'); // loaded only if needed
 }
 
-module.exports = { RequestContext, ExchangeCancelled, newRequestId, kContext };
+module.exports = { RequestContext, ExchangeCancelled, newRequestId, kContext, CANCEL_AFTER_DEADLINE_MS };

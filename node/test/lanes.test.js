@@ -132,11 +132,13 @@ describe.each(STYLES)('lanes, %s style', (style) => {
     });
   });
 
-  test('the deadline (AfterBurn-Timeout-Ms) aborts ctx.signal too', async () => {
+  test('the deadline (AfterBurn-Timeout-Ms) aborts ctx.signal too, 50 ms after it (§2.5, §8.6)', async () => {
     const w = start(app, { lanes: 2 });
     await withStderr(w, async () => {
+      const sent = performance.now();
       w.lane(2).send(get('/wait-cancel?ms=20000', { id: 'late', token: 't', timeoutMs: 50 }));
       const [r] = await w.lane(2).responses(1);
+      expect(performance.now() - sent).toBeGreaterThanOrEqual(100);
       expect(json(r)).toEqual({ cancelled: true });
       expect(await w.endAll()).toEqual({ code: 0, signal: null });
       expect(w.stderr()).toBe('cancelled late\n');
