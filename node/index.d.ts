@@ -15,17 +15,50 @@ export interface RequestContext {
   /** Milliseconds left before the deadline, never negative; Infinity without one. */
   timeRemaining(): number;
   /**
-   * Aborts at the deadline (reason: an Error named TimeoutError), when the watchdog cancels
-   * the exchange (lanes, §2.5; reason: an Error named AbortError) and when the exchange ends.
+   * Aborts 50 ms after the deadline (reason: an Error named TimeoutError), when the watchdog
+   * cancels the exchange (lanes, §2.5; reason: an Error named AbortError) and when the
+   * exchange ends.
    */
   readonly signal: AbortSignal;
   /**
    * Writes one record to stderr, `[request id] text` (util.format of the arguments; every
    * line of a multi-line text is tagged), so that lines of requests served at once on
-   * several lanes can be told apart.
+   * several lanes can be told apart. With AFTERBURN_LOG_FORMAT=json, one JSON object per
+   * call instead: `{"request_id": "...", "msg": "..."}`.
    */
   log(...args: unknown[]): void;
+  /**
+   * The request target exactly as sent in the request line: not normalised, not decoded,
+   * `?` and all (the fetch style's `request.url` is the URL parser's version of it).
+   */
+  readonly rawTarget: string;
+  /**
+   * The request's fields as received: [name, value] pairs in order, names as sent, repeated
+   * names apart (the fetch style's `request.headers` joins and sorts them). Without the
+   * AfterBurn-Request-Id, AfterBurn-Timeout-Ms and AfterBurn-Exchange fields (§5.3).
+   */
+  readonly rawHeaders: ReadonlyArray<readonly [string, string]>;
+  /**
+   * The request's trailer fields (a chunked body's trailer section, §5.4) as received;
+   * empty until the body has been read to its end.
+   */
+  readonly rawTrailers: ReadonlyArray<readonly [string, string]>;
+  /** The request's trailer fields as a Headers; empty until the body has been read to its end. */
+  readonly trailers: undici.Headers;
+  /**
+   * Adds response trailers (fetch style; listeners have `res.addTrailers`). They are sent on
+   * a chunked response: a streamed body, or a body of any kind without a Content-Length of
+   * the handler's when they were added before the Response was returned. Can be called
+   * until the body's stream ends. Throws a TypeError for a name that is no token or a value
+   * with CR, LF or NUL, an Error once the response is complete.
+   */
+  addTrailers(fields: TrailerFields): void;
 }
+
+/** Response trailers: a Headers, an object of names to values, or [name, value] pairs. */
+export type TrailerFields =
+  | Iterable<readonly [string, string]>
+  | Record<string, string | readonly string[]>;
 
 /** Options of serve and serveListener. */
 export interface ServeOptions {

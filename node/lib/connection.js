@@ -137,10 +137,12 @@ class Connection {
    * @param {number} [options.maxLanes] the AfterBurn-Streams of the handshake reply (§2.5)
    * @param {import('./cancel').InFlight | null} [options.inFlight] where exchanges are
    *   tracked by token for the cancel pipe (§2.5), or null
+   * @param {'text' | 'json'} [options.logFormat] ctx.log's lines (AFTERBURN_LOG_FORMAT)
    */
   constructor({ limits, handle, sink, log, pauseInput = () => {}, resumeInput = () => {},
-    maxLanes = DEFAULT_MAX_LANES, inFlight = null }) {
+    maxLanes = DEFAULT_MAX_LANES, inFlight = null, logFormat = 'text' }) {
     this.guard = new FrameGuard(limits);
+    this.logFormat = logFormat;
     this.handshakeHead = handshakeReply(maxLanes).fields.flat();
     this.maxLanes = maxLanes;
     this.inFlight = inFlight;
@@ -291,7 +293,7 @@ class Connection {
     res[kExchange] = exchange;
 
     // §11.1: a legacy watchdog sends no id; the library makes one.
-    const ctx = new RequestContext(requestId || newRequestId(), timeoutMs, headReadAt, this.log);
+    const ctx = new RequestContext(requestId || newRequestId(), timeoutMs, headReadAt, this.log, this.logFormat);
     // §2.5: the cancel pipe names the exchange by its token.
     if (exchange !== null && handshake === null && this.inFlight !== null) this.inFlight.add(exchange, ctx);
     const ex = { req, res, ctx, exchange };

@@ -11,7 +11,8 @@ const { loadVectors, checkEcho, checkParseVector } = require('./support/vectors'
 const { checkFetchEcho } = require('./support/fetch-echo');
 const { NODE_DIR } = require('./support/watchdog');
 
-const STYLES = [['fetch'], ['listener']];
+// fetch-public: the fetch style on Node's public http machinery, as where _http_common is gone.
+const STYLES = [['fetch'], ['fetch-public'], ['listener']];
 const field = (r, name) => r.headers.find(([n]) => n === name)?.[1];
 const json = (r) => JSON.parse(r.body.toString('utf8'));
 
@@ -277,6 +278,7 @@ describe('bad lane variables end the worker non-zero with a message (§2.5)', ()
 // stop says on stderr ("lane N stopped (status S)"); a lane that ended at EOF says nothing.
 describe.each([
   ['fetch', checkFetchEcho],
+  ['fetch-public', checkFetchEcho],
   ['listener', checkEcho],
 ])('parse vectors on lanes 2 to K, %s style', (style, checkEchoed) => {
   const vectors = loadVectors('parse');

@@ -9,6 +9,18 @@ async function handler(request: Request, ctx: RequestContext): Promise<Response>
   const signal: AbortSignal = ctx.signal;
   const id: string = ctx.requestId;
   ctx.log('handling %s', request.url, { left });
+  const target: string = ctx.rawTarget;
+  const firstName: string | undefined = ctx.rawHeaders[0]?.[0];
+  const trailerPairs: ReadonlyArray<readonly [string, string]> = ctx.rawTrailers;
+  const sum: string | null = ctx.trailers.get('x-sum');
+  ctx.addTrailers({ 'x-checksum': 'abc', 'x-many': ['1', '2'] });
+  ctx.addTrailers([['x-a', '1']]);
+  ctx.addTrailers(new Headers({ 'x-b': '2' }));
+  // @ts-expect-error trailer values are strings
+  ctx.addTrailers({ 'x-n': 1 });
+  // @ts-expect-error rawHeaders is read-only
+  ctx.rawHeaders.push(['x', 'y']);
+  void [target, firstName, trailerPairs, sum];
   const headers = new Headers({ 'x-id': id, 'x-left': String(left) });
   void signal;
   return new Response(await request.text(), { headers });
