@@ -7,7 +7,7 @@
 
 const fs = require('node:fs');
 const { limitsFromEnv, streamsFromEnv, logFormatFromEnv } = require('./config');
-const { protocolDescriptors, openInput, openOutput, openLaneOutput } = require('./fds');
+const { protocolDescriptors, checkProtocolPipes, openInput, openOutput, openLaneOutput } = require('./fds');
 const { CancelLines, InFlight } = require('./cancel');
 const { DEFAULT_MAX_LANES } = require('./protocol');
 
@@ -47,9 +47,10 @@ function run(handle, { fetch = false, env = process.env, maxLanes = DEFAULT_MAX_
     limits = limitsFromEnv(env);
     fds = protocolDescriptors(env);
     streams = streamsFromEnv(env);
+    checkProtocolPipes(fds, streams);
   } catch (err) {
-    // PROTOCOL.md §2.3, §2.5: a bad AFTERBURN_FDS or lane variable ends the worker,
-    // non-zero, with a message.
+    // PROTOCOL.md §2.3, §2.5: a bad AFTERBURN_FDS or lane variable, or descriptors that are
+    // not the protocol's pipes, end the worker, non-zero, with a message.
     logToStderr(`${err.message}\n`);
     process.exit(2);
   }
