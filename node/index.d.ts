@@ -90,6 +90,50 @@ export function serveListener(listener: RequestListener | Server, options?: Serv
 /** The context of a request served by serveListener; undefined for other requests. */
 export function context(req: IncomingMessage): RequestContext | undefined;
 
+/** A Standard Schema (zod, valibot, arktype... export one): only what json() uses of it. */
+export interface StandardSchemaLike<Out> {
+  readonly '~standard': {
+    validate(value: unknown):
+      | { readonly value: Out; readonly issues?: undefined }
+      | { readonly issues: ReadonlyArray<{ readonly message: string; readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> }> }
+      | Promise<
+        | { readonly value: Out; readonly issues?: undefined }
+        | { readonly issues: ReadonlyArray<{ readonly message: string; readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> }> }>;
+  };
+}
+
+/**
+ * A validator for json(): a function that throws (zod's `schema.parse`, yup's
+ * `validateSync`; field paths are read from the error's `issues`, `errors` or `inner`), one
+ * that returns false (an Ajv validate function; paths from its `errors`), true or undefined
+ * (the value passes as it is) or the value to pass on instead (typed, transformed); or a
+ * Standard Schema.
+ */
+export type JsonValidator<In> =
+  | ((value: unknown, request: undici.Request) => In | boolean | void | Promise<In | boolean | void>)
+  | StandardSchemaLike<In>;
+
+export interface JsonOptions<In, Out> {
+  /** Checks (and may transform) the parsed body; a failure is 400 bad_request naming the fields. */
+  validate?: JsonValidator<In>;
+  /** Parses the body's text; JSON.parse by default. A throw is 400 bad_request. */
+  parse?: (text: string) => unknown;
+  /** Serializes the handler's result; JSON.stringify by default. */
+  stringify?: (value: Out) => string;
+}
+
+/**
+ * A fetch-style handler for JSON in and out. The body is read, parsed and validated before
+ * the handler is called with the value; undecodable input (an empty body, bad JSON, a value
+ * the validator refuses) is answered 400 bad_request with the library's error body, whose
+ * message names the position or the field paths (PROTOCOL.md §8.1). The handler returns a
+ * value (sent as JSON, 200, with `stringify`), undefined (204) or a Response (sent as is).
+ */
+export function json<In = unknown, Out = unknown>(
+  handler: (value: In, request: undici.Request, ctx: RequestContext) => Out | ResponseLike | undefined | Promise<Out | ResponseLike | undefined>,
+  options?: JsonOptions<In, Out>,
+): FetchHandler;
+
 /** This library's version, as sent in AfterBurn-Library. */
 export const version: string;
 /** The protocol version this library speaks. */

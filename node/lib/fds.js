@@ -155,7 +155,7 @@ function describeFd(fd, st) {
   } catch {
     // no /proc
   }
-  const kind = st.isFile() ? 'a file' : st.isCharacterDevice() ? 'a character device' : st.isDirectory() ? 'a directory' : 'something else';
+  const kind = st.isFile() ? 'a file' : st.isCharacterDevice() ? 'a character device' : st.isDirectory() ? 'a directory' : 'another kind of descriptor';
   return target ? `${kind} (${target})` : kind;
 }
 

@@ -270,4 +270,4 @@ function contentLength(seen, value) {
   return Number(value);
 }
 
-module.exports = { loadUndici, useInternals, requestURL, makeRequest, readResponse, InHandBody };
+module.exports = { loadUndici, useInternals, requestURL, makeRequest, readResponse, isResponseLike, InHandBody };

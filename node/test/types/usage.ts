@@ -1,6 +1,6 @@
 // A small typed use of the public API; `tsc --noEmit -p test/types` must accept it. The
 // lines marked to expect an error prove the declarations are not `any`.
-import { serve, serveListener, context, Request, Response, Headers, version, defaultMaxLanes, type RequestContext, type ServeOptions } from 'afterburn-runtime';
+import { serve, serveListener, context, json, Request, Response, Headers, version, defaultMaxLanes, type RequestContext, type ServeOptions, type JsonValidator } from 'afterburn-runtime';
 import { invoke, invokeListener, IncompleteResponseError } from 'afterburn-runtime/testing';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
@@ -53,4 +53,24 @@ export async function check(): Promise<void> {
   serve(handler, { maxLanes: '32' });
   // @ts-expect-error no such option
   serve(handler, { lanes: 32 });
+
+  // json(): the validator's type is the handler's input type.
+  interface Order { items: { price: number }[] }
+  const isOrder = (v: unknown): Order => {
+    if (typeof v !== 'object' || v === null || !Array.isArray((v as Order).items)) throw new Error('not an order');
+    return v as Order;
+  };
+  serve(json((order: Order, request, ctx) => ({ total: order.items.reduce((n, i) => n + i.price, 0), id: ctx.requestId, m: request.method }), {
+    validate: isOrder,
+    stringify: (value) => JSON.stringify(value.total),
+  }));
+  const ajvLike: JsonValidator<Order> = Object.assign((v: unknown) => Array.isArray((v as Order).items), { errors: null });
+  serve(json<Order>((order) => new Response(String(order.items.length)), { validate: ajvLike, parse: JSON.parse }));
+  serve(json((value) => value, {
+    validate: { '~standard': { validate: (v: unknown) => ({ value: String(v) }) } },
+  }));
+  // @ts-expect-error the order has no field named total
+  serve(json((order: Order) => order.total, { validate: isOrder }));
+  // @ts-expect-error parse takes the text
+  serve(json((v) => v, { parse: (text: number) => text }));
 }
