@@ -46,7 +46,8 @@ export interface RequestContext {
   /** The request's trailer fields as a Headers; empty until the body has been read to its end. */
   readonly trailers: undici.Headers;
   /**
-   * Adds response trailers (fetch style; listeners have `res.addTrailers`). They are sent on
+   * Adds response trailers (in the listener style: `res.addTrailers` with all added so far).
+   * In the fetch style they are sent on
    * a chunked response: a streamed body, or a body of any kind without a Content-Length of
    * the handler's when they were added before the Response was returned. Can be called
    * until the body's stream ends. Throws a TypeError for a name that is no token or a value

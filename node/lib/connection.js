@@ -298,6 +298,11 @@ class Connection {
     if (exchange !== null && handshake === null && this.inFlight !== null) this.inFlight.add(exchange, ctx);
     const ex = { req, res, ctx, exchange };
     req[kContext] = ctx;
+    // The request as sent and, once the body is read, its trailers (§5.4), on ctx as in the
+    // fetch style; ctx.addTrailers goes to res.addTrailers (fetch-listener.js unsets it).
+    ctx._setRequest(req.url, req.rawHeaders);
+    ctx._listenerResponse = res;
+    req.once('end', () => ctx._setTrailers(req.rawTrailers));
     // A handler that stops reading (req.destroy(), or `break` out of `for await`) must not
     // take the connection down as it would a TCP one: the rest of the body is the
     // library's to drain (§6.3).

@@ -76,6 +76,7 @@ class RequestContext {
     this._trailerFields = null; // the request's trailer section, once its body has been read
     this._trailers = null;
     this._responseTrailers = null; // lib/trailers.js ResponseTrailers, on first addTrailers
+    this._listenerResponse = null; // the ServerResponse of a listener-style request
   }
 
   /**
@@ -121,8 +122,8 @@ class RequestContext {
   }
 
   /**
-   * Adds fields to the response's trailer section (fetch style): a Headers, an object or
-   * [name, value] pairs. Trailers go out on a chunked response: one whose body is a stream,
+   * Adds fields to the response's trailer section: a Headers, an object or [name, value]
+   * pairs (in the listener style, the same as res.addTrailers with all of them so far). Trailers go out on a chunked response: one whose body is a stream,
    * or any body without a Content-Length of the handler's when trailers were added before
    * the response was returned (the library then sends it chunked). They can be added until
    * the body's stream ends (from its last pull, say, with a checksum of what was sent).
@@ -136,6 +137,8 @@ class RequestContext {
       this._responseTrailers = new ResponseTrailers();
     }
     this._responseTrailers.add(fields);
+    // Listener style: Node's own, which keeps the last set it is given.
+    if (this._listenerResponse !== null) this._listenerResponse.addTrailers(this._responseTrailers.pairs);
   }
 
   /** Called by the core that parsed the request: the target and the fields as received. */

@@ -35,7 +35,9 @@ class FetchListenerConnection extends Connection {
 
 /** One exchange: the Request from req, the handler, its Response onto res. */
 async function serveFetch(handle, req, res, ctx) {
-  ctx._setRequest(req.url, req.rawHeaders);
+  // ctx has the request as sent and, once req ends, its trailers (connection.js); response
+  // trailers are written here, from ctx, not by res.addTrailers at once.
+  ctx._listenerResponse = null;
   const method = req.method;
   // §4.2: a request without Content-Length or Transfer-Encoding has an empty body; GET and
   // HEAD cannot carry one in a Request, so theirs is drained instead.
@@ -45,7 +47,6 @@ async function serveFetch(handle, req, res, ctx) {
   if (framed && method !== 'GET' && method !== 'HEAD') {
     body = bodyStream(req, ctx);
   } else {
-    req.on('end', () => ctx._setTrailers(req.rawTrailers));
     req.resume();
   }
   const request = makeRequest(method, requestURL(req.url, req.headers.host), req.rawHeaders, body);
@@ -61,10 +62,8 @@ function bodyStream(req, ctx) {
         controller.enqueue(chunk);
         if (controller.desiredSize <= 0) req.pause();
       });
-      req.on('end', () => {
-        ctx._setTrailers(req.rawTrailers); // before the close: a reader at the end finds them
-        controller.close();
-      });
+      // (After connection.js's own 'end' listener: a reader at the end finds the trailers.)
+      req.on('end', () => controller.close());
       req.on('error', (err) => controller.error(err));
     },
     pull() {

@@ -132,3 +132,26 @@ describe('ResponseTrailers', () => {
     expect(() => new ResponseTrailers().add(fields)).toThrow(TypeError);
   });
 });
+
+describe('listener style: context(req) has the same members', () => {
+  const { context } = require('..');
+
+  test('rawTarget, rawHeaders, trailers once the body is read; addTrailers is res.addTrailers', async () => {
+    let got;
+    const { responses } = await runConnection({
+      segments: [b(CHUNKED_WITH_TRAILERS.replace('POST /t', 'POST /a/../t?'))],
+      handle: async (req, res) => {
+        const ctx = context(req);
+        for await (const _ of req); // eslint-disable-line no-unused-vars
+        got = [ctx.rawTarget, ctx.rawHeaders[0], ctx.trailers.get('x-note'), ctx.rawTrailers.length];
+        res.writeHead(200, { Trailer: 'X-Done' });
+        res.write('body');
+        ctx.addTrailers({ 'X-Done': '1' });
+        ctx.addTrailers([['X-More', '2']]);
+        res.end();
+      },
+    });
+    expect(got).toEqual(['/a/../t?', ['Host', 'fn'], 'a, b', 3]);
+    expect([responses[0].chunked, responses[0].trailers]).toEqual([true, [['x-done', '1'], ['x-more', '2']]]);
+  });
+});
