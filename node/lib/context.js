@@ -71,7 +71,11 @@ class RequestContext {
     // The request as sent (set by the core that parsed it; see rawTarget, rawHeaders).
     this._target = '';
     this._fields = EMPTY_FIELDS; // [name, value, name, value...], as llhttp hands them over
-    this._omit = null; // indexes in _fields of the §5.3 fields handlers do not see, or null
+    // Indexes in _fields of the §5.3 fields handlers do not see, or -1 (three numbers, not an
+    // array: the fetch core makes a context per request and most never ask).
+    this._omitA = -1;
+    this._omitB = -1;
+    this._omitC = -1;
     this._rawHeaders = null;
     this._trailerFields = null; // the request's trailer section, once its body has been read
     this._trailers = null;
@@ -95,7 +99,7 @@ class RequestContext {
    * @returns {[string, string][]}
    */
   get rawHeaders() {
-    if (this._rawHeaders === null) this._rawHeaders = pairsOf(this._fields, this._omit);
+    if (this._rawHeaders === null) this._rawHeaders = pairsOf(this._fields, this._omitA, this._omitB, this._omitC);
     return this._rawHeaders;
   }
 
@@ -106,7 +110,7 @@ class RequestContext {
    * @returns {[string, string][]}
    */
   get rawTrailers() {
-    return this._trailerFields === null ? [] : pairsOf(this._trailerFields, null);
+    return this._trailerFields === null ? [] : pairsOf(this._trailerFields, -1, -1, -1);
   }
 
   /**
@@ -141,11 +145,16 @@ class RequestContext {
     if (this._listenerResponse !== null) this._listenerResponse.addTrailers(this._responseTrailers.pairs);
   }
 
-  /** Called by the core that parsed the request: the target and the fields as received. */
-  _setRequest(target, fields, omit = null) {
+  /**
+   * Called by the core that parsed the request: the target and the fields as received,
+   * [name, value, ...], with the indexes of up to three to leave out (or -1).
+   */
+  _setRequest(target, fields, omitA = -1, omitB = -1, omitC = -1) {
     this._target = target;
     this._fields = fields;
-    this._omit = omit;
+    this._omitA = omitA;
+    this._omitB = omitB;
+    this._omitC = omitC;
   }
 
   /** Called by the core once the request body was read to its end: its trailer section. */
@@ -250,11 +259,11 @@ class RequestContext {
 const EMPTY_FIELDS = Object.freeze([]);
 
 // [name, value] pairs of a flat [name, value, name, value...] list, leaving out the entries
-// at the indexes in `omit` (or none).
-function pairsOf(flat, omit) {
+// at indexes omitA, omitB and omitC (each -1 for none).
+function pairsOf(flat, omitA, omitB, omitC) {
   const out = [];
   for (let i = 0; i < flat.length; i += 2) {
-    if (omit === null || !omit.includes(i)) out.push([flat[i], flat[i + 1]]);
+    if (i !== omitA && i !== omitB && i !== omitC) out.push([flat[i], flat[i + 1]]);
   }
   return out;
 }

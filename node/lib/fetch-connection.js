@@ -373,7 +373,7 @@ class FetchConnection {
     else ex.abandoned = true;
 
     // The request as sent, for ctx.rawTarget and ctx.rawHeaders: the Request normalises both.
-    ex.ctx._setRequest(url, fields, omitA < 0 && omitB < 0 && omitC < 0 ? null : [omitA, omitB, omitC]);
+    ex.ctx._setRequest(url, fields, omitA, omitB, omitC);
     let request;
     try {
       request = makeRequest(method, requestURL(url, host), fields, body, omitA, omitB, omitC);
