@@ -68,9 +68,14 @@ describe('descriptors that are not the protocol pipes end the worker at once (§
       });
       let stderr = '';
       child.stderr.on('data', (c) => { stderr += c; });
-      child.once('close', (code) => resolve({ code, stderr }));
+      child.once('close', (code) => {
+        for (const fd of opened.splice(0)) fs.closeSync(fd);
+        resolve({ code, stderr });
+      });
     });
   }
+
+  const opened = []; // every descriptor the cases open, closed once their worker has exited
 
   // A FIFO's two ends, opened without waiting (read end non-blocking first).
   function fifo() {
@@ -80,10 +85,15 @@ describe('descriptors that are not the protocol pipes end the worker at once (§
     const r = fs.openSync(name, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
     const w = fs.openSync(name, fs.constants.O_WRONLY);
     fs.rmSync(dir, { recursive: true });
+    opened.push(r, w);
     return { r, w };
   }
 
-  const devNull = () => fs.openSync('/dev/null', 'r+');
+  const devNull = () => {
+    const fd = fs.openSync('/dev/null', 'r+');
+    opened.push(fd);
+    return fd;
+  };
   const launcher = [LAUNCHER, 'test/apps/register-app.js'];
   const direct = ['test/apps/lanes-app.js', 'fetch'];
 
