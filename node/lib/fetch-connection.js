@@ -43,7 +43,7 @@ const { FrameGuard, MARK_BODY, MARK_END } = require('./guard');
 const { errorResponseBytes, errorBody, fromParserError } = require('./errors');
 const { RequestContext, newRequestId } = require('./context');
 const { DEFAULT_MAX_LANES, answerHandshake, handlerFailureRecord } = require('./protocol');
-const { loadUndici, requestURL, makeRequest, readResponse, InHandBody } = require('./fetch');
+const { loadUndici, requestURL, makeRequest, readResponse, asBytes, nextTurn, InHandBody } = require('./fetch');
 const { lastChunk } = require('./trailers');
 const { STATUS_CODES } = require('node:http');
 // The global `performance` is a lazy getter on Node 20: read it once here, not per request.
@@ -835,24 +835,9 @@ function withoutFields(headers, upTo, omitA, omitB, omitC) {
   return kept;
 }
 
-// undici hands out Uint8Arrays; a handler's own stream may yield strings too.
-function asBytes(value) {
-  if (value instanceof Uint8Array) return value;
-  if (typeof value === 'string') return Buffer.from(value, 'utf8');
-  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-  if (value instanceof ArrayBuffer) return new Uint8Array(value);
-  throw new TypeError(`afterburn: the response body stream yielded ${value === null ? 'null' : typeof value}, not bytes`);
-}
-
 // The bytes as a Buffer, over the same memory.
 function asBuffer(bytes) {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-// Resolves (with undefined) after the promise jobs queued now and the ones they queue in
-// turn, without waiting for I/O as setImmediate would.
-function nextTurn() {
-  return new Promise((resolve) => queueMicrotask(() => queueMicrotask(() => queueMicrotask(resolve))));
 }
 
 module.exports = { FetchConnection };

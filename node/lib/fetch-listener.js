@@ -17,7 +17,7 @@
 const { once } = require('node:events');
 const { STATUS_CODES } = require('node:http');
 const { Connection } = require('./connection');
-const { loadUndici, requestURL, makeRequest, readResponse } = require('./fetch');
+const { loadUndici, requestURL, makeRequest, readResponse, asBytes, nextTurn } = require('./fetch');
 
 // Request body bytes queued for the handler before the IncomingMessage is paused.
 const BODY_HIGH_WATER_MARK = 128 * 1024;
@@ -94,7 +94,7 @@ async function writeResponse(req, res, ctx, response) {
   if (bytes !== null) {
     if (noBody) {
       if (declared < 0 && status !== 204 && status !== 304) fields.push('content-length', String(bytes.byteLength));
-      writeHead(res, status, reason, fields);
+      res.writeHead(status, reason, fields);
       res.end();
       return;
     }
@@ -103,49 +103,69 @@ async function writeResponse(req, res, ctx, response) {
     }
     if (declared < 0 && trailers().length > 0) {
       // Trailers added before the response was returned: they need a chunked body (§5.4).
-      writeHead(res, status, reason, fields);
+      res.writeHead(status, reason, fields);
       if (bytes.byteLength > 0) res.write(bytes);
       res.addTrailers(trailers());
       res.end();
       return;
     }
     if (declared < 0) fields.push('content-length', String(bytes.byteLength));
-    writeHead(res, status, reason, fields);
+    res.writeHead(status, reason, fields);
     res.end(bytes);
     return;
   }
   if (noBody) {
     stream.cancel().catch(() => {});
-    writeHead(res, status, reason, fields);
+    res.writeHead(status, reason, fields);
     res.end();
     return;
   }
   // A stream: chunked as it is produced, or held to the handler's Content-Length (§6.1).
-  // Node would send the head with the first chunk; the fetch core sends it at once.
-  writeHead(res, status, reason, fields);
-  res.flushHeaders();
   const reader = stream.getReader();
-  let sent = 0;
   try {
+    if (declared < 0) {
+      // As the fetch core does: a body that was all there at once (a stream closed right
+      // after its one chunk, as a Response of Node's global undici gives) still gets
+      // Content-Length: the second read has settled already, or does within the turn.
+      const first = await reader.read();
+      const pending = first.done ? first : reader.read();
+      const settled = first.done ? first : await Promise.race([pending, nextTurn()]);
+      const firstBytes = first.done ? EMPTY : asBytes(first.value);
+      if (settled !== undefined && settled.done && trailers().length === 0) {
+        fields.push('content-length', String(firstBytes.byteLength));
+        res.writeHead(status, reason, fields);
+        res.end(firstBytes);
+        return;
+      }
+      // Node would send the head with the first chunk; the fetch core sends it at once.
+      res.writeHead(status, reason, fields);
+      res.flushHeaders();
+      if (firstBytes.byteLength > 0 && !res.write(firstBytes)) await once(res, 'drain');
+      for (let next = await pending; !next.done; next = await reader.read()) {
+        const chunk = asBytes(next.value);
+        if (chunk.byteLength > 0 && !res.write(chunk)) await once(res, 'drain');
+      }
+      if (trailers().length > 0) res.addTrailers(trailers());
+      res.end();
+      return;
+    }
+    res.writeHead(status, reason, fields);
+    res.flushHeaders();
+    let sent = 0;
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       const chunk = asBytes(value);
       sent += chunk.byteLength;
-      if (declared >= 0 && sent > declared) throw new RangeError(`afterburn: the body is longer than its Content-Length ${declared}`);
+      if (sent > declared) throw new RangeError(`afterburn: the body is longer than its Content-Length ${declared}`);
       if (chunk.byteLength > 0 && !res.write(chunk)) await once(res, 'drain');
     }
+    if (sent !== declared) throw new RangeError(`afterburn: the body ended ${declared - sent} bytes short of its Content-Length`);
+    res.end();
   } catch (err) {
     reader.cancel(err).catch(() => {});
     throw err;
   }
-  if (declared >= 0 && sent !== declared) throw new RangeError(`afterburn: the body ended ${declared - sent} bytes short of its Content-Length`);
-  if (declared < 0 && trailers().length > 0) res.addTrailers(trailers());
-  res.end();
-}
-
-function writeHead(res, status, reason, fields) {
-  res.writeHead(status, reason, fields);
 }
 
 // readResponse's head lines ("name: value\r\n", each checked) as a flat [name, value...] list.
@@ -158,14 +178,6 @@ function fieldsOf(lines) {
     start = end + 2;
   }
   return flat;
-}
-
-function asBytes(value) {
-  if (value instanceof Uint8Array) return value;
-  if (typeof value === 'string') return Buffer.from(value, 'utf8');
-  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-  if (value instanceof ArrayBuffer) return new Uint8Array(value);
-  throw new TypeError(`afterburn: the response body stream yielded ${value === null ? 'null' : typeof value}, not bytes`);
 }
 
 module.exports = { FetchListenerConnection };

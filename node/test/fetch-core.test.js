@@ -688,7 +688,6 @@ describe('the shapes of the worker I/O and the fast paths of the core', () => {
   test('a whole Content-Length body pushed as a view is the handler\'s own copy', async () => {
     const conn = new FetchConnection({
       limits: { maxHead: 65536, maxBody: 0 },
-      log: () => {},
       sink: { write() {}, end() {} },
       handle: async (request) => {
         const got = await request.text();
@@ -735,7 +734,6 @@ describe('the shapes of the worker I/O and the fast paths of the core', () => {
     const conn = new FetchConnection({
       limits: { maxHead: 65536, maxBody: 0 },
       handle,
-      log: () => {},
       sink: { write: () => calls.push('bytes'), writeLatin1: (text) => calls.push(text.slice(text.indexOf('\r\n\r\n') + 4) || 'head'), end() {} },
     });
     conn.push(segments[0]);
@@ -798,7 +796,6 @@ describe('the shapes of the worker I/O and the fast paths of the core', () => {
     const bodies = [];
     const conn = new FetchConnection({
       limits: { maxHead: 65536, maxBody: 0 },
-      log: () => {},
       sink: { write() {}, end() {} },
       handle: async (request) => {
         bodies.push(await request.text());
@@ -843,5 +840,43 @@ describe('the shapes of the worker I/O and the fast paths of the core', () => {
     expect(code).toBe(0);
     const { responses } = readResponses(output, { bodyless: (i) => i === 3 });
     expect(responses.map((r) => `${r.status} ${r.body.toString()}`)).toEqual(['200 /a:-', '200 /c:abc', '200 /p:xyz', '200 ', '200 /b:-', '200 /d:-']);
+  });
+});
+
+// The public http core (lib/fetch-listener.js) frames a Response as the llhttp core does:
+// a body there at once gets Content-Length, also from Node's global Response (whose body is
+// a stream); a stream that goes on is chunked; the handler's Content-Length is held to.
+describe.each([
+  ['fetch core', true],
+  ['public http core', 'public'],
+])('response framing, %s', (_core, fetch) => {
+  const answer = async (handle) => (await runConnection({ fetch, segments: [b(get('/'))], handle })).responses[0];
+  const slowStream = () => new ReadableStream({
+    async pull(c) {
+      await later(5);
+      c.enqueue(b('ab'));
+      await later(5);
+      c.enqueue(b('cd'));
+      c.close();
+    },
+  });
+
+  test.each([
+    ['a string', () => new Response('four'), 'four', false],
+    ['bytes from Node\'s global Response', () => new globalThis.Response(new Uint8Array([104, 105])), 'hi', false],
+    ['a stream that goes on', () => new Response(slowStream()), 'abcd', true],
+  ])('%s', async (_what, make, body, chunked) => {
+    const r = await answer(make);
+    expect([r.status, r.body.toString(), r.chunked, field(r, 'content-length')])
+      .toEqual([200, body, chunked, chunked ? undefined : String(body.length)]);
+  });
+
+  test('a stream shorter than the handler\'s Content-Length leaves the response incomplete (§8.3)', async () => {
+    const { code, responses } = await runConnection({
+      fetch,
+      segments: [b(get('/'))],
+      handle: () => new Response(slowStream(), { headers: { 'content-length': '9' } }),
+    });
+    expect([code, responses[0].complete]).toEqual([1, false]);
   });
 });
