@@ -15,17 +15,51 @@ export interface RequestContext {
   /** Milliseconds left before the deadline, never negative; Infinity without one. */
   timeRemaining(): number;
   /**
-   * Aborts at the deadline (reason: an Error named TimeoutError), when the watchdog cancels
-   * the exchange (lanes, §2.5; reason: an Error named AbortError) and when the exchange ends.
+   * Aborts 50 ms after the deadline (reason: an Error named TimeoutError), when the watchdog
+   * cancels the exchange (lanes, §2.5; reason: an Error named AbortError) and when the
+   * exchange ends.
    */
   readonly signal: AbortSignal;
   /**
    * Writes one record to stderr, `[request id] text` (util.format of the arguments; every
    * line of a multi-line text is tagged), so that lines of requests served at once on
-   * several lanes can be told apart.
+   * several lanes can be told apart. With AFTERBURN_LOG_FORMAT=json, one JSON object per
+   * call instead: `{"request_id": "...", "msg": "..."}`.
    */
   log(...args: unknown[]): void;
+  /**
+   * The request target exactly as sent in the request line: not normalised, not decoded,
+   * `?` and all (the fetch style's `request.url` is the URL parser's version of it).
+   */
+  readonly rawTarget: string;
+  /**
+   * The request's fields as received: [name, value] pairs in order, names as sent, repeated
+   * names apart (the fetch style's `request.headers` joins and sorts them). Without the
+   * AfterBurn-Request-Id, AfterBurn-Timeout-Ms and AfterBurn-Exchange fields (§5.3).
+   */
+  readonly rawHeaders: ReadonlyArray<readonly [string, string]>;
+  /**
+   * The request's trailer fields (a chunked body's trailer section, §5.4) as received;
+   * empty until the body has been read to its end.
+   */
+  readonly rawTrailers: ReadonlyArray<readonly [string, string]>;
+  /** The request's trailer fields as a Headers; empty until the body has been read to its end. */
+  readonly trailers: undici.Headers;
+  /**
+   * Adds response trailers (in the listener style: `res.addTrailers` with all added so far).
+   * In the fetch style they are sent on
+   * a chunked response: a streamed body, or a body of any kind without a Content-Length of
+   * the handler's when they were added before the Response was returned. Can be called
+   * until the body's stream ends. Throws a TypeError for a name that is no token or a value
+   * with CR, LF or NUL, an Error once the response is complete.
+   */
+  addTrailers(fields: TrailerFields): void;
 }
+
+/** Response trailers: a Headers, an object of names to values, or [name, value] pairs. */
+export type TrailerFields =
+  | Iterable<readonly [string, string]>
+  | Record<string, string | readonly string[]>;
 
 /** Options of serve and serveListener. */
 export interface ServeOptions {
@@ -56,6 +90,50 @@ export function serveListener(listener: RequestListener | Server, options?: Serv
 
 /** The context of a request served by serveListener; undefined for other requests. */
 export function context(req: IncomingMessage): RequestContext | undefined;
+
+/** A Standard Schema (zod, valibot, arktype... export one): only what json() uses of it. */
+export interface StandardSchemaLike<Out> {
+  readonly '~standard': {
+    validate(value: unknown):
+      | { readonly value: Out; readonly issues?: undefined }
+      | { readonly issues: ReadonlyArray<{ readonly message: string; readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> }> }
+      | Promise<
+        | { readonly value: Out; readonly issues?: undefined }
+        | { readonly issues: ReadonlyArray<{ readonly message: string; readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> }> }>;
+  };
+}
+
+/**
+ * A validator for json(): a function that throws (zod's `schema.parse`, yup's
+ * `validateSync`; field paths are read from the error's `issues`, `errors` or `inner`), one
+ * that returns false (an Ajv validate function; paths from its `errors`), true or undefined
+ * (the value passes as it is) or the value to pass on instead (typed, transformed); or a
+ * Standard Schema.
+ */
+export type JsonValidator<In> =
+  | ((value: unknown, request: undici.Request) => In | boolean | void | Promise<In | boolean | void>)
+  | StandardSchemaLike<In>;
+
+export interface JsonOptions<In, Out> {
+  /** Checks (and may transform) the parsed body; a failure is 400 bad_request naming the fields. */
+  validate?: JsonValidator<In>;
+  /** Parses the body's text; JSON.parse by default. A throw is 400 bad_request. */
+  parse?: (text: string) => unknown;
+  /** Serializes the handler's result; JSON.stringify by default. */
+  stringify?: (value: Out) => string;
+}
+
+/**
+ * A fetch-style handler for JSON in and out. The body is read, parsed and validated before
+ * the handler is called with the value; undecodable input (an empty body, bad JSON, a value
+ * the validator refuses) is answered 400 bad_request with the library's error body, whose
+ * message names the position or the field paths (PROTOCOL.md §8.1). The handler returns a
+ * value (sent as JSON, 200, with `stringify`), undefined (204) or a Response (sent as is).
+ */
+export function json<In = unknown, Out = unknown>(
+  handler: (value: In, request: undici.Request, ctx: RequestContext) => Out | ResponseLike | undefined | Promise<Out | ResponseLike | undefined>,
+  options?: JsonOptions<In, Out>,
+): FetchHandler;
 
 /** This library's version, as sent in AfterBurn-Library. */
 export const version: string;

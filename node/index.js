@@ -5,6 +5,8 @@
 //   serve(async (request, ctx) => new Response('hi'))   fetch-style, undici classes
 //   serveListener(app)                                  any (req, res) listener: Express, Koa...
 //   context(req)                                        request id and deadline, listener style
+//   serve(json((value, request, ctx) => result, { validate, parse, stringify }))
+//                                                       JSON in and out, validated (lib/json.js)
 //
 // Both take { maxLanes }: the most exchanges served at once when the watchdog gives the
 // worker several lanes (PROTOCOL.md §2.5; 1024 by default).
@@ -63,6 +65,7 @@ function context(req) {
 
 module.exports = {
   serve,
+  json: (handler, options) => require('./lib/json').json(handler, options),
   serveListener,
   context,
   version: LIBRARY_VERSION,

@@ -11,7 +11,7 @@
 //   assert.equal(await res.text(), 'hello ada');
 
 const { Connection } = require('./lib/connection');
-const { FetchConnection } = require('./lib/fetch-connection');
+const { fetchCore } = require('./lib/fetch-core');
 const { loadUndici } = require('./lib/fetch');
 const { readResponses } = require('./lib/response-reader');
 const { limitsFromEnv } = require('./lib/config');
@@ -82,7 +82,7 @@ async function exchange(Core, handle, input, init, options = {}) {
  */
 function invoke(handler, input, init, options) {
   if (typeof handler !== 'function') throw new TypeError('afterburn: serve(handler) needs a function');
-  return exchange(FetchConnection, handler, input, init, options);
+  return exchange(fetchCore(), handler, input, init, options);
 }
 
 /** As invoke, for a Node request listener `(req, res)`: an Express or Koa app, a function. */

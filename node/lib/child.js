@@ -6,8 +6,8 @@
 // requests; non-zero after a framing error, §8.8, or a response left incomplete, §8.3).
 
 const fs = require('node:fs');
-const { limitsFromEnv, streamsFromEnv } = require('./config');
-const { protocolDescriptors, openInput, openOutput, openLaneOutput } = require('./fds');
+const { limitsFromEnv, streamsFromEnv, logFormatFromEnv } = require('./config');
+const { protocolDescriptors, checkProtocolPipes, openInput, openOutput, openLaneOutput } = require('./fds');
 const { CancelLines, InFlight } = require('./cancel');
 const { DEFAULT_MAX_LANES } = require('./protocol');
 
@@ -47,9 +47,10 @@ function run(handle, { fetch = false, env = process.env, maxLanes = DEFAULT_MAX_
     limits = limitsFromEnv(env);
     fds = protocolDescriptors(env);
     streams = streamsFromEnv(env);
+    checkProtocolPipes(fds, streams);
   } catch (err) {
-    // PROTOCOL.md §2.3, §2.5: a bad AFTERBURN_FDS or lane variable ends the worker,
-    // non-zero, with a message.
+    // PROTOCOL.md §2.3, §2.5: a bad AFTERBURN_FDS or lane variable, or descriptors that are
+    // not the protocol's pipes, end the worker, non-zero, with a message.
     logToStderr(`${err.message}\n`);
     process.exit(2);
   }
@@ -72,9 +73,12 @@ function run(handle, { fetch = false, env = process.env, maxLanes = DEFAULT_MAX_
   // Exchanges are tracked by token only where a cancel pipe can name them.
   const inFlight = streams.cancel !== null ? new InFlight() : null;
   if (inFlight !== null) readCancelPipe(streams.cancel, inFlight);
-  // Only the core in use is loaded: a fetch-style worker never loads http.Server.
-  const Core = fetch ? require('./fetch-connection').FetchConnection : require('./connection').Connection;
-  const common = { Core, fetch, handle, limits, maxLanes, inFlight };
+  // Only the core in use is loaded: a fetch-style worker never loads http.Server, unless
+  // Node's internal parser is not usable here (lib/fetch-core.js).
+  const Core = fetch ? require('./fetch-core').fetchCore() : require('./connection').Connection;
+  // The fetch core reads in place into one buffer; the listener cores keep every chunk.
+  const inPlace = Core.readsInPlace === true;
+  const common = { Core, inPlace, handle, limits, maxLanes, inFlight, logFormat: logFormatFromEnv(env) };
 
   if (used === 1) {
     // One lane: today's worker, byte for byte. Writes go straight into the pipe (openOutput),
@@ -132,7 +136,7 @@ function openOrExit(input, output, openWriter) {
  * One lane: reads its request pipe into a core that writes to `writer`; `end(code)` is
  * called once when the core stops. Returns the core and the request pipe's reader.
  */
-function serveLane(input, writer, { Core, fetch, handle, limits, maxLanes, inFlight }, end) {
+function serveLane(input, writer, { Core, inPlace: readInPlace, handle, limits, maxLanes, inFlight, logFormat }, end) {
   // A fetch-style worker reads the request pipe into one buffer, used again and again, and
   // hands each read to the core in place: no allocation and no stream machinery per
   // request. A new buffer is taken only after a read the core keeps part of (a body it
@@ -142,7 +146,7 @@ function serveLane(input, writer, { Core, fetch, handle, limits, maxLanes, inFli
   let readBuffer = null;
   let readMemory = null; // readBuffer's ArrayBuffer and offset, read once per buffer
   let readOffset = 0;
-  const onread = fetch ? {
+  const onread = readInPlace ? {
     buffer: () => {
       if (readBuffer === null || (conn !== null && conn.retainsInput)) {
         readBuffer = Buffer.allocUnsafe(READ_SIZE);
@@ -187,6 +191,7 @@ function serveLane(input, writer, { Core, fetch, handle, limits, maxLanes, inFli
     resumeInput: () => reader.resume(),
     maxLanes,
     inFlight,
+    logFormat,
   });
   if (!inPlace) reader.on('data', (chunk) => conn.push(chunk));
   reader.on('end', () => conn.end());

@@ -82,4 +82,14 @@ function streamsFromEnv(env) {
   return { lanes, cancel };
 }
 
-module.exports = { limitsFromEnv, fdsFromEnv, streamsFromEnv, ConfigError, DEFAULT_MAX_HEAD, HEAD_SLACK };
+/**
+ * AFTERBURN_LOG_FORMAT, set by the watchdog from its log_format: `json` makes ctx.log write
+ * JSON lines; `text`, unset or anything else keeps text (a log line is never worth ending a
+ * worker for).
+ * @returns {'text' | 'json'}
+ */
+function logFormatFromEnv(env) {
+  return env.AFTERBURN_LOG_FORMAT === 'json' ? 'json' : 'text';
+}
+
+module.exports = { limitsFromEnv, fdsFromEnv, streamsFromEnv, logFormatFromEnv, ConfigError, DEFAULT_MAX_HEAD, HEAD_SLACK };

@@ -137,10 +137,12 @@ class Connection {
    * @param {number} [options.maxLanes] the AfterBurn-Streams of the handshake reply (§2.5)
    * @param {import('./cancel').InFlight | null} [options.inFlight] where exchanges are
    *   tracked by token for the cancel pipe (§2.5), or null
+   * @param {'text' | 'json'} [options.logFormat] ctx.log's lines (AFTERBURN_LOG_FORMAT)
    */
   constructor({ limits, handle, sink, log, pauseInput = () => {}, resumeInput = () => {},
-    maxLanes = DEFAULT_MAX_LANES, inFlight = null }) {
+    maxLanes = DEFAULT_MAX_LANES, inFlight = null, logFormat = 'text' }) {
     this.guard = new FrameGuard(limits);
+    this.logFormat = logFormat;
     this.handshakeHead = handshakeReply(maxLanes).fields.flat();
     this.maxLanes = maxLanes;
     this.inFlight = inFlight;
@@ -291,11 +293,16 @@ class Connection {
     res[kExchange] = exchange;
 
     // §11.1: a legacy watchdog sends no id; the library makes one.
-    const ctx = new RequestContext(requestId || newRequestId(), timeoutMs, headReadAt, this.log);
+    const ctx = new RequestContext(requestId || newRequestId(), timeoutMs, headReadAt, this.log, this.logFormat);
     // §2.5: the cancel pipe names the exchange by its token.
     if (exchange !== null && handshake === null && this.inFlight !== null) this.inFlight.add(exchange, ctx);
     const ex = { req, res, ctx, exchange };
     req[kContext] = ctx;
+    // The request as sent and, once the body is read, its trailers (§5.4), on ctx as in the
+    // fetch style; ctx.addTrailers goes to res.addTrailers (fetch-listener.js unsets it).
+    ctx._setRequest(req.url, req.rawHeaders);
+    ctx._listenerResponse = res;
+    req.once('end', () => ctx._setTrailers(req.rawTrailers));
     // A handler that stops reading (req.destroy(), or `break` out of `for await`) must not
     // take the connection down as it would a TCP one: the rest of the body is the
     // library's to drain (§6.3).

@@ -51,9 +51,13 @@ const bodyTooLarge = (limit) => new ProtocolError('body_too_large', `more than $
 const notImplemented = (value) =>
   new ProtocolError('not_implemented', `Transfer-Encoding ${JSON.stringify(value)}`);
 
-/** The JSON body of PROTOCOL.md §8.1. */
-function errorBody(type, requestId) {
-  const body = { type, message: MESSAGES[type] };
+/**
+ * The JSON body of PROTOCOL.md §8.1.
+ * @param {string} [message] another sentence than the type's own: only for bad_request from
+ *   a typed handler, which names the offending field or position (§8.1, lib/json.js)
+ */
+function errorBody(type, requestId, message = MESSAGES[type]) {
+  const body = { type, message };
   if (requestId) body.request_id = requestId;
   return JSON.stringify(body);
 }

@@ -19,7 +19,7 @@
 
 const fs = require('node:fs');
 const net = require('node:net');
-const { fdsFromEnv } = require('./config');
+const { fdsFromEnv, ConfigError } = require('./config');
 
 const { O_RDONLY, O_WRONLY, O_APPEND, O_NONBLOCK } = fs.constants;
 
@@ -82,16 +82,91 @@ let protocolFds = null;
 
 /**
  * The protocol descriptors of this process, moved off fds 0 and 1 where they were there
- * (PROTOCOL.md §2.4). The first call does the work; the launcher makes it before user
- * code loads, so import-time prints are protected too. Throws a ConfigError on a bad
- * AFTERBURN_FDS.
+ * (PROTOCOL.md §2.4), and whether they were on stdio. The first call does the work; the
+ * launcher makes it before user code loads, so import-time prints are protected too.
+ * Throws a ConfigError on a bad AFTERBURN_FDS.
+ * @returns {{input: number, output: number, stdio: boolean}}
  */
 function protocolDescriptors(env = process.env) {
   if (protocolFds === null) {
     const { input, output } = fdsFromEnv(env);
-    protocolFds = input <= 1 || output <= 1 ? moveOffStdio(input, output) : { input, output };
+    protocolFds = input <= 1 || output <= 1 ? { ...moveOffStdio(input, output), stdio: true } : { input, output, stdio: false };
   }
   return protocolFds;
+}
+
+// What runs a worker so that it keeps the watchdog's descriptors: node itself, or the
+// package's bin run directly (its #! line execs node), never through npx or npm exec.
+const RUN_INSTEAD = '  afterburn-watchdog -- node node_modules/afterburn-runtime/bin/afterburn.js app.js\n' +
+  '  afterburn-watchdog -- node_modules/.bin/afterburn app.js\n' +
+  '  afterburn-watchdog -- node app.js                      (an app that calls serve() itself)';
+
+/**
+ * In fd mode (PROTOCOL.md §2.2) the watchdog starts the worker with the protocol pipes on
+ * the descriptors AFTERBURN_FDS names (3 and 4), the lanes' and the cancel pipe after them
+ * (§2.5). A wrapper between the two (npx, npm exec, a script that closes descriptors) may
+ * not keep them: the numbers are then free, or taken by something of Node's own (its epoll
+ * instance, an eventfd), and the first read fails with EINVAL, or worse, works on the wrong
+ * thing. Checked once at start: each must be a pipe (a FIFO, or a socket) open the right
+ * way round, or the worker ends at once with a message that says what to run instead.
+ * Stdio mode (0 and 1) is not checked: those descriptors are always open, and a legacy
+ * watchdog may use anything there.
+ * @param {{input: number, output: number, stdio?: boolean}} fds protocolDescriptors()'s
+ * @param {{lanes?: Array<[number, number]>, cancel?: number | null}} [streams] §2.5's
+ * @throws {import('./config').ConfigError}
+ */
+function checkProtocolPipes({ input, output, stdio = false }, { lanes = [], cancel = null } = {}) {
+  if (stdio || input <= 2 || output <= 2) return;
+  const wanted = [[input, 'read', 'the request pipe'], [output, 'write', 'the response pipe']];
+  lanes.forEach(([i, o], n) => wanted.push([i, 'read', `lane ${n + 2}'s request pipe`], [o, 'write', `lane ${n + 2}'s response pipe`]));
+  if (cancel !== null) wanted.push([cancel, 'read', 'the cancel pipe']);
+  for (const [fd, way, what] of wanted) {
+    const problem = pipeProblem(fd, way);
+    if (problem !== null) {
+      throw new ConfigError(`fd ${fd} should be ${what} but ${problem}.\n` +
+        `The watchdog passes the protocol pipes as descriptors ${input} and ${output} (AFTERBURN_FDS=${input},${output}); ` +
+        'something between it and this process did not keep them open: npx and npm exec, for one, pass ' +
+        'on only stdin, stdout and stderr. Start node itself under the watchdog, for example:\n' + RUN_INSTEAD);
+    }
+  }
+}
+
+// Why fd is not a pipe open for `way` ('read' or 'write'), or null when it is.
+function pipeProblem(fd, way) {
+  let st;
+  try {
+    st = fs.fstatSync(fd);
+  } catch (err) {
+    return err.code === 'EBADF' ? 'it is not open' : `fstat fails (${err.code})`;
+  }
+  if (!st.isFIFO() && !st.isSocket()) return `it is ${describeFd(fd, st)}, not a pipe`;
+  const mode = accessMode(fd);
+  if (mode === null) return null; // no /proc: the type is all that can be told
+  if ((way === 'read' && mode === O_WRONLY) || (way === 'write' && mode === O_RDONLY)) {
+    return `it is the ${way === 'read' ? 'write' : 'read'} end of a pipe`;
+  }
+  return null;
+}
+
+function describeFd(fd, st) {
+  let target = '';
+  try {
+    target = fs.readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    // no /proc
+  }
+  const kind = st.isFile() ? 'a file' : st.isCharacterDevice() ? 'a character device' : st.isDirectory() ? 'a directory' : 'another kind of descriptor';
+  return target ? `${kind} (${target})` : kind;
+}
+
+// The O_ACCMODE bits of fd's open flags (Linux: /proc/self/fdinfo), or null where unknown.
+function accessMode(fd) {
+  try {
+    const m = /^flags:\s*([0-7]+)$/m.exec(fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'latin1'));
+    return m ? parseInt(m[1], 8) & 3 : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -213,4 +288,4 @@ function openLaneOutput(fd) {
   };
 }
 
-module.exports = { protocolDescriptors, openInput, openOutput, openLaneOutput };
+module.exports = { protocolDescriptors, checkProtocolPipes, openInput, openOutput, openLaneOutput };

@@ -38,16 +38,20 @@
 // failing request's own response has already started (its status is final then), and the
 // connection stops with a non-zero status.
 
-const { HTTPParser, methods } = require('_http_common');
+const { internalParser } = require('./http-parser');
 const { FrameGuard, MARK_BODY, MARK_END } = require('./guard');
 const { errorResponseBytes, errorBody, fromParserError } = require('./errors');
 const { RequestContext, newRequestId } = require('./context');
 const { DEFAULT_MAX_LANES, answerHandshake, handlerFailureRecord } = require('./protocol');
-const { loadUndici, requestURL, makeRequest, readResponse, InHandBody } = require('./fetch');
+const { loadUndici, requestURL, makeRequest, readResponse, asBytes, nextTurn, InHandBody } = require('./fetch');
+const { lastChunk } = require('./trailers');
 const { STATUS_CODES } = require('node:http');
 // The global `performance` is a lazy getter on Node 20: read it once here, not per request.
 const { performance } = require('node:perf_hooks');
 
+// Node's llhttp binding, from _http_common (lib/http-parser.js: this core is used only where
+// that loads without a deprecation warning; lib/fetch-core.js picks the core).
+const { HTTPParser, methods } = internalParser();
 const { kOnMessageBegin, kOnHeaders, kOnHeadersComplete, kOnBody, kOnMessageComplete } = HTTPParser;
 
 // Request body bytes queued for the handler before the input pauses.
@@ -60,6 +64,9 @@ const CRLF = Buffer.from('\r\n', 'latin1');
 const LAST_CHUNK = Buffer.from('0\r\n\r\n', 'latin1');
 
 class FetchConnection {
+  /** lib/child.js may read into one buffer and push views of it (see retainsInput). */
+  static readsInPlace = true;
+
   /**
    * @param {object} options the same as Connection's (connection.js), except:
    * @param {(request: Request, ctx: RequestContext) => unknown} options.handle the
@@ -71,9 +78,10 @@ class FetchConnection {
    *   while the writer holds more than it likes, which a streamed body waits on (§2.5)
    */
   constructor({ limits, handle, sink, log, pauseInput = () => {}, resumeInput = () => {},
-    maxLanes = DEFAULT_MAX_LANES, inFlight = null }) {
+    maxLanes = DEFAULT_MAX_LANES, inFlight = null, logFormat = 'text' }) {
     if (typeof handle !== 'function') throw new TypeError('afterburn: serve(handler) needs a function');
     this.maxLanes = maxLanes;
+    this.logFormat = logFormat;
     this.inFlight = inFlight;
     loadUndici(); // at start-up, before the handshake: init is done before ready (§3.1)
     this.guard = new FrameGuard(limits);
@@ -312,7 +320,7 @@ class FetchConnection {
       method,
       url,
       // §11.1: a legacy watchdog sends no id; the library makes one.
-      ctx: new RequestContext(requestId || newRequestId(), timeoutMs, headReadAt, this.log),
+      ctx: new RequestContext(requestId || newRequestId(), timeoutMs, headReadAt, this.log, this.logFormat),
       exchange, // the AfterBurn-Exchange token, echoed in the response head (§4.6), or null
       complete: false, // llhttp has read the whole request
       finished: false, // the response is complete
@@ -364,6 +372,8 @@ class FetchConnection {
     if (framed && method !== 'GET' && method !== 'HEAD') body = this._inHand(ex) ?? this._bodyStream(ex);
     else ex.abandoned = true;
 
+    // The request as sent, for ctx.rawTarget and ctx.rawHeaders: the Request normalises both.
+    ex.ctx._setRequest(url, fields, omitA, omitB, omitC);
     let request;
     try {
       request = makeRequest(method, requestURL(url, host), fields, body, omitA, omitB, omitC);
@@ -438,13 +448,21 @@ class FetchConnection {
   }
 
   _onMessageComplete() {
-    // Trailers (and the URL llhttp reports with them) are not part of a fetch Request.
-    if (this.partHeaders.length > 0) this.partHeaders = [];
+    // Fields llhttp hands over now are the chunked body's trailer section (§5.4): no part of
+    // a fetch Request, they go to ctx.trailers before the body's stream closes, so a handler
+    // that has read the body to its end finds them there. (The URL llhttp reports with them
+    // is nothing.)
+    let trailers = EMPTY_LIST;
+    if (this.partHeaders.length > 0) {
+      trailers = this.partHeaders;
+      this.partHeaders = [];
+    }
     this.partUrl = '';
     const ex = this.current;
     if (ex === null) return;
     if (ex.direct && !ex.directDone) return; // llhttp skipped the body; it is still to come
     ex.complete = true;
+    ex.ctx._setTrailers(trailers);
     if (ex.body !== null && !ex.abandoned) {
       ex.body.close();
       ex.body = null;
@@ -482,6 +500,14 @@ class FetchConnection {
       let fields = r.lines;
 
       if (bytes === null && stream === null) bytes = EMPTY;
+      if (bytes !== null && !noBody && declared < 0 && hasTrailers(ex)) {
+        // Trailers added before the response was returned: they need a chunked body (§5.4).
+        this._writeHead(ex, status, reason, `${fields}transfer-encoding: chunked\r\n`, null);
+        this._writeChunk(typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes);
+        this._lastChunk(ex);
+        this._finished(ex);
+        return;
+      }
       if (bytes !== null) {
         // The whole body is known: Content-Length, one write (§4.4).
         if (typeof bytes === 'string') {
@@ -542,18 +568,19 @@ class FetchConnection {
       }
       const first = await reader.read();
       if (this.stopped) return;
-      if (first.done) {
+      if (first.done && !hasTrailers(ex)) {
         this._writeHead(ex, status, reason, `${fields}content-length: 0\r\n`, null);
         this._finished(ex);
         return;
       }
-      let pending = reader.read();
+      // (An empty body gets here only to carry trailers: its first read is the last.)
+      let pending = first.done ? first : reader.read();
       // A body that was all there at once (a stream closed right after its one chunk) still
       // gets Content-Length: the second read has settled already, or does within the turn.
-      const settled = await Promise.race([pending, nextTurn()]);
+      const settled = first.done ? first : await Promise.race([pending, nextTurn()]);
       if (this.stopped) return;
-      const firstBytes = asBytes(first.value);
-      if (settled !== undefined && settled.done) {
+      const firstBytes = first.done ? EMPTY : asBytes(first.value);
+      if (settled !== undefined && settled.done && !hasTrailers(ex)) {
         this._writeHead(ex, status, reason, `${fields}content-length: ${firstBytes.byteLength}\r\n`, firstBytes);
         this._finished(ex);
         return;
@@ -568,7 +595,7 @@ class FetchConnection {
         if (this.sink.drained !== undefined && !(await this._drained())) return;
         pending = reader.read();
       }
-      this._output(LAST_CHUNK);
+      this._lastChunk(ex);
       this._finished(ex);
     } catch (err) {
       reader.cancel(err).catch(() => {});
@@ -651,6 +678,12 @@ class FetchConnection {
     out[size.length + n] = 0x0d;
     out[size.length + n + 1] = 0x0a;
     this._output(out);
+  }
+
+  // The last chunk, with the trailers the handler added by now (ctx.addTrailers, §5.4).
+  _lastChunk(ex) {
+    if (hasTrailers(ex)) this._outputLatin1(lastChunk(ex.ctx._responseTrailers.lines()));
+    else this._output(LAST_CHUNK);
   }
 
   _output(chunk) {
@@ -767,6 +800,13 @@ class FetchConnection {
 }
 
 const EMPTY = new Uint8Array(0);
+const EMPTY_LIST = Object.freeze([]);
+
+// Whether the handler added response trailers (ctx.addTrailers).
+function hasTrailers(ex) {
+  const t = ex.ctx._responseTrailers;
+  return t !== null && t.pairs.length > 0;
+}
 
 // Whether a Content-Length value (digits, checked by the guard, rule 6) is zero.
 function allZeros(value) {
@@ -795,24 +835,9 @@ function withoutFields(headers, upTo, omitA, omitB, omitC) {
   return kept;
 }
 
-// undici hands out Uint8Arrays; a handler's own stream may yield strings too.
-function asBytes(value) {
-  if (value instanceof Uint8Array) return value;
-  if (typeof value === 'string') return Buffer.from(value, 'utf8');
-  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-  if (value instanceof ArrayBuffer) return new Uint8Array(value);
-  throw new TypeError(`afterburn: the response body stream yielded ${value === null ? 'null' : typeof value}, not bytes`);
-}
-
 // The bytes as a Buffer, over the same memory.
 function asBuffer(bytes) {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-// Resolves (with undefined) after the promise jobs queued now and the ones they queue in
-// turn, without waiting for I/O as setImmediate would.
-function nextTurn() {
-  return new Promise((resolve) => queueMicrotask(() => queueMicrotask(() => queueMicrotask(resolve))));
 }
 
 module.exports = { FetchConnection };

@@ -270,4 +270,19 @@ function contentLength(seen, value) {
   return Number(value);
 }
 
-module.exports = { loadUndici, useInternals, requestURL, makeRequest, readResponse, InHandBody };
+// undici hands out Uint8Arrays; a handler's own stream may yield strings too.
+function asBytes(value) {
+  if (value instanceof Uint8Array) return value;
+  if (typeof value === 'string') return Buffer.from(value, 'utf8');
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  throw new TypeError(`afterburn: the response body stream yielded ${value === null ? 'null' : typeof value}, not bytes`);
+}
+
+// Resolves (with undefined) after the promise jobs queued now and the ones they queue in
+// turn, without waiting for I/O as setImmediate would.
+function nextTurn() {
+  return new Promise((resolve) => queueMicrotask(() => queueMicrotask(() => queueMicrotask(resolve))));
+}
+
+module.exports = { loadUndici, useInternals, requestURL, makeRequest, readResponse, isResponseLike, asBytes, nextTurn, InHandBody };

@@ -96,6 +96,33 @@ describe('InFlight and RequestContext cancellation', () => {
   });
 });
 
+describe('the library\'s own cancellation at the deadline (§2.5, §8.6)', () => {
+  afterEach(() => jest.useRealTimers());
+
+  test.each([[0], [100], [5000]])('with AfterBurn-Timeout-Ms %i, ctx.signal aborts 50 ms after the deadline, not at it', (timeoutMs) => {
+    jest.useFakeTimers();
+    const ctx = new RequestContext('r', timeoutMs, performance.now());
+    const { signal } = ctx;
+    jest.advanceTimersByTime(timeoutMs);
+    expect(ctx.timeRemaining()).toBe(0);
+    jest.advanceTimersByTime(49);
+    expect(signal.aborted).toBe(false);
+    jest.advanceTimersByTime(1);
+    expect([signal.aborted, signal.reason.name]).toEqual([true, 'TimeoutError']);
+  });
+
+  test('a signal first asked for after the deadline still waits out the 50 ms', () => {
+    jest.useFakeTimers();
+    const ctx = new RequestContext('r', 10, performance.now());
+    jest.advanceTimersByTime(30);
+    const { signal } = ctx;
+    jest.advanceTimersByTime(29);
+    expect(signal.aborted).toBe(false);
+    jest.advanceTimersByTime(1);
+    expect(signal.aborted).toBe(true);
+  });
+});
+
 describe('RequestContext.log', () => {
   test.each([
     [['plain'], '[rid] plain\n'],

@@ -7,8 +7,8 @@
 // response framing). Every test runs with undici's internal entry points and, where it
 // matters, with its public constructors only (lib/fetch.js, useInternals).
 
-const { loadVectors, compareFields, checkParseVector } = require('./support/vectors');
-const { echo, checkFetchEcho } = require('./support/fetch-echo');
+const { loadVectors, compareFields, checkParseVector, checkEcho } = require('./support/vectors');
+const { echo, rawEcho, checkFetchEcho } = require('./support/fetch-echo');
 const { runConnection, nextMacrotask, plainView } = require('./support/core');
 const { loadUndici, useInternals } = require('../lib/fetch');
 
@@ -19,7 +19,7 @@ const post = (path, body, extra = '') => `POST ${path} HTTP/1.1\r\nHost: fn\r\n$
 const field = (r, name) => r.headers.find(([n]) => n === name)?.[1];
 const json = (r) => JSON.parse(r.body.toString('utf8'));
 const later = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const run = (o) => runConnection({ ...o, fetch: true });
+const run = (o) => runConnection({ fetch: true, ...o });
 
 afterEach(() => useInternals(true));
 
@@ -28,17 +28,35 @@ const vectors = loadVectors('parse');
 
 // The last two modes are lib/child.js's: reads pushed as plain Uint8Arrays over a larger
 // buffer (not Buffers), and heads with a text body written as latin1 strings.
+// Each mode through both fetch cores: the one on _http_common (lib/fetch-connection.js)
+// and the one on Node's public http machinery (lib/fetch-listener.js, { fetch: 'public' }),
+// which serve() runs where _http_common is gone or deprecated (lib/fetch-core.js).
 describe.each([
   ['all segments in one write', false, true, {}],
   ['one segment per write', true, true, {}],
   ['all segments in one write, public undici only', false, false, {}],
   ['one segment per write, as plain Uint8Array views', true, true, { views: true }],
   ['all segments in one write, as a view, to a sink that takes latin1 text', false, true, { views: true, latin1Sink: true }],
+  ['public http core, all segments in one write', false, true, { fetch: 'public' }],
+  ['public http core, one segment per write', true, true, { fetch: 'public' }],
+  ['public http core, one segment per write, public undici only', true, false, { fetch: 'public' }],
 ])('parse vectors through the fetch core, %s', (_mode, perSegment, internals, io) => {
   test.each(vectors.map((v) => [v.id, v]))('%s', async (_id, vector) => {
     useInternals(internals);
     const result = await run({ segments: vector.segments, perSegment, env: vector.env, handle: echo, ...io });
     expect(checkParseVector(vector, result, checkFetchEcho)).toEqual([]);
+  });
+});
+
+// ctx.rawTarget, ctx.rawHeaders and ctx.rawTrailers give the request as sent: the exact echo
+// the listener gives (the target not normalised, repeated fields apart and in order, trailers).
+describe.each([
+  ['fetch core', true],
+  ['public http core', 'public'],
+])('parse vectors, the request as sent from ctx, %s', (_core, fetch) => {
+  test.each(vectors.map((v) => [v.id, v]))('%s', async (_id, vector) => {
+    const result = await runConnection({ segments: vector.segments, perSegment: true, env: vector.env, handle: rawEcho, fetch });
+    expect(checkParseVector(vector, result, checkEcho)).toEqual([]);
   });
 });
 
@@ -670,7 +688,6 @@ describe('the shapes of the worker I/O and the fast paths of the core', () => {
   test('a whole Content-Length body pushed as a view is the handler\'s own copy', async () => {
     const conn = new FetchConnection({
       limits: { maxHead: 65536, maxBody: 0 },
-      log: () => {},
       sink: { write() {}, end() {} },
       handle: async (request) => {
         const got = await request.text();
@@ -717,7 +734,6 @@ describe('the shapes of the worker I/O and the fast paths of the core', () => {
     const conn = new FetchConnection({
       limits: { maxHead: 65536, maxBody: 0 },
       handle,
-      log: () => {},
       sink: { write: () => calls.push('bytes'), writeLatin1: (text) => calls.push(text.slice(text.indexOf('\r\n\r\n') + 4) || 'head'), end() {} },
     });
     conn.push(segments[0]);
@@ -780,7 +796,6 @@ describe('the shapes of the worker I/O and the fast paths of the core', () => {
     const bodies = [];
     const conn = new FetchConnection({
       limits: { maxHead: 65536, maxBody: 0 },
-      log: () => {},
       sink: { write() {}, end() {} },
       handle: async (request) => {
         bodies.push(await request.text());
@@ -825,5 +840,43 @@ describe('the shapes of the worker I/O and the fast paths of the core', () => {
     expect(code).toBe(0);
     const { responses } = readResponses(output, { bodyless: (i) => i === 3 });
     expect(responses.map((r) => `${r.status} ${r.body.toString()}`)).toEqual(['200 /a:-', '200 /c:abc', '200 /p:xyz', '200 ', '200 /b:-', '200 /d:-']);
+  });
+});
+
+// The public http core (lib/fetch-listener.js) frames a Response as the llhttp core does:
+// a body there at once gets Content-Length, also from Node's global Response (whose body is
+// a stream); a stream that goes on is chunked; the handler's Content-Length is held to.
+describe.each([
+  ['fetch core', true],
+  ['public http core', 'public'],
+])('response framing, %s', (_core, fetch) => {
+  const answer = async (handle) => (await runConnection({ fetch, segments: [b(get('/'))], handle })).responses[0];
+  const slowStream = () => new ReadableStream({
+    async pull(c) {
+      await later(5);
+      c.enqueue(b('ab'));
+      await later(5);
+      c.enqueue(b('cd'));
+      c.close();
+    },
+  });
+
+  test.each([
+    ['a string', () => new Response('four'), 'four', false],
+    ['bytes from Node\'s global Response', () => new globalThis.Response(new Uint8Array([104, 105])), 'hi', false],
+    ['a stream that goes on', () => new Response(slowStream()), 'abcd', true],
+  ])('%s', async (_what, make, body, chunked) => {
+    const r = await answer(make);
+    expect([r.status, r.body.toString(), r.chunked, field(r, 'content-length')])
+      .toEqual([200, body, chunked, chunked ? undefined : String(body.length)]);
+  });
+
+  test('a stream shorter than the handler\'s Content-Length leaves the response incomplete (§8.3)', async () => {
+    const { code, responses } = await runConnection({
+      fetch,
+      segments: [b(get('/'))],
+      handle: () => new Response(slowStream(), { headers: { 'content-length': '9' } }),
+    });
+    expect([code, responses[0].complete]).toEqual([1, false]);
   });
 });

@@ -11,7 +11,8 @@ const { loadVectors, checkEcho, checkParseVector } = require('./support/vectors'
 const { checkFetchEcho } = require('./support/fetch-echo');
 const { NODE_DIR } = require('./support/watchdog');
 
-const STYLES = [['fetch'], ['listener']];
+// fetch-public: the fetch style on Node's public http machinery, as where _http_common is gone.
+const STYLES = [['fetch'], ['fetch-public'], ['listener']];
 const field = (r, name) => r.headers.find(([n]) => n === name)?.[1];
 const json = (r) => JSON.parse(r.body.toString('utf8'));
 
@@ -132,11 +133,13 @@ describe.each(STYLES)('lanes, %s style', (style) => {
     });
   });
 
-  test('the deadline (AfterBurn-Timeout-Ms) aborts ctx.signal too', async () => {
+  test('the deadline (AfterBurn-Timeout-Ms) aborts ctx.signal too, 50 ms after it (§2.5, §8.6)', async () => {
     const w = start(app, { lanes: 2 });
     await withStderr(w, async () => {
+      const sent = performance.now();
       w.lane(2).send(get('/wait-cancel?ms=20000', { id: 'late', token: 't', timeoutMs: 50 }));
       const [r] = await w.lane(2).responses(1);
+      expect(performance.now() - sent).toBeGreaterThanOrEqual(100);
       expect(json(r)).toEqual({ cancelled: true });
       expect(await w.endAll()).toEqual({ code: 0, signal: null });
       expect(w.stderr()).toBe('cancelled late\n');
@@ -275,6 +278,7 @@ describe('bad lane variables end the worker non-zero with a message (§2.5)', ()
 // stop says on stderr ("lane N stopped (status S)"); a lane that ended at EOF says nothing.
 describe.each([
   ['fetch', checkFetchEcho],
+  ['fetch-public', checkFetchEcho],
   ['listener', checkEcho],
 ])('parse vectors on lanes 2 to K, %s style', (style, checkEchoed) => {
   const vectors = loadVectors('parse');

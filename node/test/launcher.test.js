@@ -51,3 +51,64 @@ test('the launcher without an app prints its usage', async () => {
   expect(code).toBe(2);
   expect(stderr).toContain('usage: afterburn');
 });
+
+// Issue 22: a wrapper between the watchdog and the worker (npx, npm exec) that does not keep
+// fds 3 and 4. The worker must say so at once, and what to run instead, not die reading.
+describe('descriptors that are not the protocol pipes end the worker at once (§2.2)', () => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const { execFileSync } = require('node:child_process');
+
+  function runWith(args, stdio, env = {}) {
+    return new Promise((resolve) => {
+      const child = spawn(process.execPath, args, {
+        cwd: NODE_DIR,
+        env: { ...process.env, AFTERBURN_PROTOCOL: '1', AFTERBURN_FDS: '3,4', ...env },
+        stdio: ['ignore', 'ignore', 'pipe', ...stdio],
+      });
+      let stderr = '';
+      child.stderr.on('data', (c) => { stderr += c; });
+      child.once('close', (code) => {
+        for (const fd of opened.splice(0)) fs.closeSync(fd);
+        resolve({ code, stderr });
+      });
+    });
+  }
+
+  const opened = []; // every descriptor the cases open, closed once their worker has exited
+
+  // A FIFO's two ends, opened without waiting (read end non-blocking first).
+  function fifo() {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'afterburn-fds-check-'));
+    const name = path.join(dir, 'p');
+    execFileSync('mkfifo', [name]);
+    const r = fs.openSync(name, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    const w = fs.openSync(name, fs.constants.O_WRONLY);
+    fs.rmSync(dir, { recursive: true });
+    opened.push(r, w);
+    return { r, w };
+  }
+
+  const devNull = () => {
+    const fd = fs.openSync('/dev/null', 'r+');
+    opened.push(fd);
+    return fd;
+  };
+  const launcher = [LAUNCHER, 'test/apps/register-app.js'];
+  const direct = ['test/apps/lanes-app.js', 'fetch'];
+
+  test.each([
+    ['the launcher, fd 3 /dev/null and fd 4 not passed', launcher, () => [devNull()], /fd 3 should be the request pipe but it is a character device \(\/dev\/null\), not a pipe/],
+    ['the launcher, neither passed', launcher, () => [], /fd 3 should be the request pipe but (it is not open|it is .*, not a pipe)/],
+    ['serve() itself, fd 4 not open', direct, () => [fifo().r, 'ignore'], /fd 4 should be the response pipe but it is not open|fd 4 should be the response pipe but it is .*, not a pipe/],
+    ['serve() itself, the pipe ends swapped', direct, () => { const p = fifo(); const q = fifo(); return [p.w, q.r]; }, /fd 3 should be the request pipe but it is the write end of a pipe/],
+    ['a lane\'s descriptors not passed', direct, () => { const p = fifo(); const q = fifo(); return [p.r, q.w]; }, /fd 5 should be lane 2's request pipe but/],
+  ])('%s', async (_case, args, stdio, message) => {
+    const env = _case.startsWith('a lane') ? { AFTERBURN_STREAM_FDS: '5,6', AFTERBURN_STREAM_CANCEL_FD: '7' } : {};
+    const { code, stderr } = await runWith(args, stdio(), env);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(message);
+    expect(stderr).toContain('npx and npm exec');
+    expect(stderr).toContain('afterburn-watchdog -- node node_modules/afterburn-runtime/bin/afterburn.js app.js');
+  });
+});

@@ -1,7 +1,8 @@
 'use strict';
 
 // A worker for the lanes tests (lanes.test.js), in either handler style, with the routes of
-// the fixture contract that lanes are about: `node lanes-app.js fetch|listener [MAX_LANES]`.
+// the fixture contract that lanes are about: `node lanes-app.js fetch|fetch-public|listener
+// [MAX_LANES]`.
 //
 //   /sleep?ms=N          {"slept_ms": N}, an asynchronous sleep
 //   /wait-cancel?ms=N    until ctx.signal aborts or N ms pass; {"cancelled": bool}; with
@@ -10,12 +11,27 @@
 //   /log?text=T          ctx.log(T); {"logged": true}
 //   anything else        the echo of conformance/README.md
 
+const [style, max] = process.argv.slice(2);
+
+// fetch-public: the fetch style as it runs on a Node whose _http_common is internal-only
+// (nodejs/node#58534): a user-land require of it fails, so serve() takes the core on the
+// public http machinery (lib/fetch-core.js).
+if (style === 'fetch-public') {
+  const Module = require('node:module');
+  const load = Module._load;
+  Module._load = function loadWithoutHttpCommon(request, ...rest) {
+    if (request === '_http_common') {
+      throw Object.assign(new Error(`Cannot find module '${request}'`), { code: 'MODULE_NOT_FOUND' });
+    }
+    return load.call(this, request, ...rest);
+  };
+}
+
 const { setTimeout: sleep } = require('node:timers/promises');
 const { serve, serveListener, context, Response } = require('afterburn-runtime');
 const { echo: fetchEcho } = require('../support/fetch-echo');
 const { echoOf } = require('../fixture/echo');
 
-const [style, max] = process.argv.slice(2);
 const options = max === undefined ? undefined : { maxLanes: Number(max) };
 
 function piece(from, n) {
@@ -104,6 +120,10 @@ async function listener(req, res) {
   }
 }
 
-if (style === 'fetch') serve(fetchHandler, options);
+if (style === 'fetch' || style === 'fetch-public') serve(fetchHandler, options);
 else if (style === 'listener') serveListener(listener, options);
-else throw new Error(`usage: lanes-app.js fetch|listener [MAX_LANES], not ${style}`);
+else throw new Error(`usage: lanes-app.js fetch|fetch-public|listener [MAX_LANES], not ${style}`);
+
+if (style === 'fetch-public' && !Object.keys(require.cache).some((f) => f.endsWith('fetch-listener.js'))) {
+  throw new Error('lanes-app: fetch-public does not run on the public http core');
+}

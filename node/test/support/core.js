@@ -5,6 +5,7 @@
 
 const { Connection } = require('../../lib/connection');
 const { FetchConnection } = require('../../lib/fetch-connection');
+const { FetchListenerConnection } = require('../../lib/fetch-listener');
 const { limitsFromEnv } = require('../../lib/config');
 const { readResponses } = require('../../lib/response-reader');
 
@@ -28,7 +29,9 @@ function plainView(bytes) {
  * @param {boolean} [o.eof] close the request stream after the segments (default true)
  * @param {object} [o.env] the AFTERBURN_* limits
  * @param {Function} o.handle (req, res, ctx), or (request, ctx) with fetch
- * @param {boolean} [o.fetch] run the fetch-style core (lib/fetch-connection.js)
+ * @param {boolean | 'public'} [o.fetch] run the fetch-style core (lib/fetch-connection.js);
+ *   'public': the one on Node's public http machinery (lib/fetch-listener.js), which serve()
+ *   runs where Node's internal parser is not usable
  * @param {(chunk: Buffer) => void} [o.write] replaces the in-memory sink's write
  * @param {{paused: number, resumed: number, pushed?: number}} [o.flow] counts pauseInput and
  *   resumeInput calls, and the segments pushed so far
@@ -38,7 +41,7 @@ function plainView(bytes) {
  *
  * With perSegment, a paused core gets no more segments until it resumes, as from a pipe.
  */
-function runConnection({ segments, perSegment = false, eof = true, env = {}, handle, fetch = false, write, flow, views = false, latin1Sink = false }) {
+function runConnection({ segments, perSegment = false, eof = true, env = {}, handle, fetch = false, write, flow, views = false, latin1Sink = false, logFormat }) {
   const out = [];
   const sink = {
     write: write || ((chunk) => out.push(Buffer.from(chunk))),
@@ -55,11 +58,12 @@ function runConnection({ segments, perSegment = false, eof = true, env = {}, han
   let conn;
   let paused = false;
   let wake = null;
-  const Core = fetch ? FetchConnection : Connection;
+  const Core = fetch === 'public' ? FetchListenerConnection : fetch ? FetchConnection : Connection;
   const done = new Promise((resolve) => {
     conn = new Core({
       limits: limitsFromEnv(env),
       handle,
+      logFormat,
       log: (text) => logs.push(text),
       pauseInput: () => {
         paused = true;

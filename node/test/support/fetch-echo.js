@@ -25,6 +25,25 @@ async function echo(request, ctx) {
 const normalPath = (p) => new URL(`http://fn${p}`).pathname;
 const normalQuery = (q) => new URL(`http://fn/?${q}`).search.slice(1);
 
+// The exact echo of conformance/README.md, as the listener's (test/fixture/echo.js): the
+// request as sent, from ctx (rawTarget, rawHeaders, rawTrailers once the body is read).
+async function rawEcho(request, ctx) {
+  const body = Buffer.from(await request.arrayBuffer());
+  const target = ctx.rawTarget;
+  const q = target.indexOf('?');
+  const lower = (pairs) => pairs.map(([n, v]) => [n.toLowerCase(), v]);
+  return Response.json({
+    method: request.method,
+    path: q < 0 ? target : target.slice(0, q),
+    query: q < 0 ? '' : target.slice(q + 1),
+    headers: lower(ctx.rawHeaders),
+    trailers: lower(ctx.rawTrailers),
+    body_b64: body.toString('base64'),
+    body_len: body.length,
+    request_id: ctx.requestId,
+  });
+}
+
 function checkFetchEcho(expectation, got) {
   const want = expectation.echo;
   const problems = [];
@@ -48,4 +67,4 @@ function checkFetchEcho(expectation, got) {
   return problems.filter(Boolean);
 }
 
-module.exports = { echo, checkFetchEcho };
+module.exports = { echo, rawEcho, checkFetchEcho };

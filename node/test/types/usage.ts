@@ -1,6 +1,6 @@
 // A small typed use of the public API; `tsc --noEmit -p test/types` must accept it. The
 // lines marked to expect an error prove the declarations are not `any`.
-import { serve, serveListener, context, Request, Response, Headers, version, defaultMaxLanes, type RequestContext, type ServeOptions } from 'afterburn-runtime';
+import { serve, serveListener, context, json, Request, Response, Headers, version, defaultMaxLanes, type RequestContext, type ServeOptions, type JsonValidator } from 'afterburn-runtime';
 import { invoke, invokeListener, IncompleteResponseError } from 'afterburn-runtime/testing';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
@@ -9,6 +9,18 @@ async function handler(request: Request, ctx: RequestContext): Promise<Response>
   const signal: AbortSignal = ctx.signal;
   const id: string = ctx.requestId;
   ctx.log('handling %s', request.url, { left });
+  const target: string = ctx.rawTarget;
+  const firstName: string | undefined = ctx.rawHeaders[0]?.[0];
+  const trailerPairs: ReadonlyArray<readonly [string, string]> = ctx.rawTrailers;
+  const sum: string | null = ctx.trailers.get('x-sum');
+  ctx.addTrailers({ 'x-checksum': 'abc', 'x-many': ['1', '2'] });
+  ctx.addTrailers([['x-a', '1']]);
+  ctx.addTrailers(new Headers({ 'x-b': '2' }));
+  // @ts-expect-error trailer values are strings
+  ctx.addTrailers({ 'x-n': 1 });
+  // @ts-expect-error rawHeaders is read-only
+  ctx.rawHeaders.push(['x', 'y']);
+  void [target, firstName, trailerPairs, sum];
   const headers = new Headers({ 'x-id': id, 'x-left': String(left) });
   void signal;
   return new Response(await request.text(), { headers });
@@ -41,4 +53,24 @@ export async function check(): Promise<void> {
   serve(handler, { maxLanes: '32' });
   // @ts-expect-error no such option
   serve(handler, { lanes: 32 });
+
+  // json(): the validator's type is the handler's input type.
+  interface Order { items: { price: number }[] }
+  const isOrder = (v: unknown): Order => {
+    if (typeof v !== 'object' || v === null || !Array.isArray((v as Order).items)) throw new Error('not an order');
+    return v as Order;
+  };
+  serve(json((order: Order, request, ctx) => ({ total: order.items.reduce((n, i) => n + i.price, 0), id: ctx.requestId, m: request.method }), {
+    validate: isOrder,
+    stringify: (value) => JSON.stringify(value.total),
+  }));
+  const ajvLike: JsonValidator<Order> = Object.assign((v: unknown) => Array.isArray((v as Order).items), { errors: null });
+  serve(json<Order>((order) => new Response(String(order.items.length)), { validate: ajvLike, parse: JSON.parse }));
+  serve(json((value) => value, {
+    validate: { '~standard': { validate: (v: unknown) => ({ value: String(v) }) } },
+  }));
+  // @ts-expect-error the order has no field named total
+  serve(json((order: Order) => order.total, { validate: isOrder }));
+  // @ts-expect-error parse takes the text
+  serve(json((v) => v, { parse: (text: number) => text }));
 }
