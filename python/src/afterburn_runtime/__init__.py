@@ -30,7 +30,7 @@ what this library exists to amortise.
 
 from __future__ import annotations
 
-from ._errors import ProtocolError
+from ._errors import Cancelled, ProtocolError
 from ._fds import protect_early as _protect_early
 from ._headers import Headers
 from ._hooks import after_fork, before_fork
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["Headers", "ProtocolError", "Request", "RequestIdFilter", "Response", "after_fork", "before_fork", "serve", "serve_asgi",
+__all__ = ["Cancelled", "Headers", "ProtocolError", "Request", "RequestIdFilter", "Response", "after_fork", "before_fork", "serve", "serve_asgi",
            "serve_wsgi", "__version__"]
 
 def __getattr__(name: str) -> Any:

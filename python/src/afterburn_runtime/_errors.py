@@ -81,3 +81,20 @@ def error_response(type: str, request_id: str | None = None, extra: str = "",
         f"{extra}{exchange_line(exchange)}Content-Length: {len(data)}\r\n\r\n"
     )
     return head.encode("latin-1") + data
+
+
+class Cancelled(BaseException):
+    """Raised in a synchronous handler on the main thread when its request is cancelled:
+    50 ms after its deadline (PROTOCOL.md §5.2, §2.5), when the watchdog has already answered
+    the client ``504``. Catch it to clean up and return a response (which the watchdog
+    discards), or let it propagate: the library then answers ``500 handler_error`` (§8.3).
+
+    A ``BaseException``, as ``asyncio.CancelledError``, ``KeyboardInterrupt`` and
+    ``SystemExit`` are: a cancellation is not an error of the handler's, and the common
+    ``except Exception:`` of a retry loop or a framework's error page must not swallow it
+    and carry on past the deadline. ``finally`` blocks and ``with`` statements run as for
+    any exception.
+    """
+
+    def __init__(self, message: str = "the request's deadline passed") -> None:
+        super().__init__(message)

@@ -45,11 +45,11 @@ def plain_responder(handler: Callable[[Request], Any], runner: Callable[[], Runn
             write_response(result, req, w)
             return
         if hasattr(result, "__await__"):
-            runner().run(_finish_async(result, req, w))
+            runner().run(_finish_async(result, req, w), req)
             return
         resp = to_response(result)
         if hasattr(resp.body, "__aiter__"):
-            runner().run(write_stream_async(resp, w))
+            runner().run(write_stream_async(resp, w), req)
         else:
             write_response(resp, req, w)
 

@@ -8,7 +8,7 @@ from contextvars import ContextVar
 from functools import partial
 
 from ._conn import Conn
-from ._errors import HANDLER_ERROR, VERSION_MISMATCH, ProtocolError, exchange_line
+from ._errors import HANDLER_ERROR, VERSION_MISMATCH, Cancelled, ProtocolError, exchange_line
 from ._fds import EnvError, lanes_from_env, limits_from_env, max_lanes_from_env, protocol_fds
 from ._handler import PRE_DRAIN
 from ._headers import Headers
@@ -20,6 +20,7 @@ from ._writer import ResponseWriter
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from ._cancel import CancelReader
 
@@ -262,14 +263,20 @@ def _answer_handshake(conn: Conn, head: RequestHead, reply_head: str) -> int:
     return 0
 
 
-def _exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: CancelReader | None = None) -> int:
+def _exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: CancelReader | None = None, *,
+              interruptible: bool = True) -> int:
     """Runs one request through the responder and ends it; returns the exit status to stop
     with, or 0 to go on. With ``cancels`` (lanes, §2.5) the exchange's cancellation is
-    registered under its token while it is in flight, so the cancel pipe can fire it."""
-    if cancels is not None and head.exchange is not None:
+    registered under its token while it is in flight, so the cancel pipe can fire it.
+    Without (one lane, the main thread), a request with a deadline arms the alarm that
+    raises Cancelled in a synchronous handler (_alarm), ``interruptible`` allowing."""
+    if cancels is not None:
+        # A lane's thread: the cancellation is the flag, never the alarm (main thread only).
+        if head.exchange is None:
+            return _exchange(conn, head, respond, interruptible=False)
         token = head.exchange
         try:
-            return _exchange(conn, head, _with_cancellation(respond, cancels, token))
+            return _exchange(conn, head, _with_cancellation(respond, cancels, token), interruptible=False)
         finally:
             cancels.unregister(token)
     rid = head.request_id or new_request_id()
@@ -284,11 +291,14 @@ def _exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: Cancel
                   path=head.path, query=head.query, http_version=head.http_version)
     conn.begin(req, has_body)
     w = ResponseWriter(conn.send, method == "HEAD", head.exchange)
-    error = None
-    try:
-        respond(req, w)
-    except Exception as e:
-        error = e
+    error: BaseException | None = None
+    if deadline is None or not interruptible:
+        try:
+            respond(req, w)
+        except Exception as e:
+            error = e
+    else:
+        error = _respond_with_alarm(conn, req, w, respond)
     if conn.broken is not None:
         raise conn.broken  # not the handler's failure: the watchdog is gone
     fatal = conn.fatal
@@ -328,10 +338,41 @@ def _exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: Cancel
     return 0
 
 
+# The deadline alarm's module, imported by the first exchange that has a deadline.
+_alarm: Any = None
+
+
+def _respond_with_alarm(conn: Conn, req: Request, w: ResponseWriter, respond: Responder) -> BaseException | None:
+    """Runs the responder under the exchange's deadline alarm (§2.5, §5.2): Cancelled in a
+    synchronous handler 50 ms after the deadline, its pipe I/O shielded (Conn.alarm), and
+    the alarm stopped before the library writes anything of its own. Returns what the
+    handler raised, or None."""
+    global _alarm
+    if _alarm is None:
+        from . import _alarm
+    alarm = _alarm.arm(req)
+    if alarm is None:
+        try:
+            respond(req, w)
+        except Exception as e:
+            return e
+        return None
+    try:
+        conn.alarm = alarm
+        try:
+            respond(req, w)
+        finally:
+            conn.alarm = None
+            _alarm.disarm(alarm)
+    except (Exception, Cancelled) as e:
+        return e
+    return None
+
+
 def _is_cancellation(error: BaseException) -> bool:
-    # concurrent.futures.CancelledError (a task of the lanes' loop, §2.5), by name: the
-    # single-lane path never imports concurrent.futures.
-    return type(error).__name__ == "CancelledError"
+    # Cancelled (the alarm) or concurrent.futures.CancelledError (a task, §2.5), by name:
+    # the single-lane path never imports concurrent.futures.
+    return isinstance(error, Cancelled) or type(error).__name__ == "CancelledError"
 
 
 def _with_cancellation(respond: Responder, cancels: CancelReader, token: str) -> Responder:
