@@ -60,7 +60,8 @@ def __getattr__(name: str) -> Any:
 _protect_early()
 
 
-def serve(handler: Callable[[Request], Any], *, max_lanes: int | None = None) -> None:
+def serve(handler: Callable[..., Any], *, max_lanes: int | None = None,
+          json_dumps: Callable[[Any], str | bytes] | None = None) -> None:
     """Serves ``handler`` for every request until the watchdog shuts the worker down.
 
     ``handler(req)`` takes a :class:`Request` and returns a :class:`Response` (or ``str``,
@@ -80,9 +81,27 @@ def serve(handler: Callable[[Request], Any], *, max_lanes: int | None = None) ->
     With lanes (PROTOCOL.md §2.5) it serves up to ``max_lanes`` requests at once (default:
     AFTERBURN_PY_MAX_LANES, else 32 for a plain handler, each on a thread of its own, and
     1024 for an ``async def`` one, each a task on one event loop).
+
+    ``json_dumps`` encodes every JSON body the library makes for the handler (a returned
+    ``dict``, dataclass or model, ``Response.json`` without ``dumps=``): a function of one
+    value returning ``str`` or ``bytes`` (``orjson.dumps``, or ``functools.partial(
+    json.dumps, default=str)``); default ``json.dumps``.
+
+    A handler whose parameter is annotated with a dataclass or a pydantic model is a typed
+    handler: it gets the request's JSON body decoded into that type, and a body that does
+    not decode is answered ``400 bad_request`` naming the field (see ``_typed``).
     """
-    from ._handler import is_async_callable, plain_lane_responder, plain_responder
+    from ._handler import is_async_callable, looks_typed, plain_lane_responder, plain_responder
     from ._serve import DEFAULT_ASYNC_LANES, DEFAULT_SYNC_LANES, run
+
+    if json_dumps is not None:
+        from ._response import json_dumps as default_dumps
+
+        default_dumps[0] = json_dumps
+    if looks_typed(handler):
+        from ._typed import typed_handler
+
+        handler = typed_handler(handler)
 
     runners: list[Any] = []
     locks: list[Any] = []  # with lanes: the lock under which a lane makes the loop

@@ -32,6 +32,26 @@ def is_async_callable(fn: Any) -> bool:
     return code is not None and bool(code.co_flags & CO_COROUTINE)
 
 
+def looks_typed(handler: Any) -> bool:
+    """Whether handler may be a typed handler (_typed), by a cheap look at its annotations
+    (nothing imported): anything annotated besides the Request and the return value."""
+    fn = getattr(handler, "func", handler) if hasattr(handler, "args") else handler  # functools.partial
+    ann = getattr(fn, "__annotations__", None)
+    if ann is None:
+        ann = getattr(getattr(fn, "__call__", None), "__annotations__", None)
+    if not ann:
+        return False
+    from ._request import Request
+
+    for name, value in ann.items():
+        if name == "return" or value is Request:
+            continue
+        if isinstance(value, str) and value.rpartition(".")[2] == "Request":
+            continue
+        return True
+    return False
+
+
 def plain_responder(handler: Callable[[Request], Any], runner: Callable[[], Runner]):
     """The responder of serve(): calls handler and writes what it returns. ``runner``
     gives the asyncio runner, made on first use unless serve() made it up front."""
