@@ -270,13 +270,21 @@ def _exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: Cancel
     registered under its token while it is in flight, so the cancel pipe can fire it.
     Without (one lane, the main thread), a request with a deadline arms the alarm that
     raises Cancelled in a synchronous handler (_alarm), ``interruptible`` allowing."""
+    try:
+        return _serve_exchange(conn, head, respond, cancels, interruptible)
+    finally:
+        CURRENT.set("-")  # RequestIdFilter: no request between two
+
+
+def _serve_exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: CancelReader | None,
+                    interruptible: bool) -> int:
     if cancels is not None:
         # A lane's thread: the cancellation is the flag, never the alarm (main thread only).
         if head.exchange is None:
-            return _exchange(conn, head, respond, interruptible=False)
+            return _serve_exchange(conn, head, respond, None, False)
         token = head.exchange
         try:
-            return _exchange(conn, head, _with_cancellation(respond, cancels, token), interruptible=False)
+            return _serve_exchange(conn, head, _with_cancellation(respond, cancels, token), None, False)
         finally:
             cancels.unregister(token)
     rid = head.request_id or new_request_id()
