@@ -33,23 +33,33 @@ def is_async_callable(fn: Any) -> bool:
 
 
 def looks_typed(handler: Any) -> bool:
-    """Whether handler may be a typed handler (_typed), by a cheap look at its annotations
-    (nothing imported): anything annotated besides the Request and the return value."""
+    """Whether handler is a typed handler (_typed): a parameter annotated with a dataclass or
+    a pydantic model. A cheap look that imports nothing: the annotation itself, or a name
+    (``from __future__ import annotations``) looked up in the function's module."""
     fn = getattr(handler, "func", handler) if hasattr(handler, "args") else handler  # functools.partial
     ann = getattr(fn, "__annotations__", None)
     if ann is None:
-        ann = getattr(getattr(fn, "__call__", None), "__annotations__", None)
+        fn = getattr(fn, "__call__", None)
+        ann = getattr(fn, "__annotations__", None)
     if not ann:
         return False
-    from ._request import Request
-
     for name, value in ann.items():
-        if name == "return" or value is Request:
+        if name == "return":
             continue
-        if isinstance(value, str) and value.rpartition(".")[2] == "Request":
-            continue
-        return True
+        if isinstance(value, str):
+            value = _lookup(getattr(fn, "__globals__", {}), value)
+        if isinstance(value, type) and (hasattr(value, "__dataclass_fields__") or hasattr(value, "model_fields")):
+            return True
     return False
+
+
+def _lookup(namespace: dict[str, Any], dotted: str) -> Any:
+    """The object a dotted name (``Order``, ``models.Order``) names in namespace, or None."""
+    first, _, rest = dotted.partition(".")
+    obj = namespace.get(first)
+    for part in rest.split(".") if rest else ():
+        obj = getattr(obj, part, None)
+    return obj
 
 
 def plain_responder(handler: Callable[[Request], Any], runner: Callable[[], Runner]):
