@@ -13,7 +13,8 @@ once. This package speaks the worker side::
 
     serve(handle)
 
-``serve`` also takes ``async def`` handlers; ``serve_wsgi(app)`` runs a WSGI app (Flask,
+``serve`` also takes ``async def`` handlers and typed handlers (a parameter annotated with a
+dataclass or a pydantic model gets the JSON body); ``serve_wsgi(app)`` runs a WSGI app (Flask,
 Django) and ``serve_asgi(app)`` an ASGI app (FastAPI, Starlette) unchanged. The launcher
 ``python -m afterburn_runtime module:attr`` protects stdout before it imports user code.
 ``afterburn_runtime.testing`` calls a handler or app in-process, without a watchdog.
@@ -22,7 +23,9 @@ template whose workers are forks of it; ``before_fork`` and ``after_fork`` regis
 for that mode. When the watchdog gives a worker lanes (§2.5) the same calls serve several
 requests at once: plain handlers and WSGI apps each on a thread, async handlers and ASGI
 apps each a task on one event loop; ``req.cancellation``, ``req.log`` and
-``RequestIdFilter`` are there for handlers that share a process.
+``RequestIdFilter`` are there for handlers that share a process. 50 ms after a request's
+deadline the library cancels it: an async handler's task, a synchronous handler on the main
+thread by raising :class:`Cancelled` in it, one on a lane's thread through ``req.cancelled``.
 
 The import itself stays cheap (no asyncio, typing or json at import time): cold start is
 what this library exists to amortise.
