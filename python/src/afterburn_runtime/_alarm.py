@@ -158,7 +158,7 @@ def arm(req: Request) -> Armed | None:
     """Arms the alarm for an exchange whose handler is about to run on this thread; None
     when it cannot be (see the module doc), and the handler then has the flag only."""
     global _current, _warned
-    if req.deadline is None or threading.current_thread() is not _MAIN:
+    if req.deadline is None or threading.current_thread() is not threading.main_thread():
         return None
     why = _why_unusable()
     if why:
@@ -190,9 +190,7 @@ def disarm(armed: Armed) -> None:
 
 def current() -> Armed | None:
     """The armed exchange on this thread, for the event loop to pause it."""
-    if threading.current_thread() is not _MAIN:
+    if threading.current_thread() is not threading.main_thread():
         return None
     return _current
 
-
-_MAIN = threading.main_thread()
