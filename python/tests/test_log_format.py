@@ -110,3 +110,23 @@ def test_the_fixture_logs_json_under_a_real_worker() -> None:
     assert status == 0
     assert {"request_id": "rid-w", "msg": "from the fixture"} in [json.loads(x) for x in _lines(log)
                                                                   if x.startswith("{")]
+
+
+def test_the_librarys_own_lines_about_a_request_are_json_too(log_format, capfd) -> None:
+    log_format("json")
+
+    def handler(req):
+        raise RuntimeError("boom")
+
+    assert call(handler, request_id="rid-x").status == 500
+    lines = [json.loads(x) for x in _lines(capfd.readouterr().err) if x.startswith("{")]
+    (record,) = [x for x in lines if x.get("request_id") == "rid-x"]
+    assert record["level"] == "error"
+    assert record["msg"].startswith("afterburn: exception serving GET /\nTraceback")
+    assert record["msg"].endswith("RuntimeError: boom")
+
+
+def test_the_librarys_own_lines_keep_their_text_format(log_format, capfd) -> None:
+    log_format(None)
+    call(lambda req: 1 / 0, request_id="rid-y")
+    assert "[rid-y] afterburn: exception serving GET /" in capfd.readouterr().err

@@ -73,6 +73,17 @@ def log(message: str) -> None:
         data = data[os.write(2, data) :]
 
 
+def log_request(request_id: str | None, message: str, level: str = "error") -> None:
+    """One record of the library's own about a request: ``[request-id] message``, or with
+    AFTERBURN_LOG_FORMAT=json one JSON line (conformance contract C), a traceback in it."""
+    from ._logline import json_mode, request_line
+
+    if json_mode():
+        log(request_line(request_id, message, level))
+    else:
+        log(f"[{request_id or '-'}] {message}")
+
+
 def new_request_id() -> str:
     """A request id as the watchdog makes one: 128 random bits as 32 lower-case hex digits
     (§5.1); for a legacy watchdog that sends none (§11.1)."""
@@ -232,7 +243,7 @@ def _loop(conn: Conn, respond: Responder, reply_head: str = "", cancels: CancelR
 
 def _reject(conn: Conn, e: ProtocolError, request_id: str | None) -> int:
     """§8.8: answer a request that cannot be parsed, then stop."""
-    log(f"[{request_id or '-'}] afterburn: {e.status} {e.type}: {e}")
+    log_request(request_id, f"afterburn: {e.status} {e.type}: {e}")
     try:
         conn.send_error(e.type, request_id)
     except OSError:
@@ -313,7 +324,7 @@ def _serve_exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: 
     if fatal is not None:
         # §8.8: the request stream broke under the handler.
         if w.sent:
-            log(f"[{rid}] afterburn: {fatal.status} {fatal.type} after the response started: {fatal}")
+            log_request(rid, f"afterburn: {fatal.status} {fatal.type} after the response started: {fatal}")
             return 1
         return _reject(conn, fatal, rid)
     if error is not None and w.ended and _is_cancellation(error):
@@ -322,7 +333,7 @@ def _serve_exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: 
     if error is not None:
         if _is_cancellation(error):
             # §2.5: the task's traceback would only show the loop's machinery.
-            log(f"[{rid}] afterburn: {req.method} {req.path} was cancelled (the watchdog's cancellation "
+            log_request(rid, f"afterburn: {req.method} {req.path} was cancelled (the watchdog's cancellation "
                 "or the deadline) before its response ended")
         else:
             log_exception(rid, req, error)
@@ -341,7 +352,7 @@ def _serve_exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: 
     try:
         conn.drain()  # §6.3: what the handler left, before the next request
     except ProtocolError as e:
-        log(f"[{rid}] afterburn: {e.status} {e.type} in the unread request body: {e}")
+        log_request(rid, f"afterburn: {e.status} {e.type} in the unread request body: {e}")
         return 1
     return 0
 
@@ -397,4 +408,4 @@ def log_exception(rid: str, req: Request, error: BaseException) -> None:
     import traceback
 
     tb = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-    log(f"[{rid}] afterburn: exception serving {req.method} {req.path}\n{tb}")
+    log_request(rid, f"afterburn: exception serving {req.method} {req.path}\n{tb.rstrip()}")
