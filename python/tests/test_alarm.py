@@ -184,6 +184,22 @@ def test_the_applications_own_sigalrm_handler_is_left_alone(capfd) -> None:
         _alarm._warned = False
 
 
+def test_without_setitimer_a_handler_has_the_flag_only(monkeypatch, capfd) -> None:
+    monkeypatch.delattr(signal, "setitimer")
+    monkeypatch.setattr(_alarm, "_unusable", None)  # decided again, without setitimer
+    monkeypatch.setattr(_alarm, "_warned", False)
+
+    def handler(req):
+        while not req.cancellation.wait(0.01):
+            pass
+        return {"cancelled": req.cancelled}
+
+    assert call(handler, timeout_ms=20).json() == {"cancelled": True}
+    assert "this platform has no signal.setitimer" in capfd.readouterr().err
+    monkeypatch.undo()
+    _alarm._unusable = None
+
+
 def test_the_alarm_is_held_during_a_write_and_never_cuts_the_response() -> None:
     # The response pipe's write blocks (a full pipe) past the alarm's time: SIGALRM must be
     # held by the kernel for the whole write (pthread_sigmask), and the response whole.
