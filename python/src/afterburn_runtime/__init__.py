@@ -13,7 +13,8 @@ once. This package speaks the worker side::
 
     serve(handle)
 
-``serve`` also takes ``async def`` handlers; ``serve_wsgi(app)`` runs a WSGI app (Flask,
+``serve`` also takes ``async def`` handlers and typed handlers (a parameter annotated with a
+dataclass or a pydantic model gets the JSON body); ``serve_wsgi(app)`` runs a WSGI app (Flask,
 Django) and ``serve_asgi(app)`` an ASGI app (FastAPI, Starlette) unchanged. The launcher
 ``python -m afterburn_runtime module:attr`` protects stdout before it imports user code.
 ``afterburn_runtime.testing`` calls a handler or app in-process, without a watchdog.
@@ -22,7 +23,9 @@ template whose workers are forks of it; ``before_fork`` and ``after_fork`` regis
 for that mode. When the watchdog gives a worker lanes (§2.5) the same calls serve several
 requests at once: plain handlers and WSGI apps each on a thread, async handlers and ASGI
 apps each a task on one event loop; ``req.cancellation``, ``req.log`` and
-``RequestIdFilter`` are there for handlers that share a process.
+``RequestIdFilter`` are there for handlers that share a process. 50 ms after a request's
+deadline the library cancels it: an async handler's task, a synchronous handler on the main
+thread by raising :class:`Cancelled` in it, one on a lane's thread through ``req.cancelled``.
 
 The import itself stays cheap (no asyncio, typing or json at import time): cold start is
 what this library exists to amortise.
@@ -30,7 +33,7 @@ what this library exists to amortise.
 
 from __future__ import annotations
 
-from ._errors import ProtocolError
+from ._errors import Cancelled, ProtocolError
 from ._fds import protect_early as _protect_early
 from ._headers import Headers
 from ._hooks import after_fork, before_fork
@@ -43,7 +46,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["Headers", "ProtocolError", "Request", "RequestIdFilter", "Response", "after_fork", "before_fork", "serve", "serve_asgi",
+__all__ = ["Cancelled", "Headers", "ProtocolError", "Request", "RequestIdFilter", "Response", "after_fork", "before_fork", "serve", "serve_asgi",
            "serve_wsgi", "__version__"]
 
 def __getattr__(name: str) -> Any:
@@ -60,7 +63,8 @@ def __getattr__(name: str) -> Any:
 _protect_early()
 
 
-def serve(handler: Callable[[Request], Any], *, max_lanes: int | None = None) -> None:
+def serve(handler: Callable[..., Any], *, max_lanes: int | None = None,
+          json_dumps: Callable[[Any], str | bytes] | None = None) -> None:
     """Serves ``handler`` for every request until the watchdog shuts the worker down.
 
     ``handler(req)`` takes a :class:`Request` and returns a :class:`Response` (or ``str``,
@@ -80,9 +84,27 @@ def serve(handler: Callable[[Request], Any], *, max_lanes: int | None = None) ->
     With lanes (PROTOCOL.md §2.5) it serves up to ``max_lanes`` requests at once (default:
     AFTERBURN_PY_MAX_LANES, else 32 for a plain handler, each on a thread of its own, and
     1024 for an ``async def`` one, each a task on one event loop).
+
+    ``json_dumps`` encodes every JSON body the library makes for the handler (a returned
+    ``dict``, dataclass or model, ``Response.json`` without ``dumps=``): a function of one
+    value returning ``str`` or ``bytes`` (``orjson.dumps``, or ``functools.partial(
+    json.dumps, default=str)``); default ``json.dumps``.
+
+    A handler whose parameter is annotated with a dataclass or a pydantic model is a typed
+    handler: it gets the request's JSON body decoded into that type, and a body that does
+    not decode is answered ``400 bad_request`` naming the field (see ``_typed``).
     """
-    from ._handler import is_async_callable, plain_lane_responder, plain_responder
+    from ._handler import is_async_callable, looks_typed, plain_lane_responder, plain_responder
     from ._serve import DEFAULT_ASYNC_LANES, DEFAULT_SYNC_LANES, run
+
+    if json_dumps is not None:
+        from ._response import json_dumps as default_dumps
+
+        default_dumps[0] = json_dumps
+    if looks_typed(handler):
+        from ._typed import typed_handler
+
+        handler = typed_handler(handler)
 
     runners: list[Any] = []
     locks: list[Any] = []  # with lanes: the lock under which a lane makes the loop

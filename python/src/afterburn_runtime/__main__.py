@@ -33,7 +33,10 @@ USAGE = ("usage: python -m afterburn_runtime [--plain|--wsgi|--asgi] [--keep-und
 
 
 def _kind(obj: object) -> str:
-    from ._handler import is_async_callable
+    from ._handler import is_async_callable, looks_typed
+
+    if looks_typed(obj):
+        return "plain"  # (order: Order, req: Request) is a typed handler, not WSGI's two
 
     fn = obj if hasattr(obj, "__code__") else getattr(obj, "__call__", None)
     code = getattr(fn, "__code__", None)

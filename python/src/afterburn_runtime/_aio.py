@@ -13,9 +13,12 @@ exchange and never the loop.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextvars
 import queue
 import threading
+
+from ._cancel import GRACE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,12 +28,12 @@ if TYPE_CHECKING:
     from ._cancel import Cancellation
     from ._request import Request
 
-# How long after the deadline the library itself cancels a task. The watchdog's clock decides
-# (§5.2: the library's deadline may fall up to a millisecond before the watchdog's): it
-# answers 504 and, with lanes, writes the cancel line (§2.5). Were the library first, a task
-# cancelled mid-response would end its lane as a fault before the watchdog's deadline, and the
-# client's 504 would be a 502 or a cut response.
-DEADLINE_GRACE = 0.05
+# How long after the deadline the library itself cancels a task (_cancel.GRACE). The
+# watchdog's clock decides (§5.2: the library's deadline may fall up to a millisecond before
+# the watchdog's): it answers 504 and, with lanes, writes the cancel line (§2.5). Were the
+# library first, a task cancelled mid-response would end its lane as a fault before the
+# watchdog's deadline, and the client's 504 would be a 502 or a cut response.
+DEADLINE_GRACE = GRACE
 
 
 class _LaneIO:
@@ -62,6 +65,23 @@ async def lane_call(fn: Callable[..., Any], *args: Any) -> Any:
     return await waiter
 
 
+async def _until_cancelled(coro: Coroutine[Any, Any, Any], cancellation: Cancellation) -> Any:
+    """Awaits coro in the current task, which the exchange's cancellation cancels: the
+    cancel pipe (``set_callback``, with lanes) or the loop's timer at the deadline + GRACE."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    cancellation.set_callback(lambda: loop.call_soon_threadsafe(task.cancel))
+    timer = None if cancellation.deadline is None else loop.call_at(
+        cancellation.deadline + DEADLINE_GRACE, cancellation.fire)
+    try:
+        return await coro
+    finally:
+        cancellation.set_callback(None)
+        if timer is not None:
+            timer.cancel()
+
+
 def _settle(waiter: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
     if waiter.done():
         return  # the task was cancelled while the lane did the call
@@ -81,11 +101,35 @@ class Runner:
         _live.append(self)
 
     def run(self, coro: Coroutine[Any, Any, Any], req: Request | None = None) -> Any:
-        """Runs coro to its end and returns its result. With lanes, as a task on the loop's
-        thread, cancelled when ``req``'s exchange is (§2.5)."""
+        """Runs coro to its end and returns its result, as a task cancelled when ``req``'s
+        exchange is (its deadline, §2.5; with lanes the cancel pipe too): with one lane on
+        this thread, with lanes on the loop's thread. A task that ends cancelled raises
+        concurrent.futures.CancelledError here."""
+        cancellation = None if req is None else req.cancellation
         if self.thread is None:
-            return self.loop.run_until_complete(coro)
-        return self._run_from_lane(coro, None if req is None else req.cancellation)
+            return self._run_here(coro, cancellation)
+        return self._run_from_lane(coro, cancellation)
+
+    def _run_here(self, coro: Coroutine[Any, Any, Any], cancellation: Cancellation | None) -> Any:
+        """One lane (§2.1): the loop runs on this, the main, thread until coro ends. The
+        deadline alarm of a synchronous handler (_alarm) is paused meanwhile: its exception
+        raised inside the loop's machinery would wreck the loop; the task is cancelled by
+        the loop's own timer instead."""
+        from . import _alarm
+
+        armed = _alarm.current()
+        if armed is not None:
+            armed.paused += 1
+        try:
+            if cancellation is None:
+                return self.loop.run_until_complete(coro)
+            return self.loop.run_until_complete(_until_cancelled(coro, cancellation))
+        except asyncio.CancelledError:
+            # As with lanes (future.result()): an Exception, which the exchange answers.
+            raise concurrent.futures.CancelledError() from None
+        finally:
+            if armed is not None:
+                armed.paused -= 1
 
     def start_thread(self) -> None:
         """§2.5: the loop runs on a thread of its own from now on, until close()."""
@@ -110,17 +154,7 @@ class Runner:
             _lane_io.set(io)
             if cancellation is None:
                 return await coro
-            task = asyncio.current_task()
-            assert task is not None
-            cancellation.set_callback(lambda: loop.call_soon_threadsafe(task.cancel))
-            timer = None if cancellation.deadline is None else loop.call_at(
-                cancellation.deadline + DEADLINE_GRACE, cancellation.fire)
-            try:
-                return await coro
-            finally:
-                cancellation.set_callback(None)
-                if timer is not None:
-                    timer.cancel()
+            return await _until_cancelled(coro, cancellation)
 
         def ended(_: Any) -> None:  # on the loop's thread, where lane_call reads io.open
             io.open = False

@@ -129,15 +129,19 @@ class AsgiAdapter:
             # PROTOCOL.md §5.3: the protocol's metadata, under the library's own name; the
             # Request gives what ASGI has no place for (request trailers).
             "extensions": {"afterburn": {"request_id": req.request_id, "deadline": req.deadline,
-                                         "request": req}},
+                                         "request": req},
+                           # The HTTP Trailers extension: a response may end with trailer fields.
+                           "http.response.trailers": {}},
         }
         length = req.headers.get("content-length")
         remaining = int(length) if length is not None else None
         has_body = remaining != 0 and (remaining is not None or req.headers.get("transfer-encoding") is not None)
         body_done = False  # the last http.request message was given
         done = asyncio.Event()  # the response ended, or the app returned
-        started: list[Any] = []  # [status, headers] of http.response.start
-        finished = False  # the last body message was sent
+        started: list[Any] = []  # [status, headers, trailers?] of http.response.start
+        finished = False  # the response ended (its last body message, or its trailers)
+        body_ended = False  # the last body message was sent; trailers may follow
+        trailers: list[tuple[str, str]] = []
 
         async def receive() -> dict[str, Any]:
             nonlocal body_done, remaining
@@ -160,22 +164,34 @@ class AsgiAdapter:
             return {"type": "http.request", "body": data, "more_body": more}
 
         async def send(message: dict[str, Any]) -> None:
-            nonlocal finished
+            nonlocal finished, body_ended
             kind = message["type"]
             if kind == "http.response.start":
                 if started:
                     raise RuntimeError("http.response.start sent twice")
                 headers = [(n.decode("latin-1"), v.decode("latin-1")) for n, v in message.get("headers", ())]
-                started[:] = [message["status"], headers]
+                started[:] = [message["status"], headers, bool(message.get("trailers", False))]
             elif kind == "http.response.body":
                 if not started:
                     raise RuntimeError("http.response.body before http.response.start")
-                if done.is_set():
-                    raise RuntimeError("http.response.body after the response ended")
+                if done.is_set() or body_ended:
+                    raise RuntimeError("http.response.body after the response body ended")
                 body = message.get("body", b"")
                 more = message.get("more_body", False)
                 await lane_call(_emit, w, started, body, more)
                 if not more:
+                    body_ended = True
+                    if not started[2]:
+                        finished = True
+                        done.set()
+            elif kind == "http.response.trailers":
+                # The HTTP Trailers extension: after the last body message of a response
+                # started with "trailers": True; sent once more_trailers is false.
+                if not (started and started[2] and body_ended) or finished:
+                    raise RuntimeError("http.response.trailers without a body that announced them")
+                trailers.extend((n.decode("latin-1"), v.decode("latin-1")) for n, v in message.get("headers", ()))
+                if not message.get("more_trailers", False):
+                    await lane_call(w.end, trailers)
                     finished = True
                     done.set()
             else:
@@ -201,12 +217,14 @@ class AsgiAdapter:
 
 
 def _emit(w: ResponseWriter, started: list[Any], body: bytes, more: bool) -> None:
-    """One http.response.body message, written (on the lane's thread with lanes)."""
+    """One http.response.body message, written (on the lane's thread with lanes). A
+    response that announced trailers is chunked and ends with them."""
+    status, headers, with_trailers = started
     if not w.started:
-        # A response sent in one message gets Content-Length.
-        w.start(started[0], started[1], None if more else len(body))
+        # A response sent in one message gets Content-Length, unless trailers follow.
+        w.start(status, headers, None if more or with_trailers else len(body))
     w.write(body)
-    if not more:
+    if not more and not with_trailers:
         w.end()
 
 

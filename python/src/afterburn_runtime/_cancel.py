@@ -3,12 +3,14 @@
 Each exchange has a Cancellation of its own, so that a cancellation can never reach the
 lane's next exchange: a new one is made for every request. It fires when the watchdog
 writes ``cancel TOKEN`` for the exchange's token on the cancel pipe, and counts as fired
-once the exchange's deadline has passed (§5.2), without a timer: ``is_set`` and ``wait``
-look at the clock.
+once the exchange's deadline + GRACE has passed (§5.2, §2.5: the library's own
+cancellation comes 50 ms after the deadline, the watchdog's 504 first), without a timer:
+``is_set`` and ``wait`` look at the clock.
 
 A handler on a thread polls ``req.cancelled`` or blocks in ``req.cancellation.wait(t)``;
 an async handler's task is cancelled (``CancelledError``), which the lane arranges through
-``set_callback``.
+``set_callback``; a synchronous handler on the main thread is also interrupted by the alarm
+(``_alarm``), unless it has already seen the flag (``observed``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from __future__ import annotations
 import os
 import threading
 import time
+
+# PROTOCOL.md §2.5: how long after the deadline the library fires its own cancellation.
+GRACE = 0.05
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,27 +32,41 @@ class Cancellation:
 
     ``is_set()`` and ``wait(timeout)`` behave as those of ``threading.Event``."""
 
-    __slots__ = ("deadline", "_event", "_lock", "_callback")
+    __slots__ = ("deadline", "observed", "_fires_at", "_fired", "_event", "_lock", "_callback")
 
     def __init__(self, deadline: float | None = None) -> None:
         self.deadline = deadline
-        self._event = threading.Event()
+        self._fires_at = None if deadline is None else deadline + GRACE
+        # The handler has seen the cancellation (the flag true, or the alarm's exception):
+        # it is delivered once, and the alarm does not interrupt a handler that is stopping.
+        self.observed = False
+        self._fired = False  # fire() was called
+        # Made by the first wait(): most exchanges never wait, and an Event costs more to
+        # make than the rest of an exchange's bookkeeping.
+        self._event: threading.Event | None = None
         self._lock = threading.Lock()
         self._callback: Callable[[], None] | None = None
 
     def is_set(self) -> bool:
-        """True once the watchdog cancelled the exchange or its deadline passed."""
-        if self._event.is_set():
+        """True once the watchdog cancelled the exchange or 50 ms after its deadline."""
+        if self._fired or (self._fires_at is not None and time.monotonic() >= self._fires_at):
+            self.observed = True
             return True
-        return self.deadline is not None and time.monotonic() >= self.deadline
+        return False
 
     def wait(self, timeout: float | None = None) -> bool:
         """Blocks until the exchange is cancelled or ``timeout`` seconds pass; returns
         ``is_set()``."""
-        if self.deadline is not None:
-            left = max(self.deadline - time.monotonic(), 0.0)
+        if self._fires_at is not None:
+            left = min(max(self._fires_at - time.monotonic(), 0.0), threading.TIMEOUT_MAX)
             timeout = left if timeout is None else min(timeout, left)
-        self._event.wait(timeout)
+        with self._lock:
+            event = self._event
+            if event is None:
+                event = self._event = threading.Event()
+                if self._fired:
+                    event.set()
+        event.wait(timeout)
         return self.is_set()
 
     def fire(self) -> None:
@@ -56,9 +75,11 @@ class Cancellation:
         asyncio task that caught CancelledError) is not cancelled a second time while it
         writes its answer."""
         with self._lock:
-            if self._event.is_set():
+            if self._fired:
                 return
-            self._event.set()
+            self._fired = True
+            if self._event is not None:
+                self._event.set()
             callback = self._callback
         if callback is not None:
             callback()
@@ -68,7 +89,7 @@ class Cancellation:
         at once when it already is. None removes it."""
         with self._lock:
             self._callback = callback
-            fired = self._event.is_set()
+            fired = self._fired
         if callback is not None and fired:
             callback()
 

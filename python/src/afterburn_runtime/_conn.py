@@ -9,6 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from ._alarm import Armed
     from ._parser import RequestHead, _Sentinel
     from ._request import Request
 
@@ -30,7 +31,8 @@ class Conn:
     in the test helper.
     """
 
-    __slots__ = ("_read", "_write", "parser", "fatal", "broken", "body_done", "request", "exchange", "refused")
+    __slots__ = ("_read", "_write", "parser", "fatal", "broken", "body_done", "request", "exchange", "refused",
+                 "alarm")
 
     def __init__(self, read: Callable[[int], bytes], write: Callable[[bytes | memoryview], int],
                  parser: RequestParser) -> None:
@@ -51,6 +53,10 @@ class Conn:
         # §3.4: the handshake offered no version this library speaks; with lanes this ends
         # the whole worker, where a fault ends its lane (§2.5).
         self.refused = False
+        # The deadline alarm of the exchange whose handler runs (_alarm), None without one:
+        # every read and write of a pipe is shielded from it, so that it can never cut a
+        # response in half or drop request bytes read but not parsed.
+        self.alarm: Armed | None = None
 
     def event(self) -> RequestHead | bytes | EndOfMessage | _Sentinel:
         """The parser's next event (never NEED_DATA), reading the pipe until there is one."""
@@ -79,6 +85,16 @@ class Conn:
         """The next piece of the current request's body; b"" at its end."""
         if self.body_done:
             return b""
+        alarm = self.alarm
+        if alarm is None:
+            return self._pull()
+        alarm.shield(mask=False)
+        try:
+            return self._pull()
+        finally:
+            alarm.unshield()
+
+    def _pull(self) -> bytes:
         try:
             ev = self.parser.next_event()
             if ev is NEED_DATA:
@@ -108,6 +124,16 @@ class Conn:
 
     def send(self, parts: list[bytes]) -> None:
         """Writes parts to the response pipe, in full."""
+        alarm = self.alarm
+        if alarm is None:
+            return self._send(parts)
+        alarm.shield()
+        try:
+            self._send(parts)
+        finally:
+            alarm.unshield()
+
+    def _send(self, parts: list[bytes]) -> None:
         write = self._write
         try:
             for data in parts:

@@ -62,17 +62,23 @@ def bad_request(detail: str) -> ProtocolError:
     return ProtocolError(BAD_REQUEST, detail)
 
 
+def error_body(type: str, request_id: str | None = None, message: str | None = None) -> bytes:
+    """The §8.1 JSON body; ``message`` replaces the type's sentence where §8.1 asks for more
+    (a typed handler's bad_request names the field), and never holds an exception's text."""
+    import json  # lazily: only error paths need it, and the import costs start-up time
+
+    body = {"type": type, "message": message or MESSAGES[type]}
+    if request_id:
+        body["request_id"] = request_id
+    return json.dumps(body).encode()
+
+
 def error_response(type: str, request_id: str | None = None, extra: str = "",
                    exchange: str | None = None) -> bytes:
     """A complete §8.1 error response: the §8.2 status, a JSON body with Content-Length,
     and ``AfterBurn-Error`` naming the type. ``extra`` holds more CRLF-ended field lines;
     ``exchange`` is the token of the request it answers (§4.6)."""
-    import json  # lazily: only error paths need it, and the import costs start-up time
-
-    body = {"type": type, "message": MESSAGES[type]}
-    if request_id:
-        body["request_id"] = request_id
-    data = json.dumps(body).encode()
+    data = error_body(type, request_id)
     status = STATUS[type]
     head = (
         f"HTTP/1.1 {status} {_REASONS[status]}\r\n"
@@ -81,3 +87,20 @@ def error_response(type: str, request_id: str | None = None, extra: str = "",
         f"{extra}{exchange_line(exchange)}Content-Length: {len(data)}\r\n\r\n"
     )
     return head.encode("latin-1") + data
+
+
+class Cancelled(BaseException):
+    """Raised in a synchronous handler on the main thread when its request is cancelled:
+    50 ms after its deadline (PROTOCOL.md §5.2, §2.5), when the watchdog has already answered
+    the client ``504``. Catch it to clean up and return a response (which the watchdog
+    discards), or let it propagate: the library then answers ``500 handler_error`` (§8.3).
+
+    A ``BaseException``, as ``asyncio.CancelledError``, ``KeyboardInterrupt`` and
+    ``SystemExit`` are: a cancellation is not an error of the handler's, and the common
+    ``except Exception:`` of a retry loop or a framework's error page must not swallow it
+    and carry on past the deadline. ``finally`` blocks and ``with`` statements run as for
+    any exception.
+    """
+
+    def __init__(self, message: str = "the request's deadline passed") -> None:
+        super().__init__(message)

@@ -32,6 +32,36 @@ def is_async_callable(fn: Any) -> bool:
     return code is not None and bool(code.co_flags & CO_COROUTINE)
 
 
+def looks_typed(handler: Any) -> bool:
+    """Whether handler is a typed handler (_typed): a parameter annotated with a dataclass or
+    a pydantic model. A cheap look that imports nothing: the annotation itself, or a name
+    (``from __future__ import annotations``) looked up in the function's module."""
+    fn = getattr(handler, "func", handler) if hasattr(handler, "args") else handler  # functools.partial
+    ann = getattr(fn, "__annotations__", None)
+    if ann is None:
+        fn = getattr(fn, "__call__", None)
+        ann = getattr(fn, "__annotations__", None)
+    if not ann:
+        return False
+    for name, value in ann.items():
+        if name == "return":
+            continue
+        if isinstance(value, str):
+            value = _lookup(getattr(fn, "__globals__", {}), value)
+        if isinstance(value, type) and (hasattr(value, "__dataclass_fields__") or hasattr(value, "model_fields")):
+            return True
+    return False
+
+
+def _lookup(namespace: dict[str, Any], dotted: str) -> Any:
+    """The object a dotted name (``Order``, ``models.Order``) names in namespace, or None."""
+    first, _, rest = dotted.partition(".")
+    obj = namespace.get(first)
+    for part in rest.split(".") if rest else ():
+        obj = getattr(obj, part, None)
+    return obj
+
+
 def plain_responder(handler: Callable[[Request], Any], runner: Callable[[], Runner]):
     """The responder of serve(): calls handler and writes what it returns. ``runner``
     gives the asyncio runner, made on first use unless serve() made it up front."""
@@ -45,11 +75,11 @@ def plain_responder(handler: Callable[[Request], Any], runner: Callable[[], Runn
             write_response(result, req, w)
             return
         if hasattr(result, "__await__"):
-            runner().run(_finish_async(result, req, w))
+            runner().run(_finish_async(result, req, w), req)
             return
         resp = to_response(result)
         if hasattr(resp.body, "__aiter__"):
-            runner().run(write_stream_async(resp, w))
+            runner().run(write_stream_async(resp, w), req)
         else:
             write_response(resp, req, w)
 

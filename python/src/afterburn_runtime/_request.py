@@ -110,16 +110,20 @@ class Request:
 
     def log(self, message: str) -> None:
         """Writes ``[request-id] message`` to stderr in one write: a line that stays
-        attributable to its request when several are in flight (PROTOCOL.md §2.5)."""
+        attributable to its request when several are in flight (PROTOCOL.md §2.5). With
+        ``AFTERBURN_LOG_FORMAT=json``, the JSON line ``{"request_id": ..., "msg": ...}``."""
+        from ._logline import request_line
         from ._serve import log
 
-        log(f"[{self.request_id}] {message}")
+        log(request_line(self.request_id, message))
 
     @property
     def logger(self) -> Any:
         """A ``logging.LoggerAdapter`` of the logger ``afterburn_runtime.request`` that
-        puts ``[request-id] `` before every message and the id in ``extra["request_id"]``;
-        its records go wherever the application's logging configuration sends them."""
+        puts ``[request-id] `` before every message (with ``AFTERBURN_LOG_FORMAT=json``
+        makes the message the JSON line ``{"request_id", "level", "msg"}``) and the id in
+        ``extra["request_id"]``; its records go wherever the application's logging
+        configuration sends them."""
         from ._logger import request_logger
 
         return request_logger(self.request_id)

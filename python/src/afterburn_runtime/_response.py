@@ -61,20 +61,56 @@ class Response:
         self.trailers = trailers
 
     @classmethod
-    def json(cls, data: Any, status: int = 200, headers: FieldsLike = None) -> Response:
-        """A response whose body is ``data`` as JSON, with ``Content-Type: application/json``."""
-        import json
+    def json(cls, data: Any, status: int = 200, headers: FieldsLike = None, *,
+             dumps: Callable[[Any], str | bytes] | None = None) -> Response:
+        """A response whose body is ``data`` as JSON, with ``Content-Type: application/json``.
 
-        return cls(json.dumps(data).encode(), status, headers, content_type="application/json")
+        ``dumps`` encodes it (``str`` or ``bytes``, e.g. ``orjson.dumps``, or
+        ``functools.partial(json.dumps, default=str)``); without it, the application's
+        default (``serve(..., json_dumps=...)``), else ``json.dumps``. Dataclasses and
+        pydantic models are turned into plain data first (see ``to_jsonable``)."""
+        encode = dumps or json_dumps[0] or _std_dumps()
+        body = encode(to_jsonable(data))
+        if isinstance(body, str):
+            body = body.encode()
+        return cls(body, status, headers, content_type="application/json")
 
     def __repr__(self) -> str:
         kind = "bytes" if isinstance(self.body, bytes) else "stream"
         return f"<Response {self.status} {kind}>"
 
 
+# The application's JSON encoder (serve(..., json_dumps=...)), None for json.dumps: every
+# JSON body the library encodes for a handler goes through it.
+json_dumps: list[Callable[[Any], str | bytes] | None] = [None]
+
+
+def _std_dumps() -> Callable[[Any], str]:
+    import json
+
+    return json.dumps
+
+
+def to_jsonable(data: Any) -> Any:
+    """``data`` with a dataclass instance or pydantic model (at the top) turned into the
+    plain data it holds, for the JSON encoder; anything else as it is. Nested ones are
+    turned too (``dataclasses.asdict`` recurses; a model's ``model_dump`` does)."""
+    if type(data) in (dict, list, str, int, float, bool) or data is None:
+        return data  # the common case, without the probes below
+    if hasattr(type(data), "__dataclass_fields__"):
+        import dataclasses
+
+        return dataclasses.asdict(data)
+    dump = getattr(data, "model_dump", None)
+    if dump is not None and hasattr(type(data), "model_fields"):  # pydantic 2
+        return dump(mode="json")
+    return data
+
+
 def to_response(result: Any) -> Response:
     """The handler's return value as a Response: a Response as is, ``str``/``bytes`` as a
-    body, a ``dict``/``list`` as JSON, ``None`` as an empty 200."""
+    body, a ``dict``/``list``, a dataclass instance or a pydantic model as JSON, ``None``
+    as an empty 200."""
     if isinstance(result, Response):
         return result
     if isinstance(result, (bytes, str, bytearray, memoryview)):
@@ -83,7 +119,11 @@ def to_response(result: Any) -> Response:
         return Response.json(result)
     if result is None:
         return Response()
-    raise TypeError(f"a handler returned {type(result).__name__}; want a Response, str, bytes, dict, list or None")
+    jsonable = to_jsonable(result)
+    if jsonable is not result:
+        return Response.json(jsonable)
+    raise TypeError(f"a handler returned {type(result).__name__}; want a Response, str, bytes, dict, list, "
+                    "a dataclass, a pydantic model or None")
 
 
 def _has_field(fields: list[tuple[str, str]], lname: str) -> bool:

@@ -9,7 +9,7 @@ from contextvars import ContextVar
 from functools import partial
 
 from ._conn import Conn
-from ._errors import HANDLER_ERROR, VERSION_MISMATCH, ProtocolError, exchange_line
+from ._errors import HANDLER_ERROR, VERSION_MISMATCH, Cancelled, ProtocolError, exchange_line
 from ._fds import EnvError, lanes_from_env, limits_from_env, max_lanes_from_env, protocol_fds
 from ._handler import PRE_DRAIN
 from ._headers import Headers
@@ -21,6 +21,7 @@ from ._writer import ResponseWriter
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from ._cancel import CancelReader
 
@@ -71,6 +72,17 @@ def log(message: str) -> None:
     data = (message if message.endswith("\n") else message + "\n").encode(errors="replace")
     while data:
         data = data[os.write(2, data) :]
+
+
+def log_request(request_id: str | None, message: str, level: str = "error") -> None:
+    """One record of the library's own about a request: ``[request-id] message``, or with
+    AFTERBURN_LOG_FORMAT=json one JSON line (conformance contract C), a traceback in it."""
+    from ._logline import json_mode, request_line
+
+    if json_mode():
+        log(request_line(request_id, message, level))
+    else:
+        log(f"[{request_id or '-'}] {message}")
 
 
 def new_request_id() -> str:
@@ -250,7 +262,7 @@ def _loop(conn: Conn, respond: Responder, reply_head: str = "", cancels: CancelR
 
 def _reject(conn: Conn, e: ProtocolError, request_id: str | None) -> int:
     """§8.8: answer a request that cannot be parsed, then stop."""
-    log(f"[{request_id or '-'}] afterburn: {e.status} {e.type}: {e}")
+    log_request(request_id, f"afterburn: {e.status} {e.type}: {e}")
     try:
         conn.send_error(e.type, request_id)
     except OSError:
@@ -281,14 +293,28 @@ def _answer_handshake(conn: Conn, head: RequestHead, reply_head: str) -> int:
     return 0
 
 
-def _exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: CancelReader | None = None) -> int:
+def _exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: CancelReader | None = None, *,
+              interruptible: bool = True) -> int:
     """Runs one request through the responder and ends it; returns the exit status to stop
     with, or 0 to go on. With ``cancels`` (lanes, §2.5) the exchange's cancellation is
-    registered under its token while it is in flight, so the cancel pipe can fire it."""
-    if cancels is not None and head.exchange is not None:
+    registered under its token while it is in flight, so the cancel pipe can fire it.
+    Without (one lane, the main thread), a request with a deadline arms the alarm that
+    raises Cancelled in a synchronous handler (_alarm), ``interruptible`` allowing."""
+    try:
+        return _serve_exchange(conn, head, respond, cancels, interruptible)
+    finally:
+        CURRENT.set("-")  # RequestIdFilter: no request between two
+
+
+def _serve_exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: CancelReader | None,
+                    interruptible: bool) -> int:
+    if cancels is not None:
+        # A lane's thread: the cancellation is the flag, never the alarm (main thread only).
+        if head.exchange is None:
+            return _serve_exchange(conn, head, respond, None, False)
         token = head.exchange
         try:
-            return _exchange(conn, head, _with_cancellation(respond, cancels, token))
+            return _serve_exchange(conn, head, _with_cancellation(respond, cancels, token), None, False)
         finally:
             cancels.unregister(token)
     rid = head.request_id or new_request_id()
@@ -303,18 +329,21 @@ def _exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: Cancel
                   path=head.path, query=head.query, http_version=head.http_version)
     conn.begin(req, has_body)
     w = ResponseWriter(conn.send, method == "HEAD", head.exchange)
-    error = None
-    try:
-        respond(req, w)
-    except Exception as e:
-        error = e
+    error: BaseException | None = None
+    if deadline is None or not interruptible:
+        try:
+            respond(req, w)
+        except Exception as e:
+            error = e
+    else:
+        error = _respond_with_alarm(conn, req, w, respond)
     if conn.broken is not None:
         raise conn.broken  # not the handler's failure: the watchdog is gone
     fatal = conn.fatal
     if fatal is not None:
         # §8.8: the request stream broke under the handler.
         if w.sent:
-            log(f"[{rid}] afterburn: {fatal.status} {fatal.type} after the response started: {fatal}")
+            log_request(rid, f"afterburn: {fatal.status} {fatal.type} after the response started: {fatal}")
             return 1
         return _reject(conn, fatal, rid)
     if error is not None and w.ended and _is_cancellation(error):
@@ -323,7 +352,7 @@ def _exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: Cancel
     if error is not None:
         if _is_cancellation(error):
             # §2.5: the task's traceback would only show the loop's machinery.
-            log(f"[{rid}] afterburn: {req.method} {req.path} was cancelled (the watchdog's cancellation "
+            log_request(rid, f"afterburn: {req.method} {req.path} was cancelled (the watchdog's cancellation "
                 "or the deadline) before its response ended")
         else:
             log_exception(rid, req, error)
@@ -342,15 +371,46 @@ def _exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: Cancel
     try:
         conn.drain()  # §6.3: what the handler left, before the next request
     except ProtocolError as e:
-        log(f"[{rid}] afterburn: {e.status} {e.type} in the unread request body: {e}")
+        log_request(rid, f"afterburn: {e.status} {e.type} in the unread request body: {e}")
         return 1
     return 0
 
 
+# The deadline alarm's module, imported by the first exchange that has a deadline.
+_alarm: Any = None
+
+
+def _respond_with_alarm(conn: Conn, req: Request, w: ResponseWriter, respond: Responder) -> BaseException | None:
+    """Runs the responder under the exchange's deadline alarm (§2.5, §5.2): Cancelled in a
+    synchronous handler 50 ms after the deadline, its pipe I/O shielded (Conn.alarm), and
+    the alarm stopped before the library writes anything of its own. Returns what the
+    handler raised, or None."""
+    global _alarm
+    if _alarm is None:
+        from . import _alarm
+    alarm = _alarm.arm(req)
+    if alarm is None:
+        try:
+            respond(req, w)
+        except Exception as e:
+            return e
+        return None
+    try:
+        conn.alarm = alarm
+        try:
+            respond(req, w)
+        finally:
+            conn.alarm = None
+            _alarm.disarm(alarm)
+    except (Exception, Cancelled) as e:
+        return e
+    return None
+
+
 def _is_cancellation(error: BaseException) -> bool:
-    # concurrent.futures.CancelledError (a task of the lanes' loop, §2.5), by name: the
-    # single-lane path never imports concurrent.futures.
-    return type(error).__name__ == "CancelledError"
+    # Cancelled (the alarm) or concurrent.futures.CancelledError (a task, §2.5), by name:
+    # the single-lane path never imports concurrent.futures.
+    return isinstance(error, Cancelled) or type(error).__name__ == "CancelledError"
 
 
 def _with_cancellation(respond: Responder, cancels: CancelReader, token: str) -> Responder:
@@ -367,4 +427,4 @@ def log_exception(rid: str, req: Request, error: BaseException) -> None:
     import traceback
 
     tb = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-    log(f"[{rid}] afterburn: exception serving {req.method} {req.path}\n{tb}")
+    log_request(rid, f"afterburn: exception serving {req.method} {req.path}\n{tb.rstrip()}")

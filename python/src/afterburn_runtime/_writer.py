@@ -80,7 +80,7 @@ class ResponseWriter:
         self.written = 0
         self.sent = False  # a byte of the response left: its status is final (§8.3)
         self.started = False
-        self.ended = False  # the whole response was handed to send
+        self.ended = False  # the whole response is being or was handed to send
 
     def start(self, status: int, fields: Iterable[tuple[str, str]], length: int | None = None) -> None:
         """Decides the status, fields and framing; ``length`` is the body's length when known."""
@@ -122,10 +122,12 @@ class ResponseWriter:
         # start() made length == n, or raised for a declared Content-Length that differs.
         self.written = n
         self.sent = True
+        # Ended before the write: the deadline alarm (_alarm) may raise as the write returns,
+        # and the response it crossed is whole.
+        self.ended = True
         pending = self._pending
         self._pending = b""
         self._send([pending + body] if n <= _COPY_LIMIT else [pending, body])
-        self.ended = True
 
     def write(self, data: bytes) -> None:
         """Sends a piece of the body at once (one chunk when chunked)."""
@@ -160,7 +162,7 @@ class ResponseWriter:
             raise IncompleteResponse(f"{self.written} bytes of a Content-Length of {self.length}")
         out = self._pending + tail
         self._pending = b""
+        self.ended = True  # before the write, as in write_whole
         if out:
             self.sent = True
             self._send([out])
-        self.ended = True

@@ -80,6 +80,9 @@ def environ_for(req: Request) -> dict[str, Any]:
         "afterburn.deadline": req.deadline,
         "afterburn.request": req,  # req.cancellation, req.log: see the README, "Lanes"
     }
+    # The response's trailer fields: (name, value) pairs the app appends to this list until
+    # its body iterable ends; they follow the chunked body (wsgi_responder).
+    env["afterburn.response_trailers"] = []
     for fname, value in req.headers:
         if fname == "content-type":
             key = "CONTENT_TYPE"
@@ -135,9 +138,11 @@ def wsgi_responder(app: Callable[..., Any],
                 w.start(state[0], state[1])
             w.write(data)
 
-        result = app(environ_for(req), start_response)
+        environ = environ_for(req)
+        trailers: list[tuple[str, str]] = environ["afterburn.response_trailers"]
+        result = app(environ, start_response)
         try:
-            if isinstance(result, (list, tuple)) and not w.started:
+            if isinstance(result, (list, tuple)) and not w.started and not _wants_trailers(state[1], trailers):
                 # The whole body is known: send it with Content-Length, in one write.
                 body = b"".join(result)
                 req._discard(PRE_DRAIN)
@@ -149,11 +154,17 @@ def wsgi_responder(app: Callable[..., Any],
                         w.start(state[0], state[1])
                     w.write(piece)
                 if not w.started:
-                    w.start(state[0], state[1], 0)
+                    w.start(state[0], state[1], None if _wants_trailers(state[1], trailers) else 0)
         finally:
             close = getattr(result, "close", None)
             if close is not None:
                 close()
-        w.end()
+        w.end(trailers)
 
     return respond
+
+
+def _wants_trailers(headers: list[tuple[str, str]], trailers: list[tuple[str, str]]) -> bool:
+    """Whether a response must be chunked for trailers: the app filled the list, or
+    announced some with a ``Trailer`` field (RFC 9110 §6.6.2) to fill it later."""
+    return bool(trailers) or any(n.lower() == "trailer" for n, _ in headers)

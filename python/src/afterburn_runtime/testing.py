@@ -66,9 +66,16 @@ class TestResponse:
 
 def call(handler: Callable[..., Any], method: str = "GET", target: str = "/", body: bytes | str = b"",
          headers: Iterable[tuple[str, str]] | dict[str, str] = (), *, request_id: str | None = None,
-         timeout_ms: int | None = None) -> TestResponse:
-    """Calls a plain handler (``def`` or ``async def``) with one request."""
-    from ._handler import plain_responder
+         timeout_ms: int | None = None, json_dumps: Callable[[Any], str | bytes] | None = None) -> TestResponse:
+    """Calls a plain handler (``def`` or ``async def``, typed or not) with one request;
+    ``json_dumps`` as for ``serve``."""
+    from ._handler import looks_typed, plain_responder
+    from ._response import json_dumps as default_dumps
+
+    if looks_typed(handler):
+        from ._typed import typed_handler
+
+        handler = typed_handler(handler)
 
     runners: list[Any] = []
 
@@ -79,9 +86,13 @@ def call(handler: Callable[..., Any], method: str = "GET", target: str = "/", bo
             runners.append(Runner())
         return runners[0]
 
+    saved = default_dumps[0]
+    if json_dumps is not None:
+        default_dumps[0] = json_dumps
     try:
         return _call(plain_responder(handler, runner), method, target, body, headers, request_id, timeout_ms)
     finally:
+        default_dumps[0] = saved
         if runners:
             runners[0].close()
 

@@ -1,0 +1,196 @@
+"""The deadline alarm: cancellation of a synchronous handler on the main thread (PROTOCOL.md
+§5.2, §2.5 "Cancellation", §8.6).
+
+Theory of operation. With one lane the handler runs on the main thread, and a thread cannot
+be stopped from outside, but the main thread can be interrupted by a signal: Python runs a
+signal's handler on the main thread between two bytecodes, and a handler that raises makes
+the exception appear there, in the middle of the user's code (a ``time.sleep``, a blocking
+socket read and a ``threading.Event.wait`` all wake for it). So for each exchange that has a
+deadline, ``arm`` sets a one-shot ``ITIMER_REAL`` timer for the deadline + GRACE (the
+library fires after the watchdog, whose 504 comes first, §2.5), and SIGALRM's handler raises
+:class:`Cancelled` in the handler. ``disarm`` stops it when the handler (and its streamed
+body) is done, before the library answers anything of its own.
+
+Three things keep the exception from landing where it would do harm:
+
+- **The library's own pipe I/O is shielded** (``Conn`` calls ``shield``/``unshield`` around
+  every read and write of the protocol pipes): a signal that arrives then only marks the
+  exchange, and the exception is raised once the I/O is complete, at ``unshield``, so a
+  response is never cut in half and the request stream never loses bytes read but not yet
+  parsed (§8.8 would follow). During a write SIGALRM is also blocked with
+  ``pthread_sigmask``, so the kernel holds it and never interrupts the write half-way.
+- **The event loop is paused**: while an async handler or body runs on the main thread's
+  loop, that task is cancelled by a timer of the loop instead (``_aio``); an exception in
+  the loop's own machinery would wreck it.
+- **Stale signals are ignored**: each signal is checked against the exchange armed *now*
+  and the clock; a signal that was already pending when an exchange ended, or one of the
+  application's own, cannot reach the next request.
+
+A handler that has already seen the cancellation through the flag (``req.cancelled`` true,
+or ``req.cancellation.wait`` returning True) is not interrupted any more: it is stopping.
+
+The alarm is only used when it can be used honestly: on the main thread, with one lane,
+where ``signal.setitimer`` and ``signal.pthread_sigmask`` exist, and when SIGALRM has no
+handler of the application's own. Otherwise a synchronous handler gets the flag only, and
+the first time the reason is logged.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+from ._cancel import GRACE
+from ._errors import Cancelled
+
+try:  # signal's own functions, without the enum conversions of its wrappers (they cost µs)
+    import _signal as _raw
+except ImportError:  # pragma: no cover - not CPython
+    _raw = signal  # type: ignore[assignment]
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import FrameType
+
+    from ._request import Request
+
+# A deadline further away than this (about three years) never fires within a worker's life,
+# and setitimer overflows on the largest AfterBurn-Timeout-Ms (§5.2): no alarm then, which
+# never fires early.
+_MAX_DELAY = 1e8
+
+_SIGALRM = getattr(signal, "SIGALRM", None)
+_SIGNALS = {_SIGALRM} if _SIGALRM is not None else set()
+
+
+class Armed:
+    """The alarm of one exchange while its handler runs."""
+
+    __slots__ = ("req", "fire_at", "shielded", "paused", "pending", "unblock")
+
+    def __init__(self, req: Request, fire_at: float) -> None:
+        self.req = req
+        self.fire_at = fire_at
+        self.shielded = 0  # > 0 while the library reads or writes a pipe
+        self.paused = 0  # > 0 while the main thread runs the event loop
+        self.pending = False  # the alarm went off while shielded
+        self.unblock = False  # a shield blocked SIGALRM (which was not blocked before)
+
+    def seen(self) -> bool:
+        """Whether the handler has already seen the cancellation (the flag, or Cancelled)."""
+        c = self.req._cancel
+        return c is not None and c.observed
+
+    def interrupt(self) -> None:
+        self.req.cancellation.observed = True
+        raise Cancelled()
+
+    def shield(self, mask: bool = True) -> None:
+        """Holds the alarm back during the library's own pipe I/O (see the module doc).
+        ``mask``: block SIGALRM too, for writes, so that the kernel never interrupts one
+        half-way. A read needs no mask (what the library cares about is the bytes it read
+        and not yet parsed, and a read interrupted before it read anything is retried,
+        PEP 475), and a body is read in many pieces: two system calls each add up."""
+        if mask and not self.unblock:
+            self.unblock = _SIGALRM not in _raw.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+        self.shielded += 1
+
+    def unshield(self) -> None:
+        """Ends a shield; raises Cancelled when the alarm went off during it. A held signal
+        is delivered inside the pthread_sigmask call, while still shielded, so it only
+        marks the exchange."""
+        if self.shielded == 1 and self.unblock:
+            self.unblock = False
+            _raw.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
+        self.shielded -= 1
+        if self.pending and not self.shielded and not self.paused:
+            self.pending = False
+            if not self.seen():
+                self.interrupt()
+
+
+# The exchange whose alarm is armed, on the main thread; None between exchanges.
+_current: Armed | None = None
+# Why the alarm cannot be used in this process, once that is known ("" when it can).
+_unusable: str | None = None
+_warned = False
+
+
+def _on_alarm(signum: int, frame: FrameType | None) -> None:
+    armed = _current
+    if armed is None:
+        return  # pending when its exchange ended: nothing to cancel any more
+    now = time.monotonic()
+    if now < armed.fire_at:
+        # Not this exchange's alarm (an earlier one's, still pending when it ended, or one
+        # the application set): this exchange's own is what counts.
+        signal.setitimer(signal.ITIMER_REAL, armed.fire_at - now)
+        return
+    if armed.paused or armed.seen():
+        return
+    if armed.shielded:
+        armed.pending = True
+        return
+    armed.interrupt()
+
+
+def _why_unusable() -> str:
+    global _unusable
+    if _unusable is None:
+        if not (hasattr(signal, "setitimer") and hasattr(signal, "pthread_sigmask") and _SIGNALS):
+            _unusable = "this platform has no signal.setitimer or signal.pthread_sigmask"
+        else:
+            _unusable = ""
+    if _unusable:
+        return _unusable
+    current = _raw.getsignal(_SIGALRM)
+    if current is _on_alarm:
+        return ""
+    if current == signal.SIG_DFL:
+        signal.signal(_SIGALRM, _on_alarm)
+        return ""
+    # The application's own SIGALRM handler (or SIG_IGN): not clobbered.
+    return f"SIGALRM already has a handler of the application's own ({current!r})"
+
+
+def arm(req: Request) -> Armed | None:
+    """Arms the alarm for an exchange whose handler is about to run on this thread; None
+    when it cannot be (see the module doc), and the handler then has the flag only."""
+    global _current, _warned
+    if req.deadline is None or threading.current_thread() is not threading.main_thread():
+        return None
+    why = _why_unusable()
+    if why:
+        if not _warned:
+            _warned = True
+            from ._serve import log
+
+            log(f"afterburn: {why}: a synchronous handler is not interrupted at its deadline; "
+                "it sees req.cancelled instead")
+        return None
+    fire_at = req.deadline + GRACE  # PROTOCOL.md §2.5: the watchdog's 504 first
+    delay = fire_at - time.monotonic()
+    if delay > _MAX_DELAY:
+        return None
+    armed = Armed(req, fire_at)
+    _current = armed
+    # A delay of 0 would disarm: a deadline already past fires at once.
+    signal.setitimer(signal.ITIMER_REAL, max(delay, 1e-6))
+    return armed
+
+
+def disarm(armed: Armed) -> None:
+    """Stops the alarm of an exchange; from here on nothing of it reaches the thread."""
+    global _current
+    if _current is armed:
+        _current = None  # first: a signal already on its way is then ignored
+    signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def current() -> Armed | None:
+    """The armed exchange on this thread, for the event loop to pause it."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return _current
+
