@@ -101,9 +101,9 @@ func measureIsolation(ctx context.Context, o Options, load Load, guard *quietGua
 			}
 			for _, c := range o.Conns {
 				for _, cfg := range configs {
-					r, err := guard.measure(cfg.srv, cfg.key, fn.workload, conc(c), rep, func() (LoadResult, error) {
+					r, err := guard.measure(cfg.srv, cfg.key, fn.workload, conc(c), rep, settled(cfg, iso.Workers, func() (LoadResult, error) {
 						return cfg.srv.measure(load, fn.workload, c, o.Duration)
-					})
+					}))
 					if err != nil {
 						return nil, fmt.Errorf("%s: %v", cfg.key, err)
 					}
@@ -120,9 +120,9 @@ func measureIsolation(ctx context.Context, o Options, load Load, guard *quietGua
 				}
 			}
 			for _, cfg := range configs[:2] { // warm and request: the paced load
-				r, err := guard.measure(cfg.srv, cfg.key, fn.workload, "paced", rep, func() (LoadResult, error) {
+				r, err := guard.measure(cfg.srv, cfg.key, fn.workload, "paced", rep, settled(cfg, iso.Workers, func() (LoadResult, error) {
 					return pacedLoad(cfg.srv.url(), fn.workload, iso.PacedRPS, o.Duration)
-				})
+				}))
 				if err != nil {
 					return nil, fmt.Errorf("%s paced: %v", cfg.key, err)
 				}
@@ -179,7 +179,9 @@ func startIsolationPools(ctx context.Context, o Options, fn isoFunction, env []s
 		if s.mode == IsoForkExec {
 			warm = min(warm, 2*time.Second) // it has nothing to warm: every request starts afresh
 		}
-		if _, err := load.Run(srv.url(), fn.workload, 1, warm); err != nil && err != errNoRequests {
+		if _, err := settled(c, o.Isolation.Workers, func() (LoadResult, error) {
+			return load.Run(srv.url(), fn.workload, 1, warm)
+		})(); err != nil && err != errNoRequests {
 			return configs, fmt.Errorf("%s warm-up: %v", c.key, err)
 		}
 		if err := srv.freeze(); err != nil {
@@ -187,6 +189,25 @@ func startIsolationPools(ctx context.Context, o Options, fn isoFunction, env []s
 		}
 	}
 	return configs, nil
+}
+
+// settled runs run and then, for the request pool, waits until its spares are all forked
+// again before the guard freezes it: a pool frozen (SIGSTOP) with a fork request outstanding
+// would see that fork pass fork_timeout once thawed, the time stopped counting, and restart
+// its template.
+func settled(cfg *config, workers int, run func() (LoadResult, error)) func() (LoadResult, error) {
+	if cfg.program != IsoRequest {
+		return run
+	}
+	return func() (LoadResult, error) {
+		r, err := run()
+		if err != nil {
+			return r, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return r, waitAllWorkers(ctx, cfg.srv, SpawnFork, workers)
+	}
 }
 
 // runForkLoop runs forkloop.py in mode for the length of one measured run, on the CPUs of
