@@ -92,11 +92,13 @@ func execTimeout(t *T) {
 	echoesOwnIDs(t, 8) // the killed worker's stale response reaches nobody (§8.6)
 }
 
-// slowPast504 sends a request that sleeps past exec_timeout (1s) and checks
-// its 504 timeout, with its own request id, at the deadline (§8.6).
+// slowPast504 sends a request whose handler ignores its cancellation and
+// sleeps past exec_timeout (1s), and checks its 504 timeout, with its own
+// request id, at the deadline (§8.6). /ignore-cancel, not /sleep: a library
+// may cancel a plain sleep at its own deadline (Python's alarm, §5.2).
 func slowPast504(t *T) {
 	id := rid("slow")
-	r := t.Get("/sleep?ms=5000", "X-Request-Id: "+id)
+	r := t.Get("/ignore-cancel?ms=5000", "X-Request-Id: "+id)
 	if eb := t.WatchdogError(r, 504, "timeout"); eb.RequestID != id {
 		t.Fatalf("%s: error body request_id %q; want %q", t.lastReq(), eb.RequestID, id)
 	}
@@ -235,7 +237,9 @@ func queuedPastDeadline(t *T) {
 	// held lane drains until its late response; /ignore-cancel keeps them
 	// draining past the queued request's deadline (well within the group's
 	// cancel_grace under lanes, 5s).
-	path := "/sleep?ms=5000"
+	// /ignore-cancel: a plain /sleep may be cancelled by the library's own
+	// deadline (Python's alarm, §5.2) and end within the grace.
+	path := "/ignore-cancel?ms=5000"
 	if l > 1 {
 		path = "/ignore-cancel?ms=4000"
 	}

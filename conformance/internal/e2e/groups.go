@@ -166,7 +166,7 @@ func Groups() []Group {
 		{
 			Name:  "timeout",
 			Flags: []string{"-workers", "2", "-exec_timeout", "1s"},
-			// §2.5, §8.6: with lanes /sleep?ms=5000, which ignores its
+			// §2.5, §8.6: with lanes /ignore-cancel?ms=5000, which ignores its
 			// cancellation, is drained when it ends, within the grace.
 			LaneFlags: func(int) []string { return []string{"-cancel_grace", "5s"} },
 			Checks: []Check{
