@@ -220,7 +220,7 @@ func (w *worker) handshake(deadline time.Time, skipBanner bool, log *logger) *in
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			return &initError{reason: "init_timeout", err: errors.New("no handshake reply before init_timeout")}
 		case err == io.EOF || err == io.ErrUnexpectedEOF || errors.Is(err, syscall.EPIPE):
-			return &initError{reason: "init_failed", err: errors.New("exited before its handshake reply")}
+			return &initError{reason: "init_failed", err: w.exitedBeforeReply()}
 		}
 		return &initError{reason: "init_failed", err: fmt.Errorf("%s: %v", what, err)}
 	}
@@ -247,9 +247,15 @@ func (w *worker) handshake(deadline time.Time, skipBanner bool, log *logger) *in
 			return ioFail("reading the handshake reply", err)
 		}
 	}
+	// A worker that exits during initialisation closes the response pipe
+	// before a byte of its reply: that is an exit (PROTOCOL.md §9.1), not a
+	// malformed reply, which http.ReadResponse would call "unexpected EOF".
+	if _, err := l.br.Peek(1); err != nil {
+		return ioFail("reading the handshake reply", err)
+	}
 	resp, err := http.ReadResponse(l.br, handshakeMethod)
 	if err != nil {
-		if e := ioFail("", err); e.reason == "init_timeout" || err == io.EOF {
+		if e := ioFail("", err); e.reason == "init_timeout" {
 			return e
 		}
 		return bad("malformed handshake reply: %v", err)
@@ -282,6 +288,15 @@ func (w *worker) handshake(deadline time.Time, skipBanner bool, log *logger) *in
 		w.inUse = lanesInUse(len(w.lanes), w.tokens && listsCapability(caps, capabilityStreams), resp.Header.Get(streamsField))
 	}
 	return nil
+}
+
+// exitedBeforeReply is why a handshake found the response pipe closed. The
+// supervisor adds the exit status, and logs the worker's stderr first (§9.1).
+func (w *worker) exitedBeforeReply() error {
+	if !w.handshaken {
+		return errors.New("exited during initialisation, before its handshake reply")
+	}
+	return errors.New("exited before its handshake reply")
 }
 
 // statusLineStart is what PROTOCOL.md §3.3 scans for in stdio mode.
