@@ -2,11 +2,14 @@
 // carries each request to one of a pool of long-lived worker processes.
 //
 //	afterburn-watchdog [flags] -- CMD ARGS...
-//	afterburn-watchdog healthcheck [flags]
+//	afterburn-watchdog [flags] healthcheck [flags]
 //
 // The second form probes the watchdog already running with the same flags and
 // environment (its /_/health path) and exits 0 when it is alive: a container
-// HEALTHCHECK for images without an HTTP client.
+// HEALTHCHECK for images without an HTTP client. healthcheck is the
+// subcommand when it is the first argument that is neither a flag nor a
+// flag's value and no "--" came before it; a worker command named healthcheck
+// goes after "--".
 //
 // Every flag is also an environment variable of the same name; a flag wins.
 // Run with --help for the list. This file parses flags and signals only;
@@ -30,11 +33,12 @@ func main() {
 }
 
 func run(args []string) int {
-	if len(args) > 0 && args[0] == "healthcheck" {
-		return healthcheck(args[1:], os.Getenv, os.Stderr)
+	if flags, ok := healthcheckArgs(args); ok {
+		return healthcheck(flags, os.Getenv, os.Stderr)
 	}
 	cfg, err := watchdog.ParseConfig(args, os.Getenv, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(os.Stderr, healthcheckUsage)
 		return 0
 	}
 	if err != nil {
