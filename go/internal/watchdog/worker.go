@@ -309,7 +309,7 @@ func (w *worker) skipBanner(log *logger) error {
 	var line []byte
 	defer func() {
 		if len(line) > 0 {
-			log.workerLine(w.id, "stdout", line)
+			log.workerLine(w.id, w.pid, "stdout", line)
 		}
 	}()
 	for {
@@ -323,10 +323,10 @@ func (w *worker) skipBanner(log *logger) error {
 		c, _ := br.ReadByte()
 		switch {
 		case c == '\n':
-			log.workerLine(w.id, "stdout", bytes.TrimSuffix(line, []byte("\r")))
+			log.workerLine(w.id, w.pid, "stdout", bytes.TrimSuffix(line, []byte("\r")))
 			line = line[:0]
 		case len(line) >= maxLogLine:
-			log.workerLine(w.id, "stdout", line)
+			log.workerLine(w.id, w.pid, "stdout", line)
 			line = append(line[:0], c)
 		default:
 			line = append(line, c)
