@@ -18,12 +18,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog"
 )
@@ -47,15 +49,31 @@ func run(args []string) int {
 	}
 	wd, err := watchdog.New(cfg)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		logError(&cfg, err)
 		return 2
 	}
 	// PROTOCOL.md §9.4: SIGTERM or SIGINT starts a graceful shutdown.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if err := wd.Run(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		logError(&cfg, err)
 		return 1
 	}
 	return 0
+}
+
+// logError writes why the watchdog could not start or serve, as a JSON line
+// when log_format is json (PROTOCOL.md §9.5): every line it writes is one then.
+// Settings that do not parse are reported as text: the format is not known.
+func logError(cfg *watchdog.Config, err error) {
+	if cfg.LogFormat != watchdog.LogJSON {
+		fmt.Fprintln(os.Stderr, err)
+		return
+	}
+	line, _ := json.Marshal(struct {
+		Time  string `json:"time"`
+		Level string `json:"level"`
+		Msg   string `json:"msg"`
+	}{time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00"), "error", err.Error()})
+	fmt.Fprintf(os.Stderr, "%s\n", line)
 }

@@ -6,6 +6,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -295,5 +296,29 @@ func TestHealthcheckFlagsFirst(t *testing.T) {
 	help, _ := watchdogCmd([]string{"--help"}).CombinedOutput()
 	if !strings.Contains(string(help), "afterburn-watchdog [flags] healthcheck [flags]") {
 		t.Errorf("--help does not show how to call healthcheck:\n%s", help)
+	}
+}
+
+// TestStartErrorJSON: with log_format=json, why the watchdog could not start
+// is a JSON line too (PROTOCOL.md §9.5), here a port already in use.
+func TestStartErrorJSON(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	_, port, _ := strings.Cut(srv.Listener.Addr().String(), ":")
+	cmd := watchdogCmd([]string{"-listen_host", "127.0.0.1", "-port", port, "-metrics_port", "0", "-log_format", "json", "--", os.Args[0], workerArg})
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("%v; want exit status 1\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var last struct{ Time, Level, Msg string }
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Level != "error" || !strings.Contains(last.Msg, "address already in use") || last.Time == "" {
+		t.Errorf("last line %q (%v); want a JSON error line naming the address in use\n%s", lines[len(lines)-1], err, out)
+	}
+	for _, line := range lines {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("line %q is not JSON", line)
+		}
 	}
 }
