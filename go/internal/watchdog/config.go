@@ -29,6 +29,7 @@ type Config struct {
 	MaxRequestBody      int64         // max_request_body: §7.2, 0 = unlimited
 	MaxHeaderBytes      int           // max_header_bytes: §7.1
 	PrefixLogs          bool          // prefix_logs: timestamp worker log lines (§9.5)
+	LogFormat           string        // log_format: LogText or LogJSON, "" = text (§9.5)
 	Stdio               bool          // stdio: protocol on the worker's stdin/stdout (§2.2)
 	Handshake           bool          // handshake: send the handshake (§3, §11.2)
 	MetricsPort         int           // metrics_port: the /metrics listener's port, 0 = ephemeral, MetricsOnPort = on port (§10.1)
@@ -111,6 +112,7 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		MaxRequestBody:  64 << 20,
 		MaxHeaderBytes:  32768,
 		PrefixLogs:      true,
+		LogFormat:       LogText,
 		Handshake:       true,
 		TrustRequestID:  true,
 		Spawn:           SpawnExec,
@@ -149,6 +151,7 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	fs.Int64Var(&cfg.MaxRequestBody, "max_request_body", cfg.MaxRequestBody, "request body limit in `bytes`, after de-chunking; 0 = unlimited")
 	fs.IntVar(&cfg.MaxHeaderBytes, "max_header_bytes", cfg.MaxHeaderBytes, "request head limit in `bytes` (request line and field lines)")
 	fs.BoolVar(&cfg.PrefixLogs, "prefix_logs", cfg.PrefixLogs, "timestamp worker log lines")
+	fs.StringVar(&cfg.LogFormat, "log_format", cfg.LogFormat, "`format` of every line the watchdog writes, worker output included: text, or json (one object per line); workers get it as AFTERBURN_LOG_FORMAT")
 	fs.BoolVar(&cfg.Stdio, "stdio", false, "use the worker's stdin and stdout as the protocol pipes")
 	fs.BoolVar(&cfg.Handshake, "handshake", cfg.Handshake, "send the readiness handshake; false only for children without a library")
 	fs.IntVar(&cfg.MetricsPort, "metrics_port", cfg.MetricsPort, "serve /metrics on this `port`; 0 picks a free one; -1 serves it on port instead, hiding the function's own /metrics")
@@ -234,6 +237,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("watchdog: bad response_buffer_memory %d", c.ResponseBufferMemory)
 	case c.BufferSpillMax < 0:
 		return fmt.Errorf("watchdog: bad buffer_spill_max %d", c.BufferSpillMax)
+	case c.LogFormat != LogText && c.LogFormat != LogJSON && c.LogFormat != "":
+		return fmt.Errorf("watchdog: bad log_format %q: want text or json", c.LogFormat)
 	case c.Spawn != SpawnExec && c.Spawn != SpawnFork && c.Spawn != "":
 		return fmt.Errorf("watchdog: bad spawn %q: want exec or fork", c.Spawn)
 	case c.Spawn == SpawnFork && c.Stdio:

@@ -76,6 +76,7 @@ func TestParseConfig(t *testing.T) {
 		{"isolation", []string{"--spawn=fork", "--isolation=request", "--isolation_grace=0.25", "app"}, nil, func(c *Config) {
 			c.Spawn, c.Isolation, c.IsolationGrace = SpawnFork, IsolationRequest, 250*time.Millisecond
 		}},
+		{"json logs", []string{"app"}, map[string]string{"log_format": "json"}, func(c *Config) { c.LogFormat = LogJSON }},
 		{"metrics on port", []string{"--metrics_port=-1", "app"}, nil, func(c *Config) { c.MetricsPort = MetricsOnPort }},
 		{"metrics on a free port", []string{"app"}, map[string]string{"metrics_port": "0"}, func(c *Config) { c.MetricsPort = 0 }},
 		{"metrics on a free port beside a free port", []string{"--port=0", "--metrics_port=0", "app"}, nil, func(c *Config) { c.Port, c.MetricsPort = 0, 0 }},
@@ -94,6 +95,7 @@ func TestParseConfig(t *testing.T) {
 				ResponseBuffering: true, ResponseBufferMemory: 1 << 20, BufferSpillMax: 1 << 30,
 				Spawn: SpawnExec, ForkTimeout: 10 * time.Second, Lanes: 1, CancelGrace: time.Second,
 				Isolation: IsolationNone, IsolationGrace: 500 * time.Millisecond,
+				LogFormat: LogText,
 			}
 			tc.want(&want)
 			if !reflect.DeepEqual(got, want) {
@@ -133,6 +135,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{[]string{"--spawn=fork", "--isolation=request", "--max_requests=10", "app"}, nil, "have no use with isolation=request"},
 		{[]string{"--spawn=fork", "--isolation=request", "--max_age=1m", "app"}, nil, "have no use with isolation=request"},
 		{[]string{"--spawn=fork", "--isolation=request", "--lanes=2", "app"}, nil, "lanes > 1 with spawn=fork"},
+		{[]string{"--log_format=JSON", "app"}, nil, `watchdog: bad log_format "JSON": want text or json`},
 	} {
 		_, err := ParseConfig(tc.args, func(k string) string { return tc.env[k] }, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -153,7 +156,7 @@ func TestHelpListsEverySetting(t *testing.T) {
 	for _, name := range []string{"port", "listen_host", "fprocess", "workers", "exec_timeout", "read_timeout",
 		"write_timeout", "max_inflight", "init_timeout", "healthcheck_interval", "shutdown_timeout",
 		"max_request_body", "max_header_bytes", "prefix_logs", "stdio", "handshake", "metrics_port",
-		"response_buffering", "response_buffer_memory", "buffer_dir", "buffer_spill_max"} {
+		"response_buffering", "response_buffer_memory", "buffer_dir", "buffer_spill_max", "log_format"} {
 		if !strings.Contains(out.String(), "  -"+name+" ") && !strings.Contains(out.String(), "  -"+name+"\n") {
 			t.Errorf("--help does not document %s:\n%s", name, out.String())
 		}

@@ -31,6 +31,7 @@ type logger struct {
 	spare   []byte     // the last batch's buffer, reused; guarded by writeMu
 	out     io.Writer
 	stamps  bool // prefix_logs: timestamp worker lines
+	json    bool // log_format=json: one JSON object per line (logs_json.go); set before the first line
 	wake    chan struct{}
 }
 
@@ -124,6 +125,14 @@ func appendPadded(b []byte, n, width int) []byte {
 
 // printf writes one line of the watchdog's own: "afterburn-watchdog: ...".
 func (l *logger) printf(format string, args ...any) {
+	if l.json {
+		msg := fmt.Appendf(nil, format, args...)
+		l.mu.Lock()
+		l.pending = appendOwnJSON(l.pending, msg)
+		l.mu.Unlock()
+		l.flush()
+		return
+	}
 	l.mu.Lock()
 	l.pending = append(l.pending, "afterburn-watchdog: "...)
 	l.pending = fmt.Appendf(l.pending, format, args...)
@@ -132,10 +141,15 @@ func (l *logger) printf(format string, args ...any) {
 	l.flush()
 }
 
-// workerLine writes one line of worker output tagged with the worker id,
-// PROTOCOL.md §9.5: "2026-11-22T10:00:00.000Z w2 stdout: text".
-func (l *logger) workerLine(id int, stream string, line []byte) {
+// workerLine writes one line of output of worker id (process pid) tagged with
+// the worker id, PROTOCOL.md §9.5: "2026-11-22T10:00:00.000Z w2 stdout: text".
+func (l *logger) workerLine(id, pid int, stream string, line []byte) {
 	l.mu.Lock()
+	if l.json {
+		l.pending = appendWorkerJSON(l.pending, id, pid, stream, line)
+		l.queue()
+		return
+	}
 	b := l.pending
 	if l.stamps {
 		b = appendStamp(b, time.Now())
@@ -167,6 +181,11 @@ type accessEntry struct {
 // §9.5).
 func (l *logger) access(e *accessEntry, d time.Duration) {
 	l.mu.Lock()
+	if l.json {
+		l.pending = appendAccessJSON(l.pending, e, d)
+		l.queue()
+		return
+	}
 	b := append(l.pending, "afterburn-watchdog: access time="...)
 	b = appendStamp(b, e.start)
 	b = append(b, " id="...)
@@ -207,8 +226,9 @@ func appendSeconds(b []byte, d time.Duration) []byte {
 }
 
 // forwardLines copies a worker's log pipe to the logger line by line until
-// EOF. PROTOCOL.md §9.5: the watchdog never interprets these bytes.
-func (l *logger) forwardLines(id int, stream string, r io.Reader) {
+// EOF. PROTOCOL.md §9.5: the watchdog never interprets these bytes, beyond
+// merging a line that is a JSON object in json mode (logs_json.go).
+func (l *logger) forwardLines(id, pid int, stream string, r io.Reader) {
 	br := bufio.NewReaderSize(r, maxLogLine)
 	for {
 		line, err := br.ReadSlice('\n')
@@ -218,12 +238,12 @@ func (l *logger) forwardLines(id int, stream string, r io.Reader) {
 			if n := len(line); n > 0 && line[n-1] == '\r' {
 				line = line[:n-1]
 			}
-			l.workerLine(id, stream, line)
+			l.workerLine(id, pid, stream, line)
 		case bufio.ErrBufferFull:
-			l.workerLine(id, stream, line) // split a line over 64 KiB
+			l.workerLine(id, pid, stream, line) // split a line over 64 KiB
 		default:
 			if len(line) > 0 {
-				l.workerLine(id, stream, line)
+				l.workerLine(id, pid, stream, line)
 			}
 			return
 		}

@@ -47,7 +47,7 @@ func TestLoggerWholeLinesInOrder(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range lines {
-				l.workerLine(w, "stdout", fmt.Appendf(nil, "line %d", i))
+				l.workerLine(w, 100+w, "stdout", fmt.Appendf(nil, "line %d", i))
 			}
 		}()
 	}
@@ -83,7 +83,7 @@ func TestLoggerBacklogPushesBack(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		for range 3 * maxLogBacklog / len(line) {
-			l.workerLine(1, "stderr", line)
+			l.workerLine(1, 100, "stderr", line)
 		}
 		close(done)
 	}()

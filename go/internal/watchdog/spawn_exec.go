@@ -128,6 +128,7 @@ func startWorker(cfg *Config, id int, log *logger, control *os.File, iso *isolat
 		"AFTERBURN_WORKER_ID="+strconv.Itoa(id),
 		"AFTERBURN_MAX_HEADER_BYTES="+strconv.Itoa(cfg.MaxHeaderBytes),
 		"AFTERBURN_MAX_BODY_BYTES="+strconv.FormatInt(cfg.MaxRequestBody, 10),
+		"AFTERBURN_LOG_FORMAT="+cfg.logFormat(),
 	)
 	if control != nil {
 		cmd.Env = append(cmd.Env, "AFTERBURN_CONTROL_FD=5")
@@ -170,18 +171,18 @@ func startWorker(cfg *Config, id int, log *logger, control *os.File, iso *isolat
 // forwardLogs logs the worker's stderr and stdout pipes (PROTOCOL.md §9.5)
 // until they end; outR is nil in stdio mode.
 func (w *worker) forwardLogs(log *logger, errR, outR *os.File) {
-	id := w.id
+	id, pid := w.id, w.pid
 	w.logsDone.Add(1)
 	go func() {
 		defer w.logsDone.Done()
-		log.forwardLines(id, "stderr", errR)
+		log.forwardLines(id, pid, "stderr", errR)
 		errR.Close()
 	}()
 	if outR != nil {
 		w.logsDone.Add(1)
 		go func() {
 			defer w.logsDone.Done()
-			log.forwardLines(id, "stdout", outR)
+			log.forwardLines(id, pid, "stdout", outR)
 			outR.Close()
 		}()
 	}

@@ -54,6 +54,7 @@ func New(cfg Config) (*Watchdog, error) {
 		out = os.Stderr
 	}
 	wd := &Watchdog{cfg: cfg, log: newLogger(out, cfg.PrefixLogs)}
+	wd.log.json = cfg.logFormat() == LogJSON
 	wd.spill.max = cfg.BufferSpillMax
 	wd.pool = newPool(&wd.cfg, wd.log)
 	wd.buffers = newRespBuffers(&wd.cfg, &wd.spill, wd.log)

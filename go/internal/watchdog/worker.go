@@ -232,7 +232,7 @@ func (w *worker) handshake(deadline time.Time, skipBanner bool, log *logger) *in
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			return &initError{reason: "init_timeout", err: errors.New("no handshake reply before init_timeout")}
 		case err == io.EOF || err == io.ErrUnexpectedEOF || errors.Is(err, syscall.EPIPE):
-			return &initError{reason: "init_failed", err: errors.New("exited before its handshake reply")}
+			return &initError{reason: "init_failed", err: w.exitedBeforeReply()}
 		}
 		return &initError{reason: "init_failed", err: fmt.Errorf("%s: %v", what, err)}
 	}
@@ -259,9 +259,15 @@ func (w *worker) handshake(deadline time.Time, skipBanner bool, log *logger) *in
 			return ioFail("reading the handshake reply", err)
 		}
 	}
+	// A worker that exits during initialisation closes the response pipe
+	// before a byte of its reply: that is an exit (PROTOCOL.md §9.1), not a
+	// malformed reply, which http.ReadResponse would call "unexpected EOF".
+	if _, err := l.br.Peek(1); err != nil {
+		return ioFail("reading the handshake reply", err)
+	}
 	resp, err := http.ReadResponse(l.br, handshakeMethod)
 	if err != nil {
-		if e := ioFail("", err); e.reason == "init_timeout" || err == io.EOF {
+		if e := ioFail("", err); e.reason == "init_timeout" {
 			return e
 		}
 		return bad("malformed handshake reply: %v", err)
@@ -296,6 +302,15 @@ func (w *worker) handshake(deadline time.Time, skipBanner bool, log *logger) *in
 	return nil
 }
 
+// exitedBeforeReply is why a handshake found the response pipe closed. The
+// supervisor adds the exit status, and logs the worker's stderr first (§9.1).
+func (w *worker) exitedBeforeReply() error {
+	if !w.handshaken {
+		return errors.New("exited during initialisation, before its handshake reply")
+	}
+	return errors.New("exited before its handshake reply")
+}
+
 // statusLineStart is what PROTOCOL.md §3.3 scans for in stdio mode.
 var statusLineStart = []byte("HTTP/1.1 ")
 
@@ -306,7 +321,7 @@ func (w *worker) skipBanner(log *logger) error {
 	var line []byte
 	defer func() {
 		if len(line) > 0 {
-			log.workerLine(w.id, "stdout", line)
+			log.workerLine(w.id, w.pid, "stdout", line)
 		}
 	}()
 	for {
@@ -320,10 +335,10 @@ func (w *worker) skipBanner(log *logger) error {
 		c, _ := br.ReadByte()
 		switch {
 		case c == '\n':
-			log.workerLine(w.id, "stdout", bytes.TrimSuffix(line, []byte("\r")))
+			log.workerLine(w.id, w.pid, "stdout", bytes.TrimSuffix(line, []byte("\r")))
 			line = line[:0]
 		case len(line) >= maxLogLine:
-			log.workerLine(w.id, "stdout", line)
+			log.workerLine(w.id, w.pid, "stdout", line)
 			line = append(line[:0], c)
 		default:
 			line = append(line, c)

@@ -1,0 +1,225 @@
+package watchdog
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// log_format=json (PROTOCOL.md §9.5, §10.2): every line the watchdog writes
+// is one JSON object on one line, with "time" (RFC 3339, UTC, milliseconds),
+// "level" and "msg", and the fields of its kind:
+//
+//	{"time":"…","level":"info","msg":"listening on 127.0.0.1:8080"}
+//	{"time":"…","level":"info","msg":"access","request_id":"…","method":"GET","path":"/","status":200,"bytes":2,"duration_ms":0.412,"worker":1}
+//	{"time":"…","level":"info","msg":"text","worker":1,"pid":4242,"stream":"stderr"}
+//
+// A worker line that is itself a JSON object (a library's request logger in
+// json mode, AFTERBURN_LOG_FORMAT §2.3) is merged: its keys are kept and
+// time, level, worker, pid and stream added where it has none. Anything else
+// a worker writes, invalid UTF-8 and the pieces of a split line included,
+// becomes the "msg" string, so every line is valid JSON whatever the worker
+// wrote.
+
+// Log formats, the values of log_format.
+const (
+	LogText = "text"
+	LogJSON = "json"
+)
+
+// logFormat is log_format, text when unset (a Config built by hand).
+func (c *Config) logFormat() string {
+	if c.LogFormat == "" {
+		return LogText
+	}
+	return c.LogFormat
+}
+
+// appendJSONHead appends `{"time":"<t>","level":"info","msg":` and leaves the
+// msg value to the caller.
+func appendJSONHead(b []byte, t time.Time) []byte {
+	b = append(b, `{"time":"`...)
+	b = appendStamp(b, t)
+	return append(b, `","level":"info","msg":`...)
+}
+
+// appendOwnJSON is printf's line in json mode.
+func appendOwnJSON(b []byte, msg []byte) []byte {
+	b = appendJSONHead(b, time.Now())
+	b = appendJSONString(b, msg)
+	return append(b, "}\n"...)
+}
+
+// appendWorkerJSON is workerLine's line in json mode.
+func appendWorkerJSON(b []byte, id, pid int, stream string, line []byte) []byte {
+	now := time.Now()
+	if obj := bytes.TrimSpace(line); len(obj) > 0 && obj[0] == '{' && utf8.Valid(obj) && json.Valid(obj) {
+		return appendMerged(b, now, id, pid, stream, obj)
+	}
+	b = appendJSONHead(b, now)
+	b = appendJSONString(b, line)
+	return appendWorkerFields(b, id, pid, stream, nil)
+}
+
+// appendWorkerFields appends ,"worker":…,"pid":…,"stream":… (each unless has
+// names it) and the closing brace.
+func appendWorkerFields(b []byte, id, pid int, stream string, has map[string]bool) []byte {
+	if !has["worker"] {
+		b = append(b, `,"worker":`...)
+		b = strconv.AppendInt(b, int64(id), 10)
+	}
+	if !has["pid"] {
+		b = append(b, `,"pid":`...)
+		b = strconv.AppendInt(b, int64(pid), 10)
+	}
+	if !has["stream"] {
+		b = append(b, `,"stream":`...)
+		b = appendJSONString(b, []byte(stream))
+	}
+	return append(b, "}\n"...)
+}
+
+// appendMerged appends the worker's JSON object obj with the watchdog's
+// fields it lacks: time and level first, its own keys in its order, then
+// worker, pid and stream.
+func appendMerged(b []byte, now time.Time, id, pid int, stream string, obj []byte) []byte {
+	has := objectKeys(obj)
+	b = append(b, '{')
+	sep := false // a field was written: the next needs a comma
+	if !has["time"] {
+		b = append(b, `"time":"`...)
+		b = appendStamp(b, now)
+		b = append(b, '"')
+		sep = true
+	}
+	if !has["level"] {
+		if sep {
+			b = append(b, ',')
+		}
+		b = append(b, `"level":"info"`...)
+		sep = true
+	}
+	inner := bytes.TrimSpace(obj[1 : len(obj)-1]) // obj is a valid object: {…}
+	if len(inner) > 0 {
+		if sep {
+			b = append(b, ',')
+		}
+		b = append(b, inner...)
+		sep = true
+	}
+	return appendWorkerFields(b, id, pid, stream, has)
+}
+
+// objectKeys returns the top-level keys of the valid JSON object obj.
+func objectKeys(obj []byte) map[string]bool {
+	keys := map[string]bool{}
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	dec.Token() // {
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		if k, ok := tok.(string); ok {
+			keys[k] = true
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			break
+		}
+	}
+	return keys
+}
+
+// appendAccessJSON is the access-log line of §9.5 in json mode.
+func appendAccessJSON(b []byte, e *accessEntry, d time.Duration) []byte {
+	b = appendJSONHead(b, e.start)
+	b = append(b, `"access","request_id":`...)
+	b = appendJSONString(b, []byte(e.requestID))
+	b = append(b, `,"method":`...)
+	b = appendJSONString(b, []byte(e.method))
+	b = append(b, `,"path":`...)
+	b = appendJSONString(b, []byte(e.path))
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(e.status), 10)
+	b = append(b, `,"bytes":`...)
+	b = strconv.AppendInt(b, e.bytes, 10)
+	b = append(b, `,"duration_ms":`...)
+	b = appendMillis(b, d)
+	b = append(b, `,"worker":`...)
+	if e.worker > 0 {
+		b = strconv.AppendInt(b, int64(e.worker), 10)
+	} else {
+		b = append(b, "null"...)
+	}
+	return append(b, "}\n"...)
+}
+
+// appendMillis appends d in milliseconds with three decimals (microseconds).
+func appendMillis(b []byte, d time.Duration) []byte {
+	us := (d + 500*time.Nanosecond) / time.Microsecond
+	if us < 0 {
+		b = append(b, '-')
+		us = -us
+	}
+	b = strconv.AppendInt(b, int64(us/1000), 10)
+	b = append(b, '.')
+	return appendPadded(b, int(us%1000), 3)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string. Bytes that are not UTF-8
+// become U+FFFD, as encoding/json does, so the line stays valid JSON (RFC
+// 8259 §8.1) whatever a worker wrote; control characters are escaped, and
+// U+2028 and U+2029 too, for JavaScript readers.
+func appendJSONString(b, s []byte) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, `\u202`...)
+			b = append(b, hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

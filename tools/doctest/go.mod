@@ -1,0 +1,3 @@
+module github.com/afterburn-dev/afterburn/tools/doctest
+
+go 1.26.0
