@@ -8,7 +8,7 @@
 #   make conformance-modes  the whole suite in each wave-2 mode (fork and isolation=request: Python; lanes: Go, Node, Java, Python); CI runs it after make test
 #   make soak         a long mixed load with faults per language (N=... requests; default 1e6 for Go, 1e5 others)
 #   make fuzz         the Go fuzz targets for FUZZTIME each (default 5m); make test runs 5 s of each
-#   make bench        every language against its baselines, lanes against workers, and Python's fork mode against exec (QUICK=1: a short version)
+#   make bench        every language against its baselines, lanes against workers, Python's fork mode against exec and its isolation=request (QUICK=1: a short version)
 #   make bench-counts instructions, system calls and context switches per request (valgrind; a few minutes)
 #   make fmt lint     formatting and static checks
 #   make dist         release artifacts into dist/ (wheel, sdist, npm tarball, jars, static watchdogs, SHA256SUMS)
@@ -201,7 +201,8 @@ BENCH_GO_BINS := bench/bin/afterburn-bench bench/bin/limit-child bench/bin/fork-
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # SCENARIOS=fork runs only Python's fork mode against exec mode (bench/README.md, "Fork mode");
-# SCENARIOS=lanes only 1 worker × 32 lanes against 32 workers × 1 lane (bench/README.md, "Lanes").
+# SCENARIOS=lanes only 1 worker × 32 lanes against 32 workers × 1 lane (bench/README.md, "Lanes");
+# SCENARIOS=isolation only Python's isolation=request against a warm pool and fork+exec (bench/README.md, "Isolation").
 bench: bench-build
 	bench/bin/afterburn-bench $(if $(QUICK),-quick) $(if $(LANGS),-langs $(LANGS)) $(if $(SCENARIOS),-scenarios $(SCENARIOS))
 

@@ -100,7 +100,9 @@ func (p *pool) start() {
 			p.fail(err)
 			return
 		}
+		p.mu.Lock() // snapshot reads it
 		p.iso = iso
+		p.mu.Unlock()
 	}
 	sp := newSpawner(p)
 	p.mu.Lock() // snapshot reads it
