@@ -101,14 +101,14 @@ func measureIsolation(ctx context.Context, o Options, load Load, guard *quietGua
 			}
 			for _, c := range o.Conns {
 				for _, cfg := range configs {
-					d := o.Duration
+					d, ld := o.Duration, load
 					if cfg.program == IsoForkExec && fn.workload == Model {
 						// Eight model loads at once on one CPU take about 10 s each: a run
-						// as short as the others' would see none of them end.
-						d = max(d, forkExecModelRun)
+						// as short as the others', or wrk's usual timeout, would see none end.
+						d, ld.Timeout = max(d, forkExecModelRun), forkExecModelRun
 					}
 					r, err := guard.measure(cfg.srv, cfg.key, fn.workload, conc(c), rep, settled(cfg, iso.Workers, func() (LoadResult, error) {
-						return cfg.srv.measure(load, fn.workload, c, d)
+						return cfg.srv.measure(ld, fn.workload, c, d)
 					}))
 					if err != nil {
 						return nil, fmt.Errorf("%s: %v", cfg.key, err)

@@ -34,8 +34,9 @@ var errNoRequests = errors.New("wrk completed no request")
 
 // Load drives a URL with wrk, pinned to the load generator's CPU.
 type Load struct {
-	CPU        string // taskset list for wrk, "" for no pinning
-	ScriptPath string // wrk Lua script that makes the request a 1 KiB POST
+	CPU        string        // taskset list for wrk, "" for no pinning
+	ScriptPath string        // wrk Lua script that makes the request a 1 KiB POST
+	Timeout    time.Duration // wrk's per-request timeout; 0 for 10 s
 }
 
 var (
@@ -49,7 +50,12 @@ var (
 
 // Run runs wrk with one thread and conns connections for d.
 func (l Load) Run(url string, workload Workload, conns int, d time.Duration) (LoadResult, error) {
-	args := []string{"wrk", "-t1", fmt.Sprintf("-c%d", conns), fmt.Sprintf("-d%ds", int(d.Seconds())), "--latency", "--timeout", "10s"}
+	timeout := l.Timeout
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	args := []string{"wrk", "-t1", fmt.Sprintf("-c%d", conns), fmt.Sprintf("-d%ds", int(d.Seconds())), "--latency",
+		"--timeout", fmt.Sprintf("%ds", int(timeout.Seconds()))}
 	if workload == Echo1K {
 		args = append(args, "-s", l.ScriptPath)
 	}
