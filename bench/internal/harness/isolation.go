@@ -43,6 +43,7 @@ type IsolationFunction struct {
 	// The floors, one run per repetition, rounds per second.
 	BareFloor    []ForkLoop `json:"bare_fork_loop"`
 	RequestFloor []ForkLoop `json:"request_fork_loop"`
+	DoubleFloor  []ForkLoop `json:"double_fork_loop"`
 }
 
 // ForkLoop is one run of forkloop.py.
@@ -86,15 +87,18 @@ func measureIsolation(ctx context.Context, o Options, load Load, guard *quietGua
 			return nil, err
 		}
 		for rep := 1; rep <= o.Reps; rep++ {
-			for _, mode := range []string{"bare", "request"} {
+			for _, mode := range []string{"bare", "request", "double"} {
 				fl, err := runForkLoop(o, fn, mode, env)
 				if err != nil {
 					return nil, err
 				}
-				if mode == "bare" {
+				switch mode {
+				case "bare":
 					f.BareFloor = append(f.BareFloor, fl)
-				} else {
+				case "request":
 					f.RequestFloor = append(f.RequestFloor, fl)
+				default:
+					f.DoubleFloor = append(f.DoubleFloor, fl)
 				}
 				fmt.Fprintf(o.Log, "rep %d/%d %-5s %s fork loop: %8.0f rounds/s (cpu %.2f s of %.2f s)\n",
 					rep, o.Reps, fn.name, mode, fl.RoundsPerS, fl.CPUs, fl.Seconds)
@@ -259,10 +263,14 @@ func (f *IsolationFunction) floorRates() (bare, request []float64) {
 	return bare, request
 }
 
-// Floors are the spreads of a function's bare and request fork-loop rates.
-func (f *IsolationFunction) Floors() (bare, request Spread) {
+// Floors are the spreads of a function's bare, request and double fork-loop rates.
+func (f *IsolationFunction) Floors() (bare, request, double Spread) {
 	b, r := f.floorRates()
-	return spreadOf(b), spreadOf(r)
+	var d []float64
+	for _, fl := range f.DoubleFloor {
+		d = append(d, fl.RoundsPerS)
+	}
+	return spreadOf(b), spreadOf(r), spreadOf(d)
 }
 
 // isolationTargets checks the scenario against issue 21's goals, per repetition.

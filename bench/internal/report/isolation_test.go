@@ -21,7 +21,7 @@ func TestMarkdownReportsIsolation(t *testing.T) {
 	var b bytes.Buffer
 	isolation(&b, iso)
 	out := b.String()
-	for _, want := range []string{"isolation=request", "| hello | 8 | 1400 (1400–1400) |", "420", "1800 / 4000", "request req/s ÷ bare fork loop"} {
+	for _, want := range []string{"isolation=request", "| hello | 8 | 1400 (1400–1400) | — | — |", "420", "1800 / 4000", "request req/s ÷ bare fork loop"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
