@@ -120,6 +120,9 @@ func requestLabel(id *string) string {
 func (p *pool) endServedLocked(l *lane) {
 	w := l.w
 	l.state = laneClosed
+	if w.state == wsRetired {
+		return // already handed to its supervisor (retireLocked)
+	}
 	if w.state == wsIdle {
 		p.removeIdleLocked(w)
 	}
