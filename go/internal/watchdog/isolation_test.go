@@ -87,6 +87,7 @@ func TestIsolationOneRequestPerWorker(t *testing.T) {
 	for _, d := range dirs {
 		waitGone(t, d, pathExists(d))
 	}
+	h.waitState("two forked spares again", forkReady(2))
 	if n := counter(t, h.wd.m.workerStarts, "fork"); n < 8 {
 		t.Fatalf("afterburn_worker_starts_total{kind=fork} = %v; want at least 8: two spares and one per request", n)
 	}

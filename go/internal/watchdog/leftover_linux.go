@@ -17,10 +17,10 @@ type leftProc struct {
 // leftBehind lists the live children of the watchdog that belong to no
 // worker: those in the process group of dead (the worker that just exited,
 // whose children were re-parented to the watchdog, the child subreaper),
-// and those that left their group: a session leader (a daemon after
-// setsid), or, while no fork is under way, any other group leader. A
-// forked worker not registered yet is a group leader in the watchdog's
-// session, which is why the last kind waits for no fork to be outstanding.
+// and session leaders (a daemon after setsid). A process that only made a
+// group of its own is not counted: so does a forked worker whose pid the
+// watchdog has not registered yet (or never will, its fork abandoned at
+// shutdown), and it must not be taken for what a request left.
 func leftBehind(dead int) []leftProc {
 	var left []leftProc
 	seen := map[int]bool{}
@@ -72,12 +72,12 @@ func leftover(pid, dead int) (leftProc, bool) {
 		return leftProc{}, false // gone, or dead and waiting for the orphan reaper
 	}
 	procs.mu.Lock()
-	known, forking := procs.pids[pid], procs.forking > 0
+	known := procs.pids[pid]
 	procs.mu.Unlock()
 	if known {
 		return leftProc{}, false
 	}
-	if st.pgrp == dead || st.session == pid || (st.pgrp == pid && !forking) {
+	if st.pgrp == dead || st.session == pid {
 		return leftProc{pid: pid, pgrp: st.pgrp, comm: st.comm}, true
 	}
 	return leftProc{}, false
