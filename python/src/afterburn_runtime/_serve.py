@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import time
 from contextvars import ContextVar
 from functools import partial
@@ -170,19 +169,12 @@ def run(respond: Responder, startup: Callable[[], None] | None = None,
         # §2.7: a worker forked for one request exits at the EOF after it at once. All it
         # holds dies with it; the interpreter's finalisation would only spend time writing
         # to pages it shares with the template. So atexit handlers do not run here.
-        _flush_standard_streams()
+        from ._template import _flush  # imported already: this process is a fork of a template
+
+        _flush()
         os._exit(status)
     if status:
         raise SystemExit(status)
-
-
-def _flush_standard_streams() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None:
-                stream.flush()
-        except (OSError, ValueError):
-            pass
 
 
 def _control_fd(in_fd: int, out_fd: int) -> int | None:
