@@ -252,25 +252,18 @@ const (
 	isoPacedGoalMs  = 1.0  // paced p50 within the warm pool's + 1 ms
 )
 
-// floorRates are a function's bare and request fork-loop rates, per repetition.
-func (f *IsolationFunction) floorRates() (bare, request []float64) {
-	for _, fl := range f.BareFloor {
-		bare = append(bare, fl.RoundsPerS)
+// rates are the rounds per second of fork-loop runs.
+func rates(loops []ForkLoop) []float64 {
+	var out []float64
+	for _, fl := range loops {
+		out = append(out, fl.RoundsPerS)
 	}
-	for _, fl := range f.RequestFloor {
-		request = append(request, fl.RoundsPerS)
-	}
-	return bare, request
+	return out
 }
 
 // Floors are the spreads of a function's bare, request and double fork-loop rates.
 func (f *IsolationFunction) Floors() (bare, request, double Spread) {
-	b, r := f.floorRates()
-	var d []float64
-	for _, fl := range f.DoubleFloor {
-		d = append(d, fl.RoundsPerS)
-	}
-	return spreadOf(b), spreadOf(r), spreadOf(d)
+	return spreadOf(rates(f.BareFloor)), spreadOf(rates(f.RequestFloor)), spreadOf(rates(f.DoubleFloor))
 }
 
 // isolationTargets checks the scenario against issue 21's goals, per repetition.
@@ -278,7 +271,7 @@ func isolationTargets(iso *Isolation) []Target {
 	var out []Target
 	for _, f := range iso.Functions {
 		req := f.Figures[IsoRequest]
-		bare, _ := f.floorRates()
+		bare := rates(f.BareFloor)
 		for _, c := range []string{"c1", "c8"} {
 			if fig := req[c]; fig != nil && len(fig.Runs) == len(bare) {
 				var rs []float64
