@@ -97,14 +97,21 @@ func execTimeout(t *T) {
 // request id, at the deadline (§8.6). /ignore-cancel, not /sleep: a library
 // may cancel a plain sleep at its own deadline (Python's alarm, §5.2).
 func slowPast504(t *T) {
-	id := rid("slow")
-	r := t.Get("/ignore-cancel?ms=5000", "X-Request-Id: "+id)
+	t.timeoutWithin("/ignore-cancel?ms=5000", rid("slow"), 900*time.Millisecond, 3*time.Second, "at exec_timeout (1s)")
+}
+
+// timeoutWithin sends GET path with request id id and requires its 504
+// timeout, carrying that id, between lo and hi after it was sent (§8.6):
+// when, says want.
+func (t *T) timeoutWithin(path, id string, lo, hi time.Duration, want string) *Resp {
+	r := t.Get(path, "X-Request-Id: "+id)
 	if eb := t.WatchdogError(r, 504, "timeout"); eb.RequestID != id {
 		t.Fatalf("%s: error body request_id %q; want %q", t.lastReq(), eb.RequestID, id)
 	}
-	if r.Elapsed < 900*time.Millisecond || r.Elapsed > 3*time.Second {
-		t.Fatalf("%s: the 504 came after %v; want it at exec_timeout (1s)", t.lastReq(), r.Elapsed)
+	if r.Elapsed < lo || r.Elapsed > hi {
+		t.Fatalf("%s: the 504 came after %v; want it %s", t.lastReq(), r.Elapsed, want)
 	}
+	return r
 }
 
 // execTimeoutLanes is exec-timeout for workers served on several lanes.
