@@ -69,9 +69,14 @@ type Report struct {
 	FDsStart    int
 	FDsEnd      int
 	FDsEndList  []string // descriptors opened or closed since warm-up, when their count changed
-	Restarts    float64
-	Elapsed     time.Duration
-	RSSSlackMiB float64 // from Config: growth always allowed on top of 10 %
+	// GoroutinesStart and GoroutinesEnd are the watchdog's go_goroutines, idle, after warm-up
+	// and at the end: unlike RSS they do not move with the Go heap's growth and collection, so a
+	// short run catches a goroutine left behind per request or per worker replaced.
+	GoroutinesStart float64
+	GoroutinesEnd   float64
+	Restarts        float64
+	Elapsed         time.Duration
+	RSSSlackMiB     float64 // from Config: growth always allowed on top of 10 %
 	// MeasuredRate is requests per second after warm-up, slow clients running.
 	MeasuredRate float64
 	// SlowClients and SlowClientRestarts: workers replaced while slow
@@ -86,10 +91,14 @@ const maxTimedOutShare = 0.005
 // maxRSSGrowth is how much the watchdog's resident set may grow after warm-up (issue 8).
 const maxRSSGrowth = 1.10
 
+// maxGoroutineGrowth is how many more goroutines the idle watchdog may have at the end than after
+// warm-up: a connection's goroutine may still be ending when the count is taken.
+const maxGoroutineGrowth = 2
+
 // Line is the closing line of issue 8.
 func (r *Report) Line() string {
-	return fmt.Sprintf("soak: %d requests, %d misdelivered, rss %.1f->%.1f MiB, fds %d->%d, restarts %.0f",
-		r.Requests, r.Misdelivered, r.RSSStartMiB, r.RSSEndMiB, r.FDsStart, r.FDsEnd, r.Restarts)
+	return fmt.Sprintf("soak: %d requests, %d misdelivered, rss %.1f->%.1f MiB, fds %d->%d, goroutines %.0f->%.0f, restarts %.0f",
+		r.Requests, r.Misdelivered, r.RSSStartMiB, r.RSSEndMiB, r.FDsStart, r.FDsEnd, r.GoroutinesStart, r.GoroutinesEnd, r.Restarts)
 }
 
 // Err says why the soak failed, or nil.
@@ -108,8 +117,12 @@ func (r *Report) Err() error {
 		why = append(why, fmt.Sprintf("%d requests lost to worker exits and late writers, more than the %d exits after a response and %d late writes",
 			r.Collateral, r.ExitsAfterResp, r.LateWrites))
 	}
-	if r.RSSEndMiB > max(r.RSSStartMiB*maxRSSGrowth, r.RSSStartMiB+r.RSSSlackMiB) {
-		why = append(why, fmt.Sprintf("watchdog RSS grew %.1f -> %.1f MiB (more than %.0f%%)", r.RSSStartMiB, r.RSSEndMiB, (maxRSSGrowth-1)*100))
+	if r.RSSEndMiB > r.RSSStartMiB*maxRSSGrowth+r.RSSSlackMiB {
+		why = append(why, fmt.Sprintf("watchdog RSS grew %.1f -> %.1f MiB (more than %.0f%% and %.1f MiB)",
+			r.RSSStartMiB, r.RSSEndMiB, (maxRSSGrowth-1)*100, r.RSSSlackMiB))
+	}
+	if r.GoroutinesEnd > r.GoroutinesStart+maxGoroutineGrowth {
+		why = append(why, fmt.Sprintf("watchdog goroutines grew %.0f -> %.0f, idle", r.GoroutinesStart, r.GoroutinesEnd))
 	}
 	if r.SlowClientRestarts > 0 {
 		why = append(why, fmt.Sprintf("%.0f workers replaced while %d slow clients ran with no fault by design", r.SlowClientRestarts, r.SlowClients))
@@ -154,7 +167,10 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	if s.rep.FDsStart, s.rep.RSSStartMiB, err = s.quiesce(ctx, transport, -1); err != nil {
 		return nil, err
 	}
-	s.logf("warm-up done: %d requests; watchdog rss %.1f MiB, %d fds", warm, s.rep.RSSStartMiB, s.rep.FDsStart)
+	if s.rep.GoroutinesStart, err = s.idleGoroutines(-1); err != nil {
+		return nil, err
+	}
+	s.logf("warm-up done: %d requests; watchdog rss %.1f MiB, %d fds, %.0f goroutines", warm, s.rep.RSSStartMiB, s.rep.FDsStart, s.rep.GoroutinesStart)
 	startFDs := fdTargets(wd.Pid())
 	restartsBefore, err := restartCount(wd)
 	if err != nil {
@@ -170,6 +186,9 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	s.rep.MeasuredRate = float64(c.Requests-warm) / time.Since(measured).Seconds()
 	stopSlow()
 	if s.rep.FDsEnd, s.rep.RSSEndMiB, err = s.quiesce(ctx, transport, s.rep.FDsStart); err != nil {
+		return nil, err
+	}
+	if s.rep.GoroutinesEnd, err = s.idleGoroutines(s.rep.GoroutinesStart); err != nil {
 		return nil, err
 	}
 	if s.rep.FDsEnd != s.rep.FDsStart {
@@ -379,6 +398,30 @@ func (s *soaker) quiesce(ctx context.Context, t *http.Transport, want int) (int,
 	}
 	rss, err := residentMiB(pid)
 	return last, rss, err
+}
+
+// idleGoroutines reads the idle watchdog's go_goroutines until it is at most want (want < 0:
+// until it holds for five scrapes), for at most two seconds: goroutines of connections just
+// closed may still be ending.
+func (s *soaker) idleGoroutines(want float64) (float64, error) {
+	deadline := time.Now().Add(2 * time.Second)
+	last, same := -1.0, 0
+	for {
+		m, err := metrics(s.wd)
+		if err != nil {
+			return 0, err
+		}
+		n := m.Sum("go_goroutines")
+		if n == last {
+			same++
+		} else {
+			last, same = n, 0
+		}
+		if (want >= 0 && n <= want) || same >= 5 || time.Now().After(deadline) {
+			return n, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func openFDs(pid int) (int, error) {

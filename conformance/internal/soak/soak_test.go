@@ -68,13 +68,17 @@ func TestReportErr(t *testing.T) {
 	if err := ok.Err(); err != nil {
 		t.Errorf("flat run: %v", err)
 	}
-	if err := (&Report{RSSStartMiB: 10, RSSEndMiB: 11.9, RSSSlackMiB: 2}).Err(); err != nil {
-		t.Errorf("growth within the slack: %v", err)
+	if err := (&Report{RSSStartMiB: 10, RSSEndMiB: 12.9, RSSSlackMiB: 2}).Err(); err != nil {
+		t.Errorf("growth within 10%% and the slack: %v", err)
+	}
+	if err := (&Report{RSSStartMiB: 10, RSSEndMiB: 10, GoroutinesStart: 40, GoroutinesEnd: 42}).Err(); err != nil {
+		t.Errorf("a connection's goroutine still ending: %v", err)
 	}
 	for name, r := range map[string]Report{
 		"misdelivered": {Misdelivered: 1, RSSStartMiB: 10, RSSEndMiB: 10},
 		"rss grew":     {RSSStartMiB: 10, RSSEndMiB: 11.5},
-		"past slack":   {RSSStartMiB: 10, RSSEndMiB: 12.1, RSSSlackMiB: 2},
+		"past slack":   {RSSStartMiB: 10, RSSEndMiB: 13.1, RSSSlackMiB: 2},
+		"goroutines":   {RSSStartMiB: 10, RSSEndMiB: 10, GoroutinesStart: 40, GoroutinesEnd: 43},
 		"fd leak":      {RSSStartMiB: 10, RSSEndMiB: 10, FDsStart: 30, FDsEnd: 31},
 		"collateral":   {RSSStartMiB: 10, RSSEndMiB: 10, Collateral: 3, ExitsAfterResp: 2},
 		"unexpected":   {RSSStartMiB: 10, RSSEndMiB: 10, Unexpected: 1},
@@ -85,7 +89,7 @@ func TestReportErr(t *testing.T) {
 		}
 	}
 	line := (&Report{Requests: 5, Misdelivered: 0, RSSStartMiB: 1, RSSEndMiB: 2, FDsStart: 3, FDsEnd: 4, Restarts: 6}).Line()
-	if want := "soak: 5 requests, 0 misdelivered, rss 1.0->2.0 MiB, fds 3->4, restarts 6"; line != want {
+	if want := "soak: 5 requests, 0 misdelivered, rss 1.0->2.0 MiB, fds 3->4, goroutines 0->0, restarts 6"; line != want {
 		t.Errorf("Line() = %q; want %q", line, want)
 	}
 }
