@@ -300,26 +300,26 @@ func (x *exchange) run() (neverRead bool) {
 
 	switch {
 	case cut:
-		x.wd.log.printf("w%d: request %s cut short at the end of shutdown_timeout", w.id, x.id)
+		x.wd.log.warnf("w%d: request %s cut short at the end of shutdown_timeout", w.id, x.id)
 		fail = &failure{fail.reason, errUnavailable}
 	case fail == failExchange:
 		x.wd.m.protocolErrors.WithLabelValues("exchange").Inc()
 		if neverRead {
-			x.wd.log.printf("w%d answered with a response that is not request %s's (PROTOCOL.md §4.6) before reading it: sending it to another worker", w.id, x.id)
+			x.wd.log.warnf("w%d answered with a response that is not request %s's (PROTOCOL.md §4.6) before reading it: sending it to another worker", w.id, x.id)
 		} else {
-			x.wd.log.printf("w%d answered request %s with a response that is not its own (PROTOCOL.md §4.6): replacing the worker", w.id, x.id)
+			x.wd.log.warnf("w%d answered request %s with a response that is not its own (PROTOCOL.md §4.6): replacing the worker", w.id, x.id)
 		}
 	case fail.reason == "bad_response":
 		x.wd.m.protocolErrors.WithLabelValues("bad_response").Inc()
-		x.wd.log.printf("w%d sent a malformed response to request %s", w.id, x.id)
+		x.wd.log.warnf("w%d sent a malformed response to request %s", w.id, x.id)
 	case fail.reason == "crashed":
 		if neverRead {
-			x.wd.log.printf("w%d exited before reading request %s: sending it to another worker", w.id, x.id)
+			x.wd.log.warnf("w%d exited before reading request %s: sending it to another worker", w.id, x.id)
 		} else {
-			x.wd.log.printf("w%d exited or closed a pipe during request %s", w.id, x.id)
+			x.wd.log.warnf("w%d exited or closed a pipe during request %s", w.id, x.id)
 		}
 	case fail.reason == "request_aborted":
-		x.wd.log.printf("w%d: the body of request %s could not be completed: replacing the worker", w.id, x.id)
+		x.wd.log.warnf("w%d: the body of request %s could not be completed: replacing the worker", w.id, x.id)
 	}
 	x.wd.pool.release(l, fail.reason)
 	if neverRead {

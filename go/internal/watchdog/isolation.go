@@ -75,14 +75,14 @@ func (iso *isolation) removeTempDir(dir string) {
 		return // empty, as most are: one system call
 	}
 	if err := os.RemoveAll(dir); err != nil {
-		iso.log.printf("could not remove a worker's temporary directory: %v", err)
+		iso.log.errorf("could not remove a worker's temporary directory: %v", err)
 	}
 }
 
 // close removes the root at shutdown, with whatever a killed worker left.
 func (iso *isolation) close() {
 	if err := os.RemoveAll(iso.root); err != nil {
-		iso.log.printf("could not remove %s: %v", iso.root, err)
+		iso.log.errorf("could not remove %s: %v", iso.root, err)
 	}
 }
 
@@ -102,7 +102,7 @@ func (iso *isolation) exited(w *worker) {
 		killGroupOf(lp)
 	}
 	iso.m.isolationLeftovers.Add(float64(len(left)))
-	iso.log.printf("w%d pid %d%s left %d process(es) behind: %s; killed (§2.7)",
+	iso.log.warnf("w%d pid %d%s left %d process(es) behind: %s; killed (§2.7)",
 		w.id, w.pid, requestLabel(w.lastRequest.Load()), len(left), strings.Join(names, ", "))
 }
 
@@ -144,7 +144,7 @@ func (p *pool) finishServed(w *worker) {
 	case <-w.exited:
 	case <-t.C:
 		p.m.isolationKills.Inc()
-		p.log.printf("w%d pid %d%s did not exit within isolation_grace %v after its exchange: killing its process group",
+		p.log.warnf("w%d pid %d%s did not exit within isolation_grace %v after its exchange: killing its process group",
 			w.id, w.pid, requestLabel(w.lastRequest.Load()), p.cfg.IsolationGrace)
 		w.kill()
 		<-w.exited

@@ -25,7 +25,7 @@ func (x *exchange) cancelExchange(requestWritten bool) bool {
 	w, l, p := x.w, x.l, x.wd.pool
 	if x.token.set() && w.inUse > 1 {
 		if err := w.cancel(x.token); err != nil {
-			p.log.printf("w%d: cannot write the cancellation of request %s: %v", w.id, x.id, err)
+			p.log.warnf("w%d: cannot write the cancellation of request %s: %v", w.id, x.id, err)
 		} else {
 			p.m.laneCancels.Inc()
 		}
@@ -35,14 +35,14 @@ func (x *exchange) cancelExchange(requestWritten bool) bool {
 	// tokens (§4.6) a late response could not be told from a stale one.
 	switch {
 	case requestWritten && !x.respBegun && x.token.set():
-		p.log.printf("w%d passed the deadline of request %s%s: cancelled; its late response will be dropped", w.id, x.id, l.label())
+		p.log.warnf("w%d passed the deadline of request %s%s: cancelled; its late response will be dropped", w.id, x.id, l.label())
 		p.startDrain(l)
 		go p.drain(l, x.token, x.r.Method, x.id)
 	case !x.token.set():
-		p.log.printf("w%d passed the deadline of request %s%s: its library does not list exchange (PROTOCOL.md §4.6), so a late response could not be told from a stale one; stopped after cancel_grace %v", w.id, x.id, l.label(), p.cfg.CancelGrace)
+		p.log.warnf("w%d passed the deadline of request %s%s: its library does not list exchange (PROTOCOL.md §4.6), so a late response could not be told from a stale one; stopped after cancel_grace %v", w.id, x.id, l.label(), p.cfg.CancelGrace)
 		go p.stopAfterGrace(l)
 	default:
-		p.log.printf("w%d passed the deadline of request %s%s with its request or response under way; stopped after cancel_grace %v", w.id, x.id, l.label(), p.cfg.CancelGrace)
+		p.log.warnf("w%d passed the deadline of request %s%s with its request or response under way; stopped after cancel_grace %v", w.id, x.id, l.label(), p.cfg.CancelGrace)
 		go p.stopAfterGrace(l)
 	}
 	if !x.headSent {
@@ -101,13 +101,13 @@ func (p *pool) drain(l *lane, tok exchangeToken, method, id string) {
 	case "":
 		p.m.lateDiscarded.Inc()
 	case "stuck":
-		p.log.printf("w%d: the late response of request %s did not end within cancel_grace %v%s", l.w.id, id, p.cfg.CancelGrace, l.label())
+		p.log.warnf("w%d: the late response of request %s did not end within cancel_grace %v%s", l.w.id, id, p.cfg.CancelGrace, l.label())
 		if l.w.inUse == 1 {
 			reason = "timeout"
 		}
 	case "bad_response":
 		p.m.protocolErrors.WithLabelValues("bad_response").Inc()
-		p.log.printf("w%d: the late response of request %s%s is malformed or not its own (PROTOCOL.md §4.4, §4.6)", l.w.id, id, l.label())
+		p.log.warnf("w%d: the late response of request %s%s is malformed or not its own (PROTOCOL.md §4.4, §4.6)", l.w.id, id, l.label())
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

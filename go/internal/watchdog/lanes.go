@@ -41,7 +41,7 @@ func (p *pool) takeLocked() *lane {
 		// Not reached: a worker is in the idle list only with a free lane
 		// (offerLocked). Should that ever break, it leaves the list rather
 		// than take the watchdog down.
-		p.log.printf("w%d was offered with no free lane; taking it out of the idle list", w.id)
+		p.log.warnf("w%d was offered with no free lane; taking it out of the idle list", w.id)
 		p.idle = append(p.idle[:best], p.idle[best+1:]...)
 		w.state = wsBusy
 		return p.takeLocked()
@@ -130,7 +130,7 @@ func (p *pool) faultLocked(l *lane, reason string) {
 	l.closeRequest()
 	if w.fault == "" && w.state != wsRetired {
 		w.fault = reason
-		p.log.printf("w%d pid %d: %s on lane %d: it takes no new request and is replaced once its other exchanges end", w.id, w.pid, reason, l.n)
+		p.log.warnf("w%d pid %d: %s on lane %d: it takes no new request and is replaced once its other exchanges end", w.id, w.pid, reason, l.n)
 		if w.state == wsIdle {
 			p.removeIdleLocked(w)
 		}
@@ -240,7 +240,7 @@ func (p *pool) settleLanes(w *worker) {
 	}
 	w.settleLanes()
 	if w.inUse < len(w.lanes) && p.fewerLanes.CompareAndSwap(false, true) {
-		p.log.printf("w%d: the library serves %d lane(s) where lanes=%d asks for %d (PROTOCOL.md §2.5: it states its most in AfterBurn-Streams, and needs the streams and exchange capabilities); the rest are closed", w.id, w.inUse, len(w.lanes), len(w.lanes))
+		p.log.warnf("w%d: the library serves %d lane(s) where lanes=%d asks for %d (PROTOCOL.md §2.5: it states its most in AfterBurn-Streams, and needs the streams and exchange capabilities); the rest are closed", w.id, w.inUse, len(w.lanes), len(w.lanes))
 	}
 }
 

@@ -123,12 +123,29 @@ func appendPadded(b []byte, n, width int) []byte {
 	return append(b, d[i:]...)
 }
 
-// printf writes one line of the watchdog's own: "afterburn-watchdog: ...".
-func (l *logger) printf(format string, args ...any) {
+// Levels of the watchdog's own lines, the "level" of a JSON line (PROTOCOL.md
+// §9.5); text lines do not show them.
+const (
+	levelInfo  = "info"  // the watchdog's ordinary course, a client's fault
+	levelWarn  = "warn"  // a worker failed, was replaced or killed, or a request was cut
+	levelError = "error" // the watchdog cannot do what its settings ask
+)
+
+// printf writes one line of the watchdog's own at level info:
+// "afterburn-watchdog: ...".
+func (l *logger) printf(format string, args ...any) { l.logf(levelInfo, format, args...) }
+
+// warnf is printf at level warn.
+func (l *logger) warnf(format string, args ...any) { l.logf(levelWarn, format, args...) }
+
+// errorf is printf at level error.
+func (l *logger) errorf(format string, args ...any) { l.logf(levelError, format, args...) }
+
+func (l *logger) logf(level, format string, args ...any) {
 	if l.json {
 		msg := fmt.Appendf(nil, format, args...)
 		l.mu.Lock()
-		l.pending = appendOwnJSON(l.pending, msg)
+		l.pending = appendOwnJSON(l.pending, level, msg)
 		l.mu.Unlock()
 		l.flush()
 		return

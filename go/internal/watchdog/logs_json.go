@@ -37,17 +37,19 @@ func (c *Config) logFormat() string {
 	return c.LogFormat
 }
 
-// appendJSONHead appends `{"time":"<t>","level":"info","msg":` and leaves the
-// msg value to the caller.
-func appendJSONHead(b []byte, t time.Time) []byte {
+// appendJSONHead appends `{"time":"<t>","level":"<level>","msg":` and leaves
+// the msg value to the caller.
+func appendJSONHead(b []byte, t time.Time, level string) []byte {
 	b = append(b, `{"time":"`...)
 	b = appendStamp(b, t)
-	return append(b, `","level":"info","msg":`...)
+	b = append(b, `","level":"`...)
+	b = append(b, level...)
+	return append(b, `","msg":`...)
 }
 
-// appendOwnJSON is printf's line in json mode.
-func appendOwnJSON(b []byte, msg []byte) []byte {
-	b = appendJSONHead(b, time.Now())
+// appendOwnJSON is logf's line in json mode.
+func appendOwnJSON(b []byte, level string, msg []byte) []byte {
+	b = appendJSONHead(b, time.Now(), level)
 	b = appendJSONString(b, msg)
 	return append(b, "}\n"...)
 }
@@ -58,7 +60,7 @@ func appendWorkerJSON(b []byte, id, pid int, stream string, line []byte) []byte 
 	if obj := bytes.TrimSpace(line); len(obj) > 0 && obj[0] == '{' && utf8.Valid(obj) && json.Valid(obj) {
 		return appendMerged(b, now, id, pid, stream, obj)
 	}
-	b = appendJSONHead(b, now)
+	b = appendJSONHead(b, now, levelInfo)
 	b = appendJSONString(b, line)
 	return appendWorkerFields(b, id, pid, stream, nil)
 }
@@ -98,7 +100,7 @@ func appendMerged(b []byte, now time.Time, id, pid int, stream string, obj []byt
 		if sep {
 			b = append(b, ',')
 		}
-		b = append(b, `"level":"info"`...)
+		b = append(b, `"level":"`+levelInfo+`"`...)
 		sep = true
 	}
 	inner := bytes.TrimSpace(obj[1 : len(obj)-1]) // obj is a valid object: {…}
@@ -135,7 +137,7 @@ func objectKeys(obj []byte) map[string]bool {
 
 // appendAccessJSON is the access-log line of §9.5 in json mode.
 func appendAccessJSON(b []byte, e *accessEntry, d time.Duration) []byte {
-	b = appendJSONHead(b, e.start)
+	b = appendJSONHead(b, e.start, levelInfo)
 	b = append(b, `"access","request_id":`...)
 	b = appendJSONString(b, []byte(e.requestID))
 	b = append(b, `,"method":`...)

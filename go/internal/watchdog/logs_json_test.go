@@ -139,8 +139,23 @@ func TestAccessAndOwnJSON(t *testing.T) {
 	l := newLogger(out, false)
 	l.json = true
 	l.printf("w%d pid %d replaced: %s", 1, 2, "crashed \"x\"")
-	if m := decodeLine(t, []byte(out.String())); m["msg"] != `w1 pid 2 replaced: crashed "x"` {
-		t.Errorf("own line %q; want the printf text as msg", out.String())
+	if m := decodeLine(t, []byte(out.String())); m["msg"] != `w1 pid 2 replaced: crashed "x"` || m["level"] != "info" {
+		t.Errorf("own line %q; want the printf text as msg, level info", out.String())
+	}
+	for level, logf := range map[string]func(*logger, string, ...any){"warn": (*logger).warnf, "error": (*logger).errorf} {
+		out := &lockedBuffer{}
+		l := newLogger(out, false)
+		l.json = true
+		logf(l, "at %s", level)
+		if m := decodeLine(t, []byte(out.String())); m["msg"] != "at "+level || m["level"] != level {
+			t.Errorf("own line %q; want level %s", out.String(), level)
+		}
+	}
+	// Text lines keep their one form whatever the level.
+	text := &lockedBuffer{}
+	newLogger(text, false).warnf("w%d gone", 1)
+	if text.String() != "afterburn-watchdog: w1 gone\n" {
+		t.Errorf("text warn line %q", text.String())
 	}
 }
 
@@ -174,6 +189,14 @@ func TestLogFormatJSON(t *testing.T) {
 		case m["request_id"] == "log-json-1":
 			if m["msg"] != "access" || m["path"] != "/print" || m["status"] != 200.0 || m["worker"] != 1.0 {
 				t.Errorf("access line %s; want msg access, path /print without its query, status 200, worker 1", line)
+			}
+		case strings.Contains(line, "exited or closed a pipe"), strings.Contains(line, "replaced: crashed"):
+			if m["level"] != "warn" {
+				t.Errorf("a worker's crash %s; want level warn", line)
+			}
+		case strings.HasPrefix(m["msg"].(string), "listening on"):
+			if m["level"] != "info" {
+				t.Errorf("%s; want level info", line)
 			}
 		case m["stream"] == "stdout":
 			if m["msg"] != "hello from stdout" || m["worker"] != 1.0 || m["pid"] == nil {

@@ -347,7 +347,7 @@ func (p *pool) idleCheck(l *lane) string {
 	reason := l.idleCheck()
 	if reason == "unsolicited_output" {
 		p.m.protocolErrors.WithLabelValues(reason).Inc()
-		p.log.printf("w%d wrote to its response pipe between exchanges%s", l.w.id, l.label())
+		p.log.warnf("w%d wrote to its response pipe between exchanges%s", l.w.id, l.label())
 	}
 	return reason
 }
@@ -401,7 +401,7 @@ func (p *pool) abandon() {
 	p.abandoned = true
 	for _, s := range p.slots {
 		if w := s.w; w != nil && w.busy > 0 {
-			p.log.printf("w%d pid %d still running after shutdown_timeout: killing it", s.id, w.pid)
+			p.log.warnf("w%d pid %d still running after shutdown_timeout: killing it", s.id, w.pid)
 			w.cut = true
 			w.kill()
 		}
@@ -442,7 +442,7 @@ func (p *pool) close(deadline time.Time) {
 	for _, s := range p.slots {
 		if s.w != nil {
 			if !s.w.cut {
-				p.log.printf("w%d pid %d still running after shutdown_timeout: killing it", s.id, s.w.pid)
+				p.log.warnf("w%d pid %d still running after shutdown_timeout: killing it", s.id, s.w.pid)
 			}
 			s.w.kill()
 		}

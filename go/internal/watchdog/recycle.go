@@ -75,7 +75,7 @@ func (p *pool) parkLocked(w *worker, rss int64) bool {
 		p.removeIdleLocked(w)
 	}
 	w.state = wsParked
-	p.log.printf("w%d pid %d: resident size %d bytes is past max_worker_rss + 5%%: no more requests until its replacement is ready", w.id, w.pid, rss)
+	p.log.warnf("w%d pid %d: resident size %d bytes is past max_worker_rss + 5%%: no more requests until its replacement is ready", w.id, w.pid, rss)
 	return true
 }
 
@@ -111,7 +111,7 @@ func (p *pool) replace(s *slot, w *worker) *worker {
 	}
 	if err != nil {
 		p.m.restarts.WithLabelValues(reason).Inc()
-		p.log.printf("w%d: the replacement for recycling pid %d failed: %v; it serves on", s.id, w.pid, err)
+		p.log.warnf("w%d: the replacement for recycling pid %d failed: %v; it serves on", s.id, w.pid, err)
 		p.mu.Lock()
 		s.w = w
 		w.recycling = false
@@ -160,7 +160,7 @@ func (p *pool) reapRecycled(w *worker) {
 	select {
 	case <-w.exited:
 	case <-t.C:
-		p.log.printf("w%d pid %d did not exit after recycling: killing it", w.id, w.pid)
+		p.log.warnf("w%d pid %d did not exit after recycling: killing it", w.id, w.pid)
 		w.kill()
 		<-w.exited
 	}

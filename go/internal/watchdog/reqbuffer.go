@@ -108,7 +108,7 @@ func (wd *Watchdog) bufferBody(r *http.Request) (*bufferedBody, errorType) {
 			if isClientError(err) {
 				return nil, errBadRequest
 			}
-			wd.log.printf("cannot buffer a request body in %s: %v", bufferDir(&wd.cfg), err)
+			wd.log.errorf("cannot buffer a request body in %s: %v", bufferDir(&wd.cfg), err)
 			return nil, errUnavailable
 		}
 	}
@@ -119,7 +119,7 @@ func (wd *Watchdog) bufferBody(r *http.Request) (*bufferedBody, errorType) {
 // stream instead of being buffered (§6.6).
 func (wd *Watchdog) spillRefused(why string) {
 	if !wd.reqSpillRefused.Swap(true) {
-		wd.log.printf("request bodies larger than request_buffer_memory stream to their worker unbuffered: %s", why)
+		wd.log.warnf("request bodies larger than request_buffer_memory stream to their worker unbuffered: %s", why)
 	}
 }
 

@@ -107,7 +107,7 @@ func (bs *respBuffers) checkDir() {
 	f, err := bs.tempFile()
 	if err != nil {
 		bs.spillFailing.Store(true)
-		bs.log.printf("buffer_dir: %v: responses will be buffered in memory only", err)
+		bs.log.errorf("buffer_dir: %v: responses will be buffered in memory only", err)
 		return
 	}
 	f.Close()

@@ -156,7 +156,7 @@ func (b *respBuffer) spillFailedLocked(k int64, err error) {
 	b.bs.release(k)
 	b.noSpill = true
 	if !b.bs.spillFailing.Swap(true) {
-		b.bs.log.printf("w%d: request %s: cannot spill its response to buffer_dir: %v: holding responses in memory only while this lasts", b.x.w.id, b.x.id, err)
+		b.bs.log.errorf("w%d: request %s: cannot spill its response to buffer_dir: %v: holding responses in memory only while this lasts", b.x.w.id, b.x.id, err)
 	}
 }
 
@@ -261,7 +261,7 @@ func (b *respBuffer) sendExtent(s segment, buf []byte) (lost bool, err error) {
 	for off, end := s.off, s.off+s.n; off < end; {
 		k, err := b.file.ReadAt(buf[:min(int64(len(buf)), end-off)], off)
 		if err != nil {
-			b.bs.log.printf("request %s: reading its spilled response back: %v: aborting the response", b.x.id, err)
+			b.bs.log.errorf("request %s: reading its spilled response back: %v: aborting the response", b.x.id, err)
 			return true, err
 		}
 		n, err := b.x.rw.Write(buf[:k])

@@ -40,7 +40,7 @@ func newForkSpawner(p *pool, ex *execSpawner) *forkSpawner {
 	// The middle process exits at once, so a forked worker is re-parented:
 	// to the watchdog, as a subreaper, whose reaper then must run (§2.6).
 	if err := becomeSubreaper(); err != nil {
-		p.log.printf("could not become a child subreaper: %v; forked workers will not be the watchdog's children", err)
+		p.log.warnf("could not become a child subreaper: %v; forked workers will not be the watchdog's children", err)
 	}
 	f.release = startReaper()
 	p.wg.Add(1)
@@ -79,10 +79,10 @@ func (f *forkSpawner) start(slot int) (*worker, error) {
 	case noTemplate:
 		return f.exec.start(slot) // the library cannot fork: logged once
 	case t == nil:
-		f.p.log.printf("w%d: no template ready: starting it the exec way", slot)
+		f.p.log.warnf("w%d: no template ready: starting it the exec way", slot)
 		return f.exec.start(slot)
 	case failed >= forkFallbackAfter:
-		f.p.log.printf("w%d: %d consecutive failed forks: starting it the exec way", slot, failed)
+		f.p.log.warnf("w%d: %d consecutive failed forks: starting it the exec way", slot, failed)
 		return f.exec.start(slot)
 	}
 	w, err := f.fork(t, slot)
@@ -244,7 +244,7 @@ func (f *forkSpawner) forkFailed(slot int, err error) {
 	defer f.mu.Unlock()
 	f.failedForks[slot]++
 	if f.failedForks[slot] == forkFallbackAfter {
-		f.p.log.printf("w%d: %d consecutive failed forks (last: %v): the slot is started the exec way until a fork succeeds", slot, forkFallbackAfter, err)
+		f.p.log.warnf("w%d: %d consecutive failed forks (last: %v): the slot is started the exec way until a fork succeeds", slot, forkFallbackAfter, err)
 	}
 }
 

@@ -70,7 +70,7 @@ func (p *pool) supervise(s *slot) {
 			return
 		}
 		p.m.restarts.WithLabelValues(reason).Inc()
-		p.log.printf("w%d pid %d replaced: %s (%s)", s.id, w.pid, reason, w.exitStatus())
+		p.log.warnf("w%d pid %d replaced: %s (%s)", s.id, w.pid, reason, w.exitStatus())
 	}
 }
 
@@ -148,11 +148,11 @@ func (p *pool) initFailed(s *slot, reason string, err error) time.Duration {
 		d *= 2
 	}
 	d = min(d, backoffMax)
-	p.log.printf("w%d %s: %v; restarting in %v", s.id, reason, err, d)
+	p.log.warnf("w%d %s: %v; restarting in %v", s.id, reason, err, d)
 	if s.failures == crashLoopAfter {
 		p.looping++
 		p.changedLocked()
-		p.log.printf("w%d is crash-looping: %d consecutive initialisation failures", s.id, s.failures)
+		p.log.errorf("w%d is crash-looping: %d consecutive initialisation failures", s.id, s.failures)
 	}
 	if p.looping == len(p.slots) {
 		// PROTOCOL.md §9.2: answer 503 at once instead of queueing.
@@ -249,7 +249,7 @@ func (p *pool) healthcheck(w *worker) {
 		return
 	}
 	if err := w.handshake(time.Now().Add(p.cfg.InitTimeout), false, p.log); err != nil {
-		p.log.printf("w%d failed its liveness handshake: %v", w.id, err)
+		p.log.warnf("w%d failed its liveness handshake: %v", w.id, err)
 		p.retire(w, "unresponsive")
 		return
 	}

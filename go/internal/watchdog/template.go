@@ -227,9 +227,9 @@ func (f *forkSpawner) run() {
 			failures++
 			p.m.templateRestarts.WithLabelValues(reason).Inc()
 			d := backoffAfter(failures)
-			p.log.printf("template %s: %v; slots start the exec way; restarting it in %v", reason, err, d)
+			p.log.warnf("template %s: %v; slots start the exec way; restarting it in %v", reason, err, d)
 			if failures == crashLoopAfter {
-				p.log.printf("template is crash-looping: %d consecutive initialisation failures", failures)
+				p.log.errorf("template is crash-looping: %d consecutive initialisation failures", failures)
 			}
 			f.setState("backoff", nil, false)
 			firstDone()
@@ -240,7 +240,7 @@ func (f *forkSpawner) run() {
 		}
 		if !t.w.forkable && p.iso != nil {
 			// §2.7: isolation=request is a fork per request or nothing.
-			p.log.printf("template pid %d: the library cannot fork (its handshake reply does not list fork), which isolation=request needs (§2.7): stopping", t.w.pid)
+			p.log.errorf("template pid %d: the library cannot fork (its handshake reply does not list fork), which isolation=request needs (§2.7): stopping", t.w.pid)
 			t.conn.Close()
 			t.w.kill()
 			<-t.w.exited
@@ -252,7 +252,7 @@ func (f *forkSpawner) run() {
 		}
 		if !t.w.forkable {
 			// §2.6: not a template; the process is slot 1's worker.
-			p.log.printf("template pid %d: the library cannot fork (its handshake reply does not list fork): it serves as w1's worker, and every worker is started the exec way (spawn=fork behaves as spawn=exec)", t.w.pid)
+			p.log.warnf("template pid %d: the library cannot fork (its handshake reply does not list fork): it serves as w1's worker, and every worker is started the exec way (spawn=fork behaves as spawn=exec)", t.w.pid)
 			t.conn.Close()
 			f.mu.Lock()
 			f.current, f.ready, f.state, f.adopted = nil, false, "none", t.w
@@ -296,7 +296,7 @@ func (f *forkSpawner) run() {
 			reason = "worker_closed"
 		}
 		p.m.templateRestarts.WithLabelValues(reason).Inc()
-		p.log.printf("template pid %d replaced: %s (%s; %s); forked workers serve on, restarting it in %v", t.w.pid, reason, t.why, t.w.exitStatus(), backoffFirst)
+		p.log.warnf("template pid %d replaced: %s (%s; %s); forked workers serve on, restarting it in %v", t.w.pid, reason, t.why, t.w.exitStatus(), backoffFirst)
 		if !p.sleep(backoffFirst) {
 			return
 		}

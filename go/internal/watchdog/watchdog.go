@@ -71,7 +71,7 @@ func (wd *Watchdog) Start() {
 	wd.startOnce.Do(func() {
 		// PROTOCOL.md §2.2: workers get the protocol's descriptors, no others.
 		if err := markInheritedCloseOnExec(); err != nil {
-			wd.log.printf("could not mark inherited descriptors close-on-exec: %v; workers may inherit them", err)
+			wd.log.warnf("could not mark inherited descriptors close-on-exec: %v; workers may inherit them", err)
 		}
 		wd.buffers.checkDir()
 		wd.pool.start()
@@ -136,7 +136,7 @@ func (wd *Watchdog) serve(ctx context.Context, ln, mln net.Listener) error {
 		wd.shutdown(srv, msrv)
 		return errors.New("watchdog: " + err.Error())
 	case err := <-wd.pool.fatal:
-		wd.log.printf("%v", err)
+		wd.log.errorf("%v", err)
 		wd.shutdown(srv, msrv)
 		return err
 	}
@@ -179,7 +179,7 @@ func (wd *Watchdog) writeTimeout() time.Duration {
 type serverLog struct{ l *logger }
 
 func (s serverLog) Write(p []byte) (int, error) {
-	s.l.printf("%s", bytes.TrimRight(p, "\n"))
+	s.l.warnf("%s", bytes.TrimRight(p, "\n"))
 	return len(p), nil
 }
 
@@ -210,7 +210,7 @@ func (wd *Watchdog) shutdown(servers ...*http.Server) error {
 	// net/http's to wait for: the pool counts every request it holds.
 	drained := wd.pool.waitHeld(deadline)
 	if late != nil || !drained {
-		wd.log.printf("requests still running after shutdown_timeout: answering them 503 and closing their connections")
+		wd.log.warnf("requests still running after shutdown_timeout: answering them 503 and closing their connections")
 		wd.pool.abandon()
 		deadline = time.Now().Add(shutdownAnswerMax)
 		wd.pool.waitHeld(deadline)
