@@ -136,6 +136,14 @@ func Groups() []Group {
 			},
 		},
 		{
+			// PROTOCOL.md §9.5: a watchdog of its own with -log_format json.
+			Name:   "logs",
+			Manual: true,
+			Checks: []Check{
+				{Name: "json-logs", Section: "9.5", Description: "with log_format json every log line is a JSON object with time, level and msg; the line /log writes through the library's request logger has the request id and the text (quotes, backslash, non-ASCII) as msg, merged with worker, pid and stream; the request's access line has msg access", Run: jsonLogs},
+			},
+		},
+		{
 			Name:       "recycling",
 			Flags:      []string{"-workers", "2", "-max_requests", "10"},
 			Persistent: true,

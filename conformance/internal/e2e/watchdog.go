@@ -32,8 +32,8 @@ type Watchdog struct {
 }
 
 var (
-	listening = regexp.MustCompile(`listening on (\S+)`)
-	metricsOn = regexp.MustCompile(`metrics on (\S+)`)
+	listening = regexp.MustCompile(`listening on ([^\s"]+)`)
+	metricsOn = regexp.MustCompile(`metrics on ([^\s"]+)`)
 )
 
 // watchdogEnv is the inherited environment without AFTERBURN_*, FIXTURE_*
