@@ -95,6 +95,12 @@ func startTemplate(cfg *Config, log *logger, m *metrics, started func(*templateP
 // handshake (§2.6); the watchdog drops its ends of those pipes too.
 func (t *templateProc) serve() {
 	t.w.first().closePipes()
+	t.watch()
+}
+
+// watch ends the template as crashed at its exit, and reads its control
+// socket meanwhile.
+func (t *templateProc) watch() {
 	go func() {
 		<-t.w.exited
 		t.end("crashed", "exited: "+t.w.exitStatus())
@@ -117,7 +123,12 @@ func (t *templateProc) readControl() {
 			}
 			return
 		case err != nil && !errors.Is(err, net.ErrClosed):
-			t.end("worker_closed", fmt.Sprintf("control socket: %v", err))
+			// A template killed with a record unread resets the socket
+			// (ECONNRESET) before its exit is reaped: its exit, if it comes,
+			// is the reason here too.
+			if !t.w.awaitExit() {
+				t.end("worker_closed", fmt.Sprintf("control socket: %v", err))
+			}
 			return
 		case err != nil:
 			t.end("", "control socket closed")
