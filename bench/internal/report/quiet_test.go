@@ -112,3 +112,29 @@ func TestNoisySessionIsNotPublished(t *testing.T) {
 		t.Errorf("the noisy run's markdown does not say so")
 	}
 }
+
+// TestQuietSectionHasIsolationRows: the isolation scenario's runs (under load and paced) are
+// judged by the guard, so its table has a row for each of them.
+func TestQuietSectionHasIsolationRows(t *testing.T) {
+	run := func(others float64) harness.LoadResult {
+		return harness.LoadResult{RPS: 100, Requests: 1000, WrkCPUms: 100,
+			Guard: &harness.Guard{Attempt: 1, OthersPct: others, KernelPct: 0.2, StealPct: 0, CalBeforeMs: 6, CalAfterMs: 6, WrkCPUPct: 10, WrkUsPerReq: 100}}
+	}
+	figs := func(runs ...harness.LoadResult) *harness.Figures { return &harness.Figures{Runs: runs} }
+	r := &harness.Results{Isolation: &harness.Isolation{Functions: []*harness.IsolationFunction{
+		{Name: "hello", Workload: harness.Hello,
+			Figures: map[string]harness.ByConcurrency{harness.IsoRequest: {"c1": figs(run(0.5), run(0.7)), "c8": figs(run(0.1))}},
+			Paced:   map[string]*harness.Figures{harness.IsoWarm: figs(run(0.3))}},
+		{Name: "model", Workload: harness.Model,
+			Figures: map[string]harness.ByConcurrency{harness.IsoRequest: {"c1": figs(run(1.5))}}},
+	}}}
+	r.Quiet = &harness.QuietSummary{Thresholds: harness.DefaultQuietThresholds, CPUs: "1", CalibrationWork: "SHA-256 of 8 MiB", BestCalibrationMs: 6, Runs: 5}
+	var b bytes.Buffer
+	quietSection(&b, r)
+	mustContain(t, b.String(),
+		"| python/iso-"+harness.IsoRequest+" | hello | 1 | 2 | 0.70 | 0.20 | 0.00 | 0.0 | 10 | 100.0 |",
+		"| python/iso-"+harness.IsoRequest+" | hello | 8 | 1 | 0.10 |",
+		"| python/iso-"+harness.IsoRequest+" | model | 1 | 1 | 1.50 |",
+		"| python/iso-"+harness.IsoWarm+"-paced | hello | paced | 1 | 0.30 |",
+	)
+}
