@@ -244,6 +244,11 @@ func childHandle(req *http.Request, bw *bufio.Writer, in, out *os.File) {
 		fmt.Fprintf(bw, "0\r\nX-Got-Checksum: %s\r\nX-Got-Trailers: %s\r\nX-Got-Declared: %s\r\n"+
 			"AfterBurn-Hidden: x\r\nContent-Type: text/evil\r\nSet-Cookie: evil=1\r\nHost: evil\r\n\r\n",
 			req.Trailer.Get("X-Checksum"), strings.Join(got, " "), strings.Join(declared, " "))
+	case "/trailer-in-head":
+		// X-Both in the head and as a trailer, X-Head-Only in the head only:
+		// both declared by the Trailer field (§6.7).
+		fmt.Fprintf(bw, "HTTP/1.1 200 OK\r\nTrailer: X-Both, x-head-only\r\nX-Both: head\r\nX-Head-Only: head\r\n"+
+			"Transfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-Both: tail\r\n\r\n")
 	case "/digest":
 		// After the whole body: its SHA-256 as a chunked body, its length
 		// as a trailer.

@@ -8,6 +8,7 @@ package watchdog
 import (
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -141,8 +142,16 @@ func dateField(now time.Time) []string {
 }
 
 // setTrailers has net/http send the worker's trailers after the body, less
-// the fields of §4.4, §5.4 and §6.7.
+// the fields of §4.4, §5.4 and §6.7. The head is out: net/http took its copy
+// at WriteHeader. A name the Trailer field declared is dropped from h first,
+// since net/http would send h's value of it again as a trailer: a field the
+// worker sent in its head is not one of its trailers (§6.7).
 func setTrailers(h http.Header, head *respHead) {
+	for _, v := range h["Trailer"] {
+		for name := range strings.SplitSeq(v, ",") {
+			delete(h, http.CanonicalHeaderKey(strings.TrimSpace(name)))
+		}
+	}
 	for _, f := range head.trailers {
 		if !trailerAllowed(f.name) || !head.forwarded(f.name) {
 			continue

@@ -54,6 +54,31 @@ func TestTrailersBothWays(t *testing.T) {
 	}
 }
 
+// TestTrailerDeclaredAndInHead: §6.7 — a field the worker sent in its head
+// and declared in its Trailer field reaches the client in the head, and as a
+// trailer only with the value of the worker's trailer section, if it has one:
+// net/http would otherwise send the head's value again as a trailer.
+func TestTrailerDeclaredAndInHead(t *testing.T) {
+	t.Parallel()
+	for _, buffering := range []bool{true, false} {
+		h := start(t, func(c *Config) { c.ResponseBuffering = buffering })
+		raw := rawExchange(t, h, "GET /trailer-in-head HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(raw)), nil)
+		if err != nil {
+			t.Fatalf("buffering %v: %v in %q", buffering, err, raw)
+		}
+		if b, _ := io.ReadAll(resp.Body); string(b) != "ok" {
+			t.Fatalf("buffering %v: body %q", buffering, b)
+		}
+		if resp.Header.Get("X-Both") != "head" || resp.Header.Get("X-Head-Only") != "head" {
+			t.Errorf("buffering %v: head %v; want X-Both and X-Head-Only: head", buffering, resp.Header)
+		}
+		if want := (http.Header{"X-Both": {"tail"}}); !equalHeader(resp.Trailer, want) {
+			t.Errorf("buffering %v: trailers %v; want %v, the head's values not sent again\n%q", buffering, resp.Trailer, want, raw)
+		}
+	}
+}
+
 // equalHeader compares two headers, ignoring keys with no values.
 func equalHeader(a, b http.Header) bool {
 	n := 0
