@@ -4,7 +4,7 @@
 // parse (§4.3, §8.8) or a failed handshake (§3.4): it carries the status and type of §8.2
 // for the response, and a detail naming the offending value for stderr only. Also the §4.6
 // field line that echoes a request's exchange token, for these responses, the handshake
-// reply and the listener core's heads (the fetch core spells it inline, fetch-connection.js).
+// reply and the listener core's heads (the fetch core spells it inline, fetch-response.js).
 
 const { STATUS_CODES } = require('node:http');
 
