@@ -21,7 +21,7 @@
 const { internalParser } = require('./http-parser');
 const { MARK_BODY, MARK_END } = require('./guard');
 const { RequestContext, newRequestId } = require('./context');
-const { InHandBody } = require('./fetch');
+const { InHandBody, requestBodyStream } = require('./fetch');
 const { readMetadata } = require('./metadata');
 // The global `performance` is a lazy getter on Node 20: read it once here, not per request.
 const { performance } = require('node:perf_hooks');
@@ -30,9 +30,6 @@ const { performance } = require('node:perf_hooks');
 // that loads without a deprecation warning; lib/fetch-core.js picks the core).
 const { HTTPParser, methods } = internalParser();
 const { kOnMessageBegin, kOnHeaders, kOnHeadersComplete, kOnBody, kOnMessageComplete } = HTTPParser;
-
-// Request body bytes queued for the handler before the input pauses.
-const BODY_HIGH_WATER_MARK = 128 * 1024;
 
 const EMPTY_LIST = Object.freeze([]);
 
@@ -167,7 +164,7 @@ function inHand(conn, ex) {
 
 // The request body as a ReadableStream of Buffers; its back-pressure pauses the input.
 function bodyStream(conn, ex) {
-  return new ReadableStream({
+  return requestBodyStream({
     start: (controller) => {
       ex.body = controller;
     },
@@ -181,7 +178,7 @@ function bodyStream(conn, ex) {
       // library's to drain (§6.3).
       abandonBody(conn, ex);
     },
-  }, { highWaterMark: BODY_HIGH_WATER_MARK, size: (chunk) => chunk.byteLength });
+  });
 }
 
 // Returns whether the bytes went to the handler (and so are referred to from now on).

@@ -16,8 +16,7 @@
 // stopped or failed, and its _finished (the response is complete), _handlerFailed (§8.3) and
 // _stop (the response pipe broke).
 
-const { STATUS_CODES } = require('node:http');
-const { readResponse, asBytes, nextTurn } = require('./fetch');
+const { readResponse, bodyless, checkKnownLength, checkStreamedLength, asBytes, nextTurn } = require('./fetch');
 const { lastChunk } = require('./trailers');
 
 // A known body up to this size is copied behind its head, for one write; a larger one is
@@ -37,13 +36,9 @@ function respond(conn, ex, response) {
   if (conn.stopped || conn.failure) return;
   try {
     const r = readResponse(response);
-    const { status, stream, length: declared } = r;
+    const { status, reason, stream, length: declared } = r;
     let { bytes } = r;
-    if (!Number.isInteger(status) || status < 200 || status > 999) {
-      throw new RangeError(`afterburn: the handler's Response has status ${status}; want 200 to 999 (§4.4)`);
-    }
-    const noBody = ex.method === 'HEAD' || status === 204 || status === 304; // §4.4
-    const reason = r.reason || STATUS_CODES[status] || 'unknown';
+    const noBody = bodyless(ex.method, status);
     let fields = r.lines;
 
     if (bytes === null && stream === null) bytes = EMPTY;
@@ -69,10 +64,7 @@ function respond(conn, ex, response) {
         if (declared < 0 && status !== 204 && status !== 304) fields += `content-length: ${bytes.byteLength}\r\n`;
         writeHead(conn, ex, status, reason, fields, null);
       } else {
-        if (declared >= 0 && declared !== bytes.byteLength) {
-          throw new TypeError(`afterburn: the handler's Response has Content-Length ${declared} ` +
-            `and a body of ${bytes.byteLength} bytes`);
-        }
+        checkKnownLength(declared, bytes.byteLength);
         if (declared < 0) fields += `content-length: ${bytes.byteLength}\r\n`;
         writeHead(conn, ex, status, reason, fields, bytes);
       }
@@ -105,11 +97,11 @@ async function writeStream(conn, ex, status, reason, fields, declared, stream) {
         if (done) break;
         const chunk = asBytes(value);
         sent += chunk.byteLength;
-        if (sent > declared) throw new RangeError(`afterburn: the body is longer than its Content-Length ${declared}`);
+        checkStreamedLength(declared, sent, false);
         if (chunk.byteLength > 0) output(conn, chunk);
         if (conn.sink.drained !== undefined && !(await drained(conn))) return;
       }
-      if (sent !== declared) throw new RangeError(`afterburn: the body ended ${declared - sent} bytes short of its Content-Length`);
+      checkStreamedLength(declared, sent, true);
       conn._finished(ex);
       return;
     }
