@@ -19,9 +19,9 @@
 // body bytes queued for it. Each head is answered here: the handshake (§3.1) by the
 // library, any other request by the handler, whose Response the response side writes.
 //
-// Every head is made by fetch-response.js, which puts the request's AfterBurn-Exchange
-// token right after the status line (§4.6); the handshake reply and the §8.1 errors
-// written outside an answered exchange carry it too (protocol.js, errors.js).
+// Every head of a handler's Response is made by fetch-response.js, which puts the request's
+// AfterBurn-Exchange token right after the status line (§4.6); the handshake reply and the
+// §8.1 errors carry it too (protocol.js, errors.js).
 //
 // A framing error (§8.8), from the guard or from llhttp, stops the input; the §8.1 error
 // response is written once the response owed to an earlier request is out, unless the
@@ -29,11 +29,11 @@
 // connection stops with a non-zero status.
 
 const { FrameGuard, MARK_BODY, MARK_END } = require('./guard');
-const { errorResponseBytes, errorBody, fromParserError } = require('./errors');
+const { errorResponseBytes, fromParserError } = require('./errors');
 const { DEFAULT_MAX_LANES, answerHandshake, handlerFailureRecord } = require('./protocol');
 const { loadUndici, requestURL, makeRequest } = require('./fetch');
 const { llhttpParser, requestBody, directBody, abandonBody } = require('./fetch-request');
-const { respond, writeHead, output } = require('./fetch-response');
+const { respond, output } = require('./fetch-response');
 
 class FetchConnection {
   /** lib/child.js may read into one buffer and push views of it (see retainsInput). */
@@ -259,9 +259,9 @@ class FetchConnection {
     if (this.failure) return; // the framing error decides what the client gets
     if (ex.finished) return; // the response was already complete
     if (!ex.headSent) {
-      const body = errorBody('handler_error', ex.ctx.requestId);
-      writeHead(this, ex, 500, 'Internal Server Error', 'Content-Type: application/json\r\n' +
-        `AfterBurn-Error: handler_error\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`, Buffer.from(body));
+      // §8.1, with the request's token (§4.6): errors.js makes it, in one write.
+      ex.headSent = true;
+      output(this, errorResponseBytes('handler_error', ex.ctx.requestId, ex.exchange));
       this._finished(ex);
       return;
     }

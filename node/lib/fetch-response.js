@@ -8,8 +8,10 @@
 // yields it (§6.1), unless the handler set a Content-Length itself, which is then held to.
 // Trailers the handler added (ctx.addTrailers) go on the last chunk of a chunked body (§5.4).
 // Responses to HEAD and every 204 and 304 have no body (§4.4). No Date field: the watchdog's
-// clock is the one clients see. Every head is made by `head`, which puts the request's
-// AfterBurn-Exchange token right after the status line (§4.6).
+// clock is the one clients see. Every head of a handler's Response is made by `head`, which
+// puts the request's AfterBurn-Exchange token right after the status line (§4.6); the
+// library's own answers (the handshake reply, §8.1 errors) are made whole by protocol.js
+// and errors.js.
 //
 // The functions take the connection first, as undici's client-h1.js takes its client: the
 // writer has no state of its own. From the connection they use its sink, whether it has
@@ -151,11 +153,10 @@ async function drained(conn) {
   return !conn.stopped;
 }
 
-// Every head of an exchange's response is made here, a 500 of the library's included: the
-// status line, then the exchange token of a request that carried one (§4.6), then the
-// fields (lines with their CRLFs) and the empty line. One place, so no way of answering
-// can leave the token out, and none can write it twice: a handler's own is dropped
-// (fetch.js readResponse). A part of the head's own string, it costs no write; spelled
+// Every head of a Response the handler returned is made here: the status line, then the
+// exchange token of a request that carried one (§4.6), then the fields (lines with their
+// CRLFs) and the empty line. One place, so no way of answering can leave the token out,
+// and none can write it twice: a handler's own is dropped (fetch.js readResponse). A part of the head's own string, it costs no write; spelled
 // here rather than with errors.js's exchangeLine, which would make the line a string of
 // its own before the head, per request.
 function head(ex, status, reason, fields) {
@@ -164,12 +165,9 @@ function head(ex, status, reason, fields) {
     : `HTTP/1.1 ${status} ${reason}\r\nAfterBurn-Exchange: ${token}\r\n${fields}\r\n`;
 }
 
-/**
- * A head, and the body known with it in the same write up to COALESCE_MAX (§4.6 asks for
- * one write; the kernel keeps a pipe write whole only up to PIPE_BUF, 4096 bytes).
- * @param {string} fields the head's fields as lines, each with its CRLF
- * @param {Uint8Array | null} body
- */
+// A head, and the body known with it in the same write up to COALESCE_MAX (§4.6 asks for
+// one write; the kernel keeps a pipe write whole only up to PIPE_BUF, 4096 bytes). `fields`:
+// the head's fields as lines, each with its CRLF.
 function writeHead(conn, ex, status, reason, fields, body) {
   ex.headSent = true;
   const text = head(ex, status, reason, fields);
@@ -259,4 +257,4 @@ function hasTrailers(ex) {
   return t !== null && t.pairs.length > 0;
 }
 
-module.exports = { respond, writeHead, output };
+module.exports = { respond, output };
