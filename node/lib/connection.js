@@ -26,7 +26,7 @@
 const http = require('node:http');
 const { Duplex } = require('node:stream');
 const { FrameGuard } = require('./guard');
-const { errorResponseBytes, errorBody, exchangeLine, fromParserError } = require('./errors');
+const { errorBody, framingRecord, framingResponseBytes, fromParserError } = require('./errors');
 const { RequestContext, newRequestId, kContext } = require('./context');
 const { readMetadata, withoutMetadata } = require('./metadata');
 const { LIBRARY_VERSION, PROTOCOL_VERSION, DEFAULT_MAX_LANES, handshakeReply, answerHandshake, handlerFailureRecord } = require('./protocol');
@@ -391,7 +391,7 @@ class Connection {
     // The error lies in the body of the last request dispatched if that body is not
     // complete yet; otherwise in a request that never reached a handler.
     this.failedExchange = cur && !cur.req.complete ? cur : null;
-    this.log(`${this.failedExchange ? `[${this.failedExchange.ctx.requestId}] ` : ''}${error.message}\n`);
+    this.log(framingRecord(error, this.failedExchange));
     this._settleFailure();
   }
 
@@ -406,11 +406,7 @@ class Connection {
       this._stop(1);
       return;
     }
-    const err = this.failure;
-    // §4.6: the token of the request it broke, once that request's head was read: the
-    // exchange's for an error in its body, the guard's for one at the end of its head.
-    const token = owner ? owner.exchange : err.exchange;
-    this._writeErrorAndStop(errorResponseBytes(err.type, owner ? owner.ctx.requestId : null, token));
+    this._writeErrorAndStop(framingResponseBytes(this.failure, owner));
   }
 
   _writeErrorAndStop(bytes) {

@@ -29,7 +29,7 @@
 // connection stops with a non-zero status.
 
 const { FrameGuard, MARK_BODY, MARK_END } = require('./guard');
-const { errorResponseBytes, fromParserError } = require('./errors');
+const { errorResponseBytes, framingRecord, framingResponseBytes, fromParserError } = require('./errors');
 const { DEFAULT_MAX_LANES, answerHandshake, handlerFailureRecord } = require('./protocol');
 const { loadUndici, requestURL, makeRequest } = require('./fetch');
 const { llhttpParser, requestBody, directBody, abandonBody } = require('./fetch-request');
@@ -278,7 +278,7 @@ class FetchConnection {
     // The error lies in the body of the last request parsed if that body is not complete
     // yet; otherwise in a request that never reached a handler.
     this.failedExchange = cur !== null && !cur.complete ? cur : null;
-    this.log(`${this.failedExchange ? `[${this.failedExchange.ctx.requestId}] ` : ''}${error.message}\n`);
+    this.log(framingRecord(error, this.failedExchange));
     this._settleFailure();
     this._updateFlow();
   }
@@ -293,10 +293,7 @@ class FetchConnection {
       this._stop(1); // its status is final: leave the response incomplete (§8.3, §8.8)
       return;
     }
-    // §4.6: the token of the request it broke, once that request's head was read: the
-    // exchange's for an error in its body, the guard's for one at the end of its head.
-    const token = owner ? owner.exchange : this.failure.exchange;
-    this._writeErrorAndStop(errorResponseBytes(this.failure.type, owner ? owner.ctx.requestId : null, token));
+    this._writeErrorAndStop(framingResponseBytes(this.failure, owner));
   }
 
   _writeErrorAndStop(bytes) {
