@@ -4,15 +4,16 @@
 // driven directly) turns the bytes the FrameGuard passed into an exchange whose head goes to
 // the connection to answer, and whose body goes to the handler's Request.
 //
-// llhttp's callbacks make the exchange: the head becomes the exchange record (§5.3's fields
-// picked out) and the connection is called at once (its _start); body bytes go into the
-// request's ReadableStream (made only for a request that has a body), whose back-pressure
-// pauses the input; a body the handler leaves is dropped as it arrives (§6.3). A
-// Content-Length body that came whole with its head (the watchdog writes a small one so,
-// §6.1) goes to the Request as bytes, with no stream unless the handler asks for one
-// (known-body.js). llhttp is done with a message at the end of its head when it reads no
-// body of it (none, or a Content-Length one it is told to skip, whose end the guard marks);
-// it says itself where a chunked body ends, and hands over the trailer section (§5.4).
+// llhttp's callbacks make the exchange: the head becomes the exchange record (§5.3's
+// fields picked out by metadata.js) and the connection is called at once (its _start);
+// body bytes go into the request's ReadableStream (made only for a request that has a
+// body), whose back-pressure pauses the input; a body the handler leaves is dropped as it
+// arrives (§6.3). A Content-Length body that came whole with its head (the watchdog writes
+// a small one so, §6.1) goes to the Request as bytes, with no stream unless the handler asks
+// for one (known-body.js). llhttp is done with a message at the end of its head when it
+// reads no body of it (none, or a Content-Length one it is told to skip, whose end the
+// guard marks); it says itself where a chunked body ends, and hands over the trailer
+// section (§5.4).
 //
 // The functions take the connection first, as undici's client-h1.js takes its client: the
 // request side's state (the exchange llhttp is on, the fields it hands over in pieces) is
