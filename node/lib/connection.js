@@ -26,8 +26,9 @@
 const http = require('node:http');
 const { Duplex } = require('node:stream');
 const { FrameGuard } = require('./guard');
-const { errorResponseBytes, errorBody, exchangeLine, fromParserError } = require('./errors');
+const { errorBody, framingRecord, framingResponseBytes, fromParserError } = require('./errors');
 const { RequestContext, newRequestId, kContext } = require('./context');
+const { readMetadata, withoutMetadata } = require('./metadata');
 const { LIBRARY_VERSION, PROTOCOL_VERSION, DEFAULT_MAX_LANES, handshakeReply, answerHandshake, handlerFailureRecord } = require('./protocol');
 
 // The request's exchange token on its response (§4.6): internal, no part of the API.
@@ -254,38 +255,11 @@ class Connection {
 
     // §5.3: AfterBurn-Request-Id and AfterBurn-Timeout-Ms are exposed through the
     // context, not as fields; AfterBurn-Exchange goes on the response, for its head (§4.6),
-    // and is exposed nowhere; AfterBurn-Handshake marks the handshake (§3.1).
-    let requestId = null;
-    let timeoutMs = -1;
-    let exchange = null;
-    let handshake = null;
-    const raw = req.rawHeaders;
-    let kept = null;
-    for (let i = 0; i < raw.length; i += 2) {
-      const name = raw[i];
-      if (name.length >= 18 && name.length <= 20 && (name[0] === 'A' || name[0] === 'a')) {
-        const lower = name.toLowerCase();
-        if (lower === 'afterburn-request-id') {
-          if (requestId === null) requestId = raw[i + 1];
-          kept ??= raw.slice(0, i);
-          continue;
-        }
-        if (lower === 'afterburn-timeout-ms') {
-          if (timeoutMs < 0) timeoutMs = Number(raw[i + 1]); // digits, checked by the guard (rule 13)
-          kept ??= raw.slice(0, i);
-          continue;
-        }
-        if (lower === EXCHANGE) {
-          exchange = raw[i + 1]; // one, 1 to 64 of 0-9 a-z A-Z: checked by the guard (rule 14)
-          kept ??= raw.slice(0, i);
-          continue;
-        }
-        if (lower === 'afterburn-handshake' && handshake === null) handshake = raw[i + 1];
-      }
-      if (kept !== null) kept.push(name, raw[i + 1]);
-    }
-    if (kept !== null) {
-      req.rawHeaders = kept;
+    // and is exposed nowhere; AfterBurn-Handshake marks the handshake (§3.1) (metadata.js).
+    const metadata = readMetadata(req.rawHeaders);
+    const { requestId, timeoutMs, exchange, handshake } = metadata;
+    if (metadata.omitA >= 0) {
+      req.rawHeaders = withoutMetadata(req.rawHeaders, metadata);
       delete req.headers['afterburn-request-id'];
       delete req.headers['afterburn-timeout-ms'];
       delete req.headers[EXCHANGE];
@@ -417,7 +391,7 @@ class Connection {
     // The error lies in the body of the last request dispatched if that body is not
     // complete yet; otherwise in a request that never reached a handler.
     this.failedExchange = cur && !cur.req.complete ? cur : null;
-    this.log(`${this.failedExchange ? `[${this.failedExchange.ctx.requestId}] ` : ''}${error.message}\n`);
+    this.log(framingRecord(error, this.failedExchange));
     this._settleFailure();
   }
 
@@ -432,11 +406,7 @@ class Connection {
       this._stop(1);
       return;
     }
-    const err = this.failure;
-    // §4.6: the token of the request it broke, once that request's head was read: the
-    // exchange's for an error in its body, the guard's for one at the end of its head.
-    const token = owner ? owner.exchange : err.exchange;
-    this._writeErrorAndStop(errorResponseBytes(err.type, owner ? owner.ctx.requestId : null, token));
+    this._writeErrorAndStop(framingResponseBytes(this.failure, owner));
   }
 
   _writeErrorAndStop(bytes) {

@@ -4,7 +4,7 @@
 // parse (§4.3, §8.8) or a failed handshake (§3.4): it carries the status and type of §8.2
 // for the response, and a detail naming the offending value for stderr only. Also the §4.6
 // field line that echoes a request's exchange token, for these responses, the handshake
-// reply and the listener core's heads (the fetch core spells it inline, fetch-connection.js).
+// reply and the listener core's heads (the fetch core spells it inline, fetch-response.js).
 
 const { STATUS_CODES } = require('node:http');
 
@@ -87,6 +87,24 @@ function exchangeLine(token) {
 }
 
 /**
+ * PROTOCOL.md §8.8: the stderr record of a framing error, led by the id of the request
+ * whose body it broke (`owner`: that exchange, with its ctx), if any. Both cores.
+ */
+function framingRecord(error, owner) {
+  return `${owner ? `[${owner.ctx.requestId}] ` : ''}${error.message}\n`;
+}
+
+/**
+ * The §8.1 response to a framing error. §4.6: it carries the token of the request it broke,
+ * once that request's head was read: the exchange's (`owner`) for an error in its body, the
+ * guard's (error.exchange) for one at the end of its head. Both cores.
+ */
+function framingResponseBytes(error, owner) {
+  const token = owner ? owner.exchange : error.exchange;
+  return errorResponseBytes(error.type, owner ? owner.ctx.requestId : null, token);
+}
+
+/**
  * Maps an llhttp error code (Node's clientError) to the §4.3 rule it breaks. Every parse
  * error is a 400 except an oversized head (rule 11, 431) and a transfer coding llhttp
  * does not know (rule 8, 501); `inTrailers` tells the trailer section, whose overflow is
@@ -112,5 +130,7 @@ module.exports = {
   errorBody,
   errorResponseBytes,
   exchangeLine,
+  framingRecord,
+  framingResponseBytes,
   fromParserError,
 };

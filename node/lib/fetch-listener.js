@@ -15,12 +15,12 @@
 // before the head, an incomplete response after it, §8.3).
 
 const { once } = require('node:events');
-const { STATUS_CODES } = require('node:http');
 const { Connection } = require('./connection');
-const { loadUndici, requestURL, makeRequest, readResponse, asBytes, nextTurn } = require('./fetch');
+const {
+  loadUndici, requestURL, makeRequest, requestBodyStream, readResponse, bodyless, checkKnownLength, checkStreamedLength,
+  asBytes, nextTurn,
+} = require('./fetch');
 
-// Request body bytes queued for the handler before the IncomingMessage is paused.
-const BODY_HIGH_WATER_MARK = 128 * 1024;
 const EMPTY = new Uint8Array(0);
 
 class FetchListenerConnection extends Connection {
@@ -56,7 +56,7 @@ async function serveFetch(handle, req, res, ctx) {
 
 // The body as a ReadableStream of Buffers whose back-pressure pauses the IncomingMessage.
 function bodyStream(req, ctx) {
-  return new ReadableStream({
+  return requestBodyStream({
     start(controller) {
       req.on('data', (chunk) => {
         controller.enqueue(chunk);
@@ -74,18 +74,13 @@ function bodyStream(req, ctx) {
       // connection.js turns destroy into that).
       req.destroy();
     },
-  }, { highWaterMark: BODY_HIGH_WATER_MARK, size: (chunk) => chunk.byteLength });
+  });
 }
 
 async function writeResponse(req, res, ctx, response) {
-  const r = readResponse(response);
-  const { status, lines, length: declared, bytes: known, stream } = r;
-  if (!Number.isInteger(status) || status < 200 || status > 999) {
-    throw new RangeError(`afterburn: the handler's Response has status ${status}; want 200 to 999 (§4.4)`);
-  }
-  const reason = r.reason || STATUS_CODES[status] || 'unknown';
+  const { status, reason, lines, length: declared, bytes: known, stream } = readResponse(response);
   const fields = fieldsOf(lines);
-  const noBody = req.method === 'HEAD' || status === 204 || status === 304; // §4.4
+  const noBody = bodyless(req.method, status);
   const trailers = () => ctx._responseTrailerPairs;
   let bytes = known;
   if (bytes === null && stream === null) bytes = EMPTY;
@@ -98,9 +93,7 @@ async function writeResponse(req, res, ctx, response) {
       res.end();
       return;
     }
-    if (declared >= 0 && declared !== bytes.byteLength) {
-      throw new TypeError(`afterburn: the handler's Response has Content-Length ${declared} and a body of ${bytes.byteLength} bytes`);
-    }
+    checkKnownLength(declared, bytes.byteLength);
     if (declared < 0 && trailers().length > 0) {
       // Trailers added before the response was returned: they need a chunked body (§5.4).
       res.writeHead(status, reason, fields);
@@ -157,10 +150,10 @@ async function writeResponse(req, res, ctx, response) {
       if (done) break;
       const chunk = asBytes(value);
       sent += chunk.byteLength;
-      if (sent > declared) throw new RangeError(`afterburn: the body is longer than its Content-Length ${declared}`);
+      checkStreamedLength(declared, sent, false);
       if (chunk.byteLength > 0 && !res.write(chunk)) await once(res, 'drain');
     }
-    if (sent !== declared) throw new RangeError(`afterburn: the body ended ${declared - sent} bytes short of its Content-Length`);
+    checkStreamedLength(declared, sent, true);
     res.end();
   } catch (err) {
     reader.cancel(err).catch(() => {});

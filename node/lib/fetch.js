@@ -15,6 +15,7 @@
 // (lib/known-body.js): the package's Response, and a request body that came with its head.
 
 const { isDisturbed } = require('node:stream');
+const { STATUS_CODES } = require('node:http');
 const { KnownBody, InHandBody, makeResponseClass, makeRequestClass } = require('./known-body');
 
 let undici = null;
@@ -184,6 +185,18 @@ function makeRequest(method, url, raw, body, omitA = -1, omitB = -1, omitC = -1)
   return new u.Request(url.href, init);
 }
 
+// Request body bytes queued for the handler before the input pauses.
+const BODY_HIGH_WATER_MARK = 128 * 1024;
+
+/**
+ * A streamed request body, a ReadableStream of Buffers from `source` (start, pull, cancel),
+ * whose back-pressure pauses the input once BODY_HIGH_WATER_MARK bytes wait in it. The
+ * stream of both fetch cores (fetch-request.js, fetch-listener.js).
+ */
+function requestBodyStream(source) {
+  return new ReadableStream(source, { highWaterMark: BODY_HIGH_WATER_MARK, size: (chunk) => chunk.byteLength });
+}
+
 /** A Response from undici or from Node's own copy (the globals): anything shaped like one. */
 function isResponseLike(value) {
   return value !== null && typeof value === 'object' && Number.isInteger(value.status) &&
@@ -208,11 +221,24 @@ const LENGTH = /^[0-9]{1,15}$/;
  * buffer source nobody has read) or as a stream. Transfer-Encoding is left out: the
  * framing is the library's (§4.4); so is AfterBurn-Exchange: the token is the request's,
  * which the library writes itself, and a handler's own would break the exchange (§4.6).
- * Throws a TypeError for what cannot be sent.
+ * The reason is the Response's statusText, or the status's own phrase. Throws a TypeError
+ * for what cannot be sent, a RangeError for a status outside 200 to 999 (§4.4). Both fetch
+ * cores read the Response here (fetch-response.js, fetch-listener.js).
  * @returns {{status: number, reason: string, lines: string, length: number,
  *   bytes: Uint8Array | string | null, stream: ReadableStream | null}}
  */
 function readResponse(response) {
+  const r = responseParts(response);
+  const { status } = r;
+  if (!Number.isInteger(status) || status < 200 || status > 999) {
+    throw new RangeError(`afterburn: the handler's Response has status ${status}; want 200 to 999 (§4.4)`);
+  }
+  r.reason = r.reason || STATUS_CODES[status] || 'unknown';
+  return r;
+}
+
+// readResponse before the status is checked.
+function responseParts(response) {
   const fast = undici.fast;
   if (fast !== null && response instanceof fast.UndiciResponse) {
     const state = fast.getResponseState(response);
@@ -263,6 +289,32 @@ function readResponse(response) {
   return { status: response.status, reason: response.statusText, lines, length, bytes: null, stream: response.body };
 }
 
+/** §4.4: the response to a HEAD, and every 204 and 304, has no body. */
+function bodyless(method, status) {
+  return method === 'HEAD' || status === 204 || status === 304;
+}
+
+/**
+ * A body known at once against the Content-Length the handler set (-1: none): throws a
+ * TypeError when they differ.
+ */
+function checkKnownLength(declared, size) {
+  if (declared >= 0 && declared !== size) {
+    throw new TypeError(`afterburn: the handler's Response has Content-Length ${declared} and a body of ${size} bytes`);
+  }
+}
+
+/**
+ * A streamed body held to the Content-Length the handler set (§6.1): throws a RangeError
+ * once the bytes sent so far are more, or, once the stream has ended, fewer.
+ */
+function checkStreamedLength(declared, sent, ended) {
+  if (sent > declared) throw new RangeError(`afterburn: the body is longer than its Content-Length ${declared}`);
+  if (ended && sent !== declared) {
+    throw new RangeError(`afterburn: the body ended ${declared - sent} bytes short of its Content-Length`);
+  }
+}
+
 function contentLength(seen, value) {
   if (seen >= 0 || !LENGTH.test(value)) {
     throw new TypeError(`afterburn: the handler's Response has Content-Length ${JSON.stringify(value)}`);
@@ -285,4 +337,7 @@ function nextTurn() {
   return new Promise((resolve) => queueMicrotask(() => queueMicrotask(() => queueMicrotask(resolve))));
 }
 
-module.exports = { loadUndici, useInternals, requestURL, makeRequest, readResponse, isResponseLike, asBytes, nextTurn, InHandBody };
+module.exports = {
+  loadUndici, useInternals, requestURL, makeRequest, requestBodyStream, readResponse, bodyless, checkKnownLength,
+  checkStreamedLength, isResponseLike, asBytes, nextTurn, InHandBody,
+};

@@ -1,7 +1,7 @@
 'use strict';
 
 // Node's llhttp binding as `_http_common` exports it (HTTPParser and its method table), for
-// the fetch core (fetch-connection.js), which drives the parser directly.
+// the fetch core (fetch-request.js), which drives the parser directly.
 //
 // `_http_common` is one of Node's own internal modules, reachable from user code for
 // historical reasons only; Node's maintainers have agreed to deprecate that and make it

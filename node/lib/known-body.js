@@ -7,7 +7,7 @@
 // {stream, source, length} and makes its ReadableStream at once; on Node 20 making one costs
 // more than the rest of a small exchange together (the constructor makes every stream
 // transferable). Most of these streams are never read as streams: the worker writes a
-// Response's source to the pipe as it is (fetch-connection.js), and a handler reads a small
+// Response's source to the pipe as it is (fetch-response.js), and a handler reads a small
 // request body with arrayBuffer(), text() or json().
 //
 // So the records here make their stream only when something asks for `stream`: undici's
