@@ -113,6 +113,34 @@ func (t *T) Restarts(reason string) float64 {
 	return t.Metric("afterburn_worker_restarts_total", "reason", reason)
 }
 
+// Series lists every series of a metric name with a value other than 0,
+// e.g. `afterburn_worker_restarts_total{reason="exited"}=1`, for a failure
+// message: a restart counted under another reason than the one awaited.
+func (m *Metrics) Series(name string) string {
+	var out []string
+	for k, v := range m.Values {
+		if (k == name || strings.HasPrefix(k, name+"{")) && v != 0 {
+			out = append(out, fmt.Sprintf("%s=%v", k, v))
+		}
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
+}
+
+// WaitRestart waits until afterburn_worker_restarts_total{reason} reaches at
+// least min; its failure lists every reason counted so far.
+func (t *T) WaitRestart(min float64, reason string) {
+	const name = "afterburn_worker_restarts_total"
+	t.Eventually(fmt.Sprintf("%s[reason %s] ≥ %v", name, reason, min), func() (bool, string) {
+		m := t.Metrics()
+		v, _ := m.Get(name, "reason", reason)
+		return v >= min, fmt.Sprintf("%v (all restarts: %s)", v, m.Series(name))
+	})
+}
+
 // WaitMetric waits until a series reaches at least min.
 func (t *T) WaitMetric(min float64, name string, labels ...string) {
 	what := fmt.Sprintf("%s%v ≥ %v", name, labels, min)

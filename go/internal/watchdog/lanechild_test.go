@@ -11,13 +11,24 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
 func runLaneChild() {
+	passGate(os.Getenv("AFTERBURN_TEST_GATE"))
+	// SIGUSR1: every lane ends at once, the process staying (closeLanes).
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	go func() {
+		<-usr1
+		closeLanes()
+	}()
 	lanes := [][2]*os.File{childLane(os.Getenv("AFTERBURN_FDS"))}
 	if v := os.Getenv("AFTERBURN_STREAM_FDS"); v != "" {
 		fds := strings.Split(v, ",")
@@ -48,6 +59,54 @@ func runLaneChild() {
 		}()
 	}
 	wg.Wait() // §2.5: exit 0 once every lane has ended
+}
+
+// passGate waits, before the handshake, until the test opens the FIFO at
+// path for writing, if there is one: a worker started after the test made
+// it stays starting until the test lets it go.
+func passGate(path string) {
+	if path == "" {
+		return
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		return
+	}
+	f, err := os.Open(path) // blocks until the test opens the write end
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "child: gate: %v\n", err)
+		os.Exit(2)
+	}
+	io.Copy(io.Discard, f)
+	f.Close()
+}
+
+// laneFDs lists the descriptor numbers of every lane, two per lane.
+func laneFDs() []int {
+	fds := os.Getenv("AFTERBURN_FDS")
+	if more := os.Getenv("AFTERBURN_STREAM_FDS"); more != "" {
+		fds += "," + more
+	}
+	var out []int
+	for _, v := range strings.Split(fds, ",") {
+		if fd, err := strconv.Atoi(v); err == nil {
+			out = append(out, fd)
+		}
+	}
+	return out
+}
+
+// closeLanes closes the descriptors of lanes (1-based; none: all) at once,
+// as the kernel does for a killed process a moment before its exit shows
+// (§8.4). A closed descriptor, not a closed os.File: a lane's reader stays
+// where it is, as it would in a dying process.
+func closeLanes(lanes ...int) {
+	fds := laneFDs()
+	for i, fd := range fds {
+		if len(lanes) == 0 || slices.Contains(lanes, i/2+1) {
+			syscall.Close(fd)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "child: closed lanes %v\n", lanes)
 }
 
 func childLane(pair string) [2]*os.File {
@@ -154,6 +213,15 @@ func (c *laneChild) route(n int, req *http.Request, cancelled <-chan struct{}, i
 	ms, _ := strconv.Atoi(q.Get("ms"))
 	switch req.URL.Path {
 	case "/sleep": // cooperative: returns early when cancelled
+		if q.Get("close") == "others" { // the other lanes end while this one is busy
+			var others []int
+			for i := 1; i <= len(laneFDs())/2; i++ {
+				if i != n {
+					others = append(others, i)
+				}
+			}
+			closeLanes(others...)
+		}
 		fmt.Fprintf(os.Stderr, "child: lane %d sleeping\n", n)
 		select {
 		case <-time.After(time.Duration(ms) * time.Millisecond):
@@ -172,6 +240,9 @@ func (c *laneChild) route(n int, req *http.Request, cancelled <-chan struct{}, i
 		return written, true
 	case "/crash":
 		os.Exit(3)
+	case "/close-all": // every lane's pipes closed, the exit not yet seen
+		closeLanes()
+		select {} // until the test kills it
 	case "/close-lane": // user code closing its lane's pipes
 		in.Close()
 		out.Close()

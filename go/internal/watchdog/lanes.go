@@ -128,6 +128,13 @@ func (p *pool) faultLocked(l *lane, reason string) {
 	}
 	l.state = laneClosed
 	l.closeRequest()
+	if w.fault == "exited" && reason != "exited" && w.state != wsRetired {
+		// A free lane's hang-up (idleCheck) says only that the worker is
+		// ending; an exchange failing on another lane at its end says it
+		// died busy: the restart is that failure (§8.4), also when the
+		// worker exits before its successor is ready (onExit).
+		w.fault = reason
+	}
 	if w.fault == "" && w.state != wsRetired {
 		w.fault = reason
 		p.log.warnf("w%d pid %d: %s on lane %d: it takes no new request and is replaced once its other exchanges end", w.id, w.pid, reason, l.n)

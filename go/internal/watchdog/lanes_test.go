@@ -4,8 +4,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,7 +19,7 @@ import (
 
 // startLanes runs a watchdog over the lane child (lanechild_test.go) with
 // lanes lanes per worker, the child stating stated.
-func startLanes(t *testing.T, lanes int, stated string, mut func(*Config)) *harness {
+func startLanes(t *testing.T, lanes int, stated string, mut func(*Config), childEnv ...string) *harness {
 	t.Helper()
 	return start(t, func(c *Config) {
 		c.Lanes = lanes
@@ -22,7 +27,7 @@ func startLanes(t *testing.T, lanes int, stated string, mut func(*Config)) *harn
 		if mut != nil {
 			mut(c)
 		}
-	}, "AFTERBURN_TEST_CHILD=lanes", "AFTERBURN_TEST_STREAMS="+stated)
+	}, append([]string{"AFTERBURN_TEST_CHILD=lanes", "AFTERBURN_TEST_STREAMS=" + stated}, childEnv...)...)
 }
 
 func (h *harness) waitLanes(what string, cond func(c laneCounts) bool) {
@@ -196,6 +201,126 @@ func TestLaneCrashFailsOnlyItsExchanges(t *testing.T) {
 	}
 	if n := counter(t, h.wd.m.restarts, "crashed"); n != 1 {
 		t.Errorf("restarts{crashed} %v; want 1", n)
+	}
+}
+
+// PROTOCOL.md §2.5, §8.4: a killed worker whose exit shows later than
+// exitGrace after its pipes ended is retired make-before-break for the lane
+// that saw them end; when it exits before its successor is ready, the restart
+// is still the crash, not an exit (kill-busy-worker with Java lanes, where a
+// loaded machine delayed the exit of a killed JVM: restarts{crashed} never
+// came). The child closes every lane at once and is killed only after its
+// exchange's 502, while its successor waits at a gate.
+func TestLaneCrashWithExitSeenLateCountsCrashed(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	h := startLanes(t, 2, "64", nil, "AFTERBURN_TEST_GATE="+gate)
+	h.waitLanes("2 free lanes", func(c laneCounts) bool { return c.Free == 2 })
+	_, before := h.get("/lane")
+	pid, err := strconv.Atoi(pidOf(before))
+	if err != nil {
+		t.Fatalf("GET /lane: %q names no pid", before)
+	}
+	p := h.wd.pool
+	p.mu.Lock()
+	old := p.slots[0].w
+	p.mu.Unlock()
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resp, body := h.get("/close-all")
+	wantError(t, resp, body, 502, errWorkerCrashed)
+	h.logs.waitContains(t, "crashed on lane") // the make-before-break path
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// Its exit is handled (onExit) while the successor is still starting.
+	waitOnExit(t, p, old)
+	open, err := os.OpenFile(gate, os.O_WRONLY, 0) // the successor waits at the gate
+	if err != nil {
+		t.Fatal(err)
+	}
+	open.Close()
+	h.waitLanes("2 free lanes of the successor", func(c laneCounts) bool { return c.Free == 2 })
+	for _, reason := range []string{"crashed", "exited"} {
+		want := map[string]float64{"crashed": 1, "exited": 0}[reason]
+		if n := counter(t, h.wd.m.restarts, reason); n != want {
+			t.Errorf("restarts{%s} %v; want %v", reason, n, want)
+		}
+	}
+}
+
+// PROTOCOL.md §2.5, §8.4: the same with the hang-up first seen on a free
+// lane, by the check before a dispatch (§9.6: reason exited), and the busy
+// lane's exchange failing at the worker's end afterwards: the worker died
+// busy, and the restart is the crash.
+func TestLaneCrashAfterFreeLaneHangUpCountsCrashed(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	h := startLanes(t, 2, "64", nil, "AFTERBURN_TEST_GATE="+gate)
+	h.waitLanes("2 free lanes", func(c laneCounts) bool { return c.Free == 2 })
+	_, before := h.get("/lane")
+	pid, err := strconv.Atoi(pidOf(before))
+	if err != nil {
+		t.Fatalf("GET /lane: %q names no pid", before)
+	}
+	p := h.wd.pool
+	p.mu.Lock()
+	old := p.slots[0].w
+	p.mu.Unlock()
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	busy := h.getLater("/sleep?ms=60000&close=others")
+	h.logs.waitContains(t, " sleeping") // the other lanes are closed by then
+	next := h.getLater("/lane")         // takes the free lane: its hang-up is seen
+	h.logs.waitContains(t, "exited on lane")
+	// Every lane ends, the process staying: the busy exchange fails.
+	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-busy; !strings.HasPrefix(r, "502 ") || !strings.Contains(r, `"worker_crashed"`) {
+		t.Fatalf("the busy exchange got %q; want 502 worker_crashed", r)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitOnExit(t, p, old)
+	open, err := os.OpenFile(gate, os.O_WRONLY, 0) // the successor waits at the gate
+	if err != nil {
+		t.Fatal(err)
+	}
+	open.Close()
+	if r := <-next; !strings.HasPrefix(r, "200 lane ") || pidOf(r) == pidOf(before) {
+		t.Fatalf("the request that found the hang-up got %q; want 200 from the successor", r)
+	}
+	for _, reason := range []string{"crashed", "exited"} {
+		want := map[string]float64{"crashed": 1, "exited": 0}[reason]
+		if n := counter(t, h.wd.m.restarts, reason); n != want {
+			t.Errorf("restarts{%s} %v; want %v", reason, n, want)
+		}
+	}
+}
+
+// waitOnExit waits until the pool has handled w's exit (onExit runs on its
+// own goroutine once w is reaped).
+func waitOnExit(t *testing.T, p *pool, w *worker) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	select {
+	case <-w.exited:
+	case <-time.After(waitLimit):
+		t.Fatalf("pid %d was not reaped within %v", w.pid, waitLimit)
+	}
+	for {
+		p.mu.Lock()
+		gone := w.gone
+		p.mu.Unlock()
+		if gone {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the exit of pid %d was never handled", w.pid)
+		}
+		runtime.Gosched()
 	}
 }
 

@@ -135,7 +135,16 @@ func (p *pool) onExit(w *worker) {
 		p.removeIdleLocked(w)
 		p.retireLocked(w, "exited")
 	case wsDraining, wsParked:
-		p.retireLocked(w, "exited")
+		// §2.5: a worker retired make-before-break for a fault on a lane is
+		// counted with the fault's reason, also when it exits before its
+		// successor is ready: a killed worker whose exit shows later than
+		// exitGrace after its pipes ended is such a worker, and its restart is
+		// the crash (§8.4), not an exit.
+		reason := "exited"
+		if w.fault != "" {
+			reason = w.fault
+		}
+		p.retireLocked(w, reason)
 	}
 }
 

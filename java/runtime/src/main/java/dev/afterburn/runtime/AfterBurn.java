@@ -47,7 +47,7 @@ public final class AfterBurn {
         try {
             maxLanes = Lanes.maxFromProperty(System.getProperty(Lanes.MAX_PROPERTY));
         } catch (Environment.Invalid e) {
-            System.err.println(e.getMessage());
+            LibraryLog.stderr().error(null, e.getMessage());
             System.exit(2);
             return;
         }
@@ -78,7 +78,7 @@ public final class AfterBurn {
         try {
             outcome = Lanes.serve(handler, maxLanes, System.getenv());
         } catch (Environment.Invalid e) {
-            System.err.println(e.getMessage()); // §2.3, §2.5: exit non-zero with a message on stderr
+            LibraryLog.stderr().error(null, e.getMessage()); // §2.3, §2.5: exit non-zero with a message on stderr
             System.exit(2);
             return;
         }

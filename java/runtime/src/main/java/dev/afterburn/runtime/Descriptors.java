@@ -70,7 +70,7 @@ final class Descriptors {
         } catch (ReflectiveOperationException | RuntimeException | IOException | LinkageError e) {
             if (!warned) {
                 warned = true;
-                System.err.println("afterburn: cannot close descriptor " + fd + " (" + e
+                LibraryLog.stderr().warning(null, "afterburn: cannot close descriptor " + fd + " (" + e
                         + "); the watchdog sees the lane end when the process exits");
             }
             return false;

@@ -5,9 +5,6 @@ import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -129,10 +126,7 @@ final class Lanes {
             outcome = worker.serve(handler);
         } catch (RuntimeException | Error e) {
             // A fault of the library itself: this lane cannot go on, the others can.
-            StringWriter s = new StringWriter();
-            s.write("afterburn: lane " + lane.number() + " failed: ");
-            e.printStackTrace(new PrintWriter(s));
-            write(log, s.toString());
+            new LibraryLog(log, logFormat).error(null, "afterburn: lane " + lane.number() + " failed: ", e);
             outcome = Worker.Outcome.FAILED;
         }
         worker.close();
@@ -144,18 +138,9 @@ final class Lanes {
             }
             for (int fd : lane.descriptors()) Descriptors.close(fd);
             if (outcome == Worker.Outcome.FAILED) {
-                write(log, "afterburn: lane " + lane.number() + " closed; the other lanes serve on (§2.5)\n");
+                new LibraryLog(log, logFormat).warning(null, "afterburn: lane " + lane.number() + " closed; the other lanes serve on (§2.5)");
             }
         }
         return outcome;
-    }
-
-    private static void write(OutputStream log, String record) {
-        try {
-            log.write(record.getBytes(StandardCharsets.UTF_8));
-            log.flush();
-        } catch (IOException ignored) {
-            // stderr is gone too
-        }
     }
 }

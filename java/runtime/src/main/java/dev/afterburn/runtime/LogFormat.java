@@ -8,7 +8,8 @@ import java.util.Map;
  * {@code AFTERBURN_LOG_FORMAT} (its {@code log_format} setting): {@code text}, the default,
  * {@code [REQUEST-ID] text}; or {@code json}, one JSON object per line,
  * {@code {"request_id":"REQUEST-ID","msg":"text"}}, which the watchdog, logging JSON itself,
- * merges into its own line for that output (adding the time, the worker and the stream).
+ * merges into its own line for that output (adding the time, the worker and the stream). The
+ * library's own records ({@link LibraryLog}) follow the same format, with a level.
  */
 enum LogFormat {
     TEXT,
@@ -27,6 +28,18 @@ enum LogFormat {
         throw Environment.bad(VARIABLE, v, "text or json");
     }
 
+    /**
+     * The format of this process, for records written before or outside the serve loop;
+     * text when the variable is malformed, since that very error must still be told.
+     */
+    static LogFormat ofProcess() {
+        try {
+            return fromEnvironment(System.getenv());
+        } catch (Environment.Invalid e) {
+            return TEXT;
+        }
+    }
+
     /** One line, newline included, to go out in one write. */
     byte[] line(String requestId, String text) {
         String line;
@@ -38,6 +51,36 @@ enum LogFormat {
             quote(sb, requestId);
             sb.append(",\"msg\":");
             quote(sb, text);
+            line = sb.append("}\n").toString();
+        }
+        return line.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * One record of the library's own (a handler's exception, a protocol error, a failed
+     * start), newline included, to go out in one write: in text, {@code [REQUEST-ID] text}, or
+     * {@code text} outside a request; in json, {@code {"level":"error","msg":"text",
+     * "request_id":"REQUEST-ID"}}, the id only when the record belongs to a request (§9.5). A
+     * stack trace's newlines stay inside the one line, escaped.
+     *
+     * @param level {@code error} or {@code warning}
+     * @param requestId the request the record belongs to, or null
+     */
+    byte[] record(String level, String requestId, String text) {
+        String line;
+        if (this == TEXT) {
+            line = (requestId != null ? "[" + requestId + "] " : "") + text + (text.endsWith("\n") ? "" : "\n");
+        } else {
+            String msg = text.endsWith("\n") ? text.substring(0, text.length() - 1) : text;
+            StringBuilder sb = new StringBuilder(msg.length() + 64);
+            sb.append("{\"level\":");
+            quote(sb, level);
+            sb.append(",\"msg\":");
+            quote(sb, msg);
+            if (requestId != null) {
+                sb.append(",\"request_id\":");
+                quote(sb, requestId);
+            }
             line = sb.append("}\n").toString();
         }
         return line.getBytes(StandardCharsets.UTF_8);

@@ -27,13 +27,13 @@ public final class Main {
      */
     public static void main(String[] args) throws Throwable {
         if (args.length == 0) {
-            System.err.println("usage: java -cp … dev.afterburn.runtime.Main <class implementing Handler, or with main> [args…]");
+            LibraryLog.stderr().error(null, "usage: java -cp … dev.afterburn.runtime.Main <class implementing Handler, or with main> [args…]");
             System.exit(2);
         }
         try {
             Environment.protocolStreams();
         } catch (Environment.Invalid e) {
-            System.err.println(e.getMessage()); // §2.3
+            LibraryLog.stderr().error(null, e.getMessage()); // §2.3
             System.exit(2);
         }
         Class<?> c;
@@ -80,8 +80,7 @@ public final class Main {
     }
 
     private static void initialisationFailed(String name, Throwable cause) {
-        System.err.println("afterburn: initialising " + name + " failed:");
-        cause.printStackTrace();
+        LibraryLog.stderr().error(null, "afterburn: initialising " + name + " failed:\n", cause); // §9.1
         System.exit(1);
     }
 }

@@ -3,9 +3,6 @@ package dev.afterburn.runtime;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 
@@ -88,6 +85,7 @@ final class Worker {
     private final String handshakeFields;
     private final Cancellations cancellations;
     private LogFormat logFormat = LogFormat.TEXT;
+    private LibraryLog records; // the library's own records, in logFormat
     private RequestEvent.Failure fatal; // the framing error met while reading a body
     private boolean inputEnded;
 
@@ -110,11 +108,13 @@ final class Worker {
         this.readSize = readSize;
         this.handshakeFields = handshakeFields(maxLanes);
         this.cancellations = cancellations;
+        this.records = new LibraryLog(log, logFormat);
     }
 
     /** How {@link Request#log(String)} writes its lines (AFTERBURN_LOG_FORMAT). */
     Worker logFormat(LogFormat format) {
         this.logFormat = format;
+        this.records = new LibraryLog(log, format);
         return this;
     }
 
@@ -139,7 +139,7 @@ final class Worker {
             }
         } catch (IOException e) {
             // The response pipe broke: the watchdog is gone or gave up on this worker.
-            log("afterburn: writing the response pipe: " + e + "\n");
+            records.error(null, "afterburn: writing the response pipe: " + e);
             return Outcome.FAILED;
         }
     }
@@ -185,7 +185,7 @@ final class Worker {
         if (!offers(head.handshake(), PROTOCOL_VERSION)) {
             // §3.4: 400 version_mismatch listing the versions spoken, then exit.
             writer.sendError(400, ProtocolError.VERSION_MISMATCH, null, "AfterBurn-Protocol: " + PROTOCOL_VERSION + "\r\n");
-            log("afterburn: " + ProtocolError.versionMismatch(head.handshake()).detail() + "\n");
+            records.error(null, "afterburn: " + ProtocolError.versionMismatch(head.handshake()).detail());
             return Outcome.REFUSED;
         }
         writer.sendHandshakeReply(handshakeFields);
@@ -223,7 +223,7 @@ final class Worker {
         body.endExchange();
         if (failure == null) {
             if (!writer.complete()) {
-                log("[" + id + "] afterburn: the handler wrote less than its declared Content-Length\n");
+                records.error(id, "afterburn: the handler wrote less than its declared Content-Length");
                 return false; // §8.3: a short body must not look complete
             }
             return drainRest(id, body);
@@ -254,8 +254,8 @@ final class Worker {
      */
     private boolean drainRest(String id, BodyInputStream body) {
         if (body.drain(Long.MAX_VALUE)) return true;
-        log("[" + id + "] afterburn: " + ErrorBody.message(fatal.error().type) + " after the response: "
-                + fatal.error().detail() + "\n");
+        records.error(id, "afterburn: " + ErrorBody.message(fatal.error().type) + " after the response: "
+                + fatal.error().detail());
         return false;
     }
 
@@ -283,34 +283,21 @@ final class Worker {
     }
 
     /**
-     * §8.3: the exception and its stack go to stderr in one write whose first line names the
-     * request id; they never reach the response.
+     * §8.3: the exception and its stack go to stderr in one record that names the request
+     * id; they never reach the response.
      */
     private void logFailure(String id, Request request, Throwable failure) {
-        StringWriter s = new StringWriter();
-        s.write("[" + id + "] afterburn: handler failed on " + request.method() + " " + request.path()
-                + (request.cancelled() ? " (the exchange was cancelled, §2.5)" : "") + ": ");
-        failure.printStackTrace(new PrintWriter(s));
-        log(s.toString());
+        records.error(id, "afterburn: handler failed on " + request.method() + " " + request.path()
+                + (request.cancelled() ? " (the exchange was cancelled, §2.5)" : "") + ": ", failure);
     }
 
     private void sendError(ProtocolError e, String requestId) throws IOException {
-        log((requestId != null ? "[" + requestId + "] " : "") + "afterburn: " + ErrorBody.message(e.type) + ": "
-                + e.detail() + "\n");
+        records.error(requestId, "afterburn: " + ErrorBody.message(e.type) + ": " + e.detail());
         sendError(e.status, e.type, requestId);
     }
 
     private void sendError(int status, String type, String requestId) throws IOException {
         writer.sendError(status, type, requestId, "");
-    }
-
-    private void log(String record) {
-        try {
-            log.write(record.getBytes(StandardCharsets.UTF_8)); // one write: one record (§8.3)
-            log.flush();
-        } catch (IOException ignored) {
-            // stderr is gone too; nothing is left to tell
-        }
     }
 
     /** Closes the response pipe; the watchdog then sees EOF after what was sent. */
