@@ -584,8 +584,50 @@ def test_sigint_with_lanes_exits_130_quietly() -> None:
     assert proc.lane(2).response(timeout=10).status == 200  # every lane is serving
     proc.worker.proc.send_signal(signal.SIGINT)
     status, log = proc.wait()
+    assert status == 130, log
+    assert "Traceback" not in log, log
+
+
+def test_sigint_while_the_lanes_are_still_starting_returns_130(monkeypatch) -> None:
+    # Lane 1 may answer the handshake and serve before serve_lanes is back from starting
+    # the last lane (Thread.start waits for the thread to run); a SIGINT then raises
+    # KeyboardInterrupt inside that start. The real signal hit this window in 9 runs of 40
+    # of the test above (exit -2, the traceback through Thread.start); here the interrupt
+    # is raised where it came, every time.
+    req_fds, theirs, peers = [], [], []
+    for _ in range(3):
+        req_r, req_w = os.pipe()
+        resp_r, resp_w = os.pipe()
+        theirs.append((req_r, resp_w))
+        req_fds.append(req_r)
+        peers.append(Peer(req_w, resp_r))
+    cancel_r, cancel_w = os.pipe()
+    start = threading.Thread.start
+
+    def start_then_interrupt(thread: threading.Thread) -> None:
+        start(thread)
+        if thread.name == "afterburn-lane-2":
+            peers[0].send(get("/whoami", "first"))  # lane 1 is serving
+            assert peers[0].response(timeout=10).headers.get("afterburn-exchange") == "first"
+            raise KeyboardInterrupt  # where Thread.start's wait raises it on SIGINT
+
+    monkeypatch.setattr(threading.Thread, "start", start_then_interrupt)
+    try:
+        status = serve_lanes(theirs, cancel_r, LIMITS, handshake_head(3), plain_lane_responder(echo, lambda: None))
+    except KeyboardInterrupt:
+        pytest.fail("a SIGINT while the lanes were starting escaped serve_lanes (a traceback, not exit 130)")
+    finally:
+        monkeypatch.undo()
+        for p in peers:
+            p.close_requests()
+        os.close(cancel_w)
     assert status == 130
-    assert "Traceback" not in log
+    for p in peers[:2]:  # lanes 1 and 2 were started: they end at EOF and close their ends
+        p.rest()
+        os.close(p.resp)
+    os.close(req_fds[2])  # lane 3 was never started: its ends are still ours
+    os.close(theirs[2][1])
+    os.close(peers[2].resp)
 
 
 def test_wsgi_apps_are_told_they_run_on_several_threads() -> None:

@@ -188,6 +188,23 @@ def disarm(armed: Armed) -> None:
     signal.setitimer(signal.ITIMER_REAL, 0)
 
 
+def after_fork() -> None:
+    """A worker forked from a template (PROTOCOL.md §2.6) starts with no alarm of the
+    template's. fork(2) gives the child no pending signal and no interval timer, but the
+    signal mask of the forking thread is inherited: SIGALRM left blocked on the template's
+    main thread (by its initialisation or a before_fork hook) would hold back every alarm
+    of this worker, and no handler would be interrupted at its deadline (§5.2). So it is
+    unblocked here, before the worker runs any code of the application's, unless SIGALRM
+    has a handler of the application's own, whose mask is the application's business."""
+    global _current
+    _current = None
+    if not _SIGNALS or not hasattr(signal, "pthread_sigmask"):
+        return
+    handler = _raw.getsignal(_SIGALRM)
+    if handler == signal.SIG_DFL or handler is _on_alarm:
+        _raw.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
+
+
 def current() -> Armed | None:
     """The armed exchange on this thread, for the event loop to pause it."""
     if threading.current_thread() is not threading.main_thread():

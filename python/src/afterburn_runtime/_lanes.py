@@ -41,14 +41,18 @@ def serve_lanes(lanes: list[tuple[int, int]], cancel_fd: int, limits: tuple[int,
 
     _serve.lanes_active = True
     cancels = CancelReader(cancel_fd)
-    cancels.start()
     statuses = [0] * len(lanes)
     threads = [threading.Thread(target=_serve_lane, name=f"afterburn-lane-{n}", daemon=True,
                                 args=(n, in_fd, out_fd, limits, reply_head, respond, cancels, statuses))
                for n, (in_fd, out_fd) in enumerate(lanes, 1)]
-    for t in threads:
-        t.start()
+    # The starts are inside the try too: lane 1 may answer the handshake, and the next lanes
+    # serve, before this thread is back from starting the last of them (Thread.start waits
+    # for the thread to run); a SIGINT then raises here, and must still end the worker 130
+    # without a traceback, as it does once every lane is started.
     try:
+        cancels.start()
+        for t in threads:
+            t.start()
         for t in threads:
             t.join()
     except KeyboardInterrupt:

@@ -32,7 +32,7 @@ import tempfile
 import time
 import warnings
 
-from . import _control, _forksafety, _hooks
+from . import _alarm, _control, _forksafety, _hooks
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -228,6 +228,7 @@ def _become_worker(request: _control.ForkRequest, fds: list[int], template: Temp
     _await_watchdog(template.watchdog)
     gc.enable()
     _reseed()
+    _alarm.after_fork()  # before the after_fork hooks: what they set is theirs to keep
     try:
         _hooks.run_after_fork()
     except _hooks.HookError as e:

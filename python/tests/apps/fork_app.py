@@ -8,9 +8,11 @@ import gc
 import json
 import os
 import random
+import signal
 import sys
 import tempfile
 import threading
+import time
 
 import afterburn_runtime
 import afterburn_runtime._template as template
@@ -71,6 +73,17 @@ if os.environ.get("FORK_APP_BEFORE_FAIL") == "1":
         raise ValueError("no forks\ntoday")
 
 
+if os.environ.get("FORK_APP_ALARM_LEFT") == "1":
+    @afterburn_runtime.before_fork
+    def leave_an_alarm():
+        # The template forks with SIGALRM blocked, pending and an interval timer armed (the
+        # default action held back by the mask): none of it may reach a worker (§2.6, §5.2).
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        signal.setitimer(signal.ITIMER_REAL, 100)
+        signal.raise_signal(signal.SIGALRM)
+        print(f"before_fork: SIGALRM {alarm_state()}", file=sys.stderr)
+
+
 @afterburn_runtime.after_fork
 def record():
     AFTER_FORK.append(os.getpid())
@@ -92,6 +105,12 @@ def fds():
     return out
 
 
+def alarm_state():
+    """SIGALRM as this process holds it: blocked, pending, and the interval timer's time left."""
+    return {"blocked": signal.SIGALRM in signal.pthread_sigmask(signal.SIG_BLOCK, []),
+            "pending": signal.SIGALRM in signal.sigpending(), "timer": signal.getitimer(signal.ITIMER_REAL)[0]}
+
+
 def info():
     np = sys.modules.get("numpy")
     return {
@@ -102,13 +121,28 @@ def info():
         "fds": fds(),
         "after_fork": AFTER_FORK,
         "tmpdir": tempfile.gettempdir(), "env_tmpdir": os.environ.get("TMPDIR"),
+        "sigalrm": alarm_state(),
     }
+
+
+def sleep_until_cancelled(req):
+    """Sleeps up to 5 s; the alarm (§5.2) is to interrupt it 50 ms after the deadline."""
+    start = time.monotonic()
+    try:
+        time.sleep(5)
+    except afterburn_runtime.Cancelled:
+        return {"cancelled_after": time.monotonic() - start, "flag": req.cancelled}
+    return {"cancelled_after": None}
 
 
 def handle(req):
     if req.path == "/print":
         print("hello from a worker")
         return "printed"
+    if req.path == "/sleep":
+        return sleep_until_cancelled(req)
+    if req.path == "/large":
+        return afterburn_runtime.Response(b"z" * int(req.arg("size", "0")))
     return info()
 
 
