@@ -126,9 +126,9 @@ func appendPadded(b []byte, n, width int) []byte {
 // Levels of the watchdog's own lines, the "level" of a JSON line (PROTOCOL.md
 // §9.5); text lines do not show them.
 const (
-	levelInfo  = "info"  // the watchdog's ordinary course, a client's fault
-	levelWarn  = "warn"  // a worker failed, was replaced or killed, or a request was cut
-	levelError = "error" // the watchdog cannot do what its settings ask
+	levelInfo  = "info"    // the watchdog's ordinary course, a client's fault
+	levelWarn  = "warning" // a worker failed, was replaced or killed, or a request was cut
+	levelError = "error"   // the watchdog cannot do what its settings ask
 )
 
 // printf writes one line of the watchdog's own at level info:

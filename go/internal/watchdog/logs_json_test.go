@@ -142,7 +142,7 @@ func TestAccessAndOwnJSON(t *testing.T) {
 	if m := decodeLine(t, []byte(out.String())); m["msg"] != `w1 pid 2 replaced: crashed "x"` || m["level"] != "info" {
 		t.Errorf("own line %q; want the printf text as msg, level info", out.String())
 	}
-	for level, logf := range map[string]func(*logger, string, ...any){"warn": (*logger).warnf, "error": (*logger).errorf} {
+	for level, logf := range map[string]func(*logger, string, ...any){"warning": (*logger).warnf, "error": (*logger).errorf} {
 		out := &lockedBuffer{}
 		l := newLogger(out, false)
 		l.json = true
@@ -191,8 +191,8 @@ func TestLogFormatJSON(t *testing.T) {
 				t.Errorf("access line %s; want msg access, path /print without its query, status 200, worker 1", line)
 			}
 		case strings.Contains(line, "exited or closed a pipe"), strings.Contains(line, "replaced: crashed"):
-			if m["level"] != "warn" {
-				t.Errorf("a worker's crash %s; want level warn", line)
+			if m["level"] != "warning" {
+				t.Errorf("a worker's crash %s; want level warning", line)
 			}
 		case strings.HasPrefix(m["msg"].(string), "listening on"):
 			if m["level"] != "info" {
