@@ -83,5 +83,9 @@ func Run(ctx context.Context, o Options, out io.Writer) (ok bool, err error) {
 			Sections: secs.Has, Report: rep.Add,
 		})
 	}
+	if passed, failed, skipped, _ := rep.Counts(); sel != nil && passed+failed+skipped == 0 {
+		// A selection that ran nothing would print "0 passed, 0 failed" and pass.
+		return false, fmt.Errorf("-run %q matches no check (-layer %s): a check's id is <layer>/<name>, such as e2e/kill-busy-worker", o.Run, o.Layer)
+	}
 	return rep.Finish()
 }
