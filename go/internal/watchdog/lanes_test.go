@@ -167,7 +167,7 @@ func TestLaneStuckReplacesWorkerMakeBeforeBreak(t *testing.T) {
 	if r := <-slow; !strings.HasPrefix(r, "200 slept") || pidOf(r) != pidOf(before) {
 		t.Fatalf("the other exchange of the stuck worker got %q; want 200 from pid %s", r, pidOf(before))
 	}
-	h.logs.waitContains(t, "pid "+pidOf(before)+" recycled")
+	h.logs.waitContains(t, "pid "+pidOf(before)+" replaced: stuck (")
 	resp, body = h.get("/lane")
 	if resp.StatusCode != 200 || pidOf(body) == pidOf(before) {
 		t.Fatalf("after the replacement got %d %q; want a new worker", resp.StatusCode, body)

@@ -147,13 +147,15 @@ func (p *pool) replace(s *slot, w *worker) *worker {
 	p.initSucceeded(s, nw)
 	p.m.restarts.WithLabelValues(reason).Inc()
 	p.wg.Add(1)
-	go p.reapRecycled(w)
+	go p.reapRecycled(w, reason)
 	return nw
 }
 
-// reapRecycled waits for a recycled worker to exit after its EOF, killing it
-// if it lingers past shutdown_timeout, and releases its pipes.
-func (p *pool) reapRecycled(w *worker) {
+// reapRecycled waits for a worker replaced make-before-break to exit after its
+// EOF, killing it if it lingers past shutdown_timeout, and releases its pipes.
+// reason is what its restart was counted as: "recycled", or the fault on one
+// of its lanes (§2.5), which the log line names as the supervisor's does.
+func (p *pool) reapRecycled(w *worker, reason string) {
 	defer p.wg.Done()
 	t := time.NewTimer(p.cfg.ShutdownTimeout)
 	defer t.Stop()
@@ -166,6 +168,10 @@ func (p *pool) reapRecycled(w *worker) {
 	}
 	w.closePipes()
 	p.waitLogs(w)
+	if reason != "recycled" {
+		p.log.warnf("w%d pid %d replaced: %s (%s)", w.id, w.pid, reason, w.exitStatus())
+		return
+	}
 	p.log.printf("w%d pid %d recycled (%s)", w.id, w.pid, w.exitStatus())
 }
 
