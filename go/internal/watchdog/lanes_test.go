@@ -337,7 +337,7 @@ func TestLaneClosedByWorker(t *testing.T) {
 	if r := <-slow; !strings.HasPrefix(r, "200 slept") {
 		t.Fatalf("the other exchange got %q", r)
 	}
-	h.logs.waitContains(t, "pid "+pidOf(before)+" recycled")
+	h.logs.waitContains(t, "pid "+pidOf(before)+" replaced: crashed (")
 	resp, body = h.get("/lane")
 	if resp.StatusCode != 200 || pidOf(body) == pidOf(before) {
 		t.Fatalf("after the replacement got %d %q; want a new worker", resp.StatusCode, body)
