@@ -13,13 +13,28 @@ import (
 // token read after its exchange ended finds nothing, and a cancellation cannot reach
 // the lane's next exchange: that one has another token and a context of its own.
 //
+// The cancel pipe and the lanes are separate pipes, so on a busy worker a cancellation
+// can be read before its exchange's head (§2.5): the last earlyTokens tokens that named
+// no exchange are remembered, and an exchange that comes with one is cancelled as it
+// is added. A remembered token of an exchange that had already ended never comes again
+// (tokens are never reused, §4.6) and ages out.
+//
 // A nil *inflight (no cancel pipe: one lane, as before lanes) does nothing.
 type inflight struct {
-	mu sync.Mutex
-	m  map[string]*exchange
+	mu        sync.Mutex
+	m         map[string]*exchange
+	early     [earlyTokens]string // a ring of tokens that named no exchange
+	earlyNext int                 // the ring's oldest entry, overwritten next
+	earlySet  map[string]bool     // the ring's tokens
 }
 
-func newInflight() *inflight { return &inflight{m: make(map[string]*exchange)} }
+// earlyTokens bounds the remembered tokens; a cancellation read early is followed by
+// its head within moments, while at most one line per exchange past its deadline comes.
+const earlyTokens = 64
+
+func newInflight() *inflight {
+	return &inflight{m: make(map[string]*exchange), earlySet: make(map[string]bool)}
+}
 
 func (f *inflight) add(ex *exchange) {
 	if f == nil || ex.token == "" {
@@ -27,7 +42,12 @@ func (f *inflight) add(ex *exchange) {
 	}
 	f.mu.Lock()
 	f.m[ex.token] = ex
+	early := f.earlySet[ex.token]
+	delete(f.earlySet, ex.token) // its ring slot ages out as a stale entry
 	f.mu.Unlock()
+	if early {
+		ex.cancel()
+	}
 }
 
 func (f *inflight) remove(ex *exchange) {
@@ -47,6 +67,9 @@ func (f *inflight) remove(ex *exchange) {
 func (f *inflight) cancel(token string) bool {
 	f.mu.Lock()
 	ex := f.m[token]
+	if ex == nil {
+		f.rememberLocked(token)
+	}
 	f.mu.Unlock()
 	if ex == nil {
 		return false
@@ -55,6 +78,19 @@ func (f *inflight) cancel(token string) bool {
 	// done, and a context made from it later is born done.
 	ex.cancel()
 	return true
+}
+
+// rememberLocked keeps token as one that named no exchange, forgetting the oldest.
+func (f *inflight) rememberLocked(token string) {
+	if f.earlySet[token] {
+		return
+	}
+	if old := f.early[f.earlyNext]; old != "" {
+		delete(f.earlySet, old)
+	}
+	f.early[f.earlyNext] = token
+	f.earlyNext = (f.earlyNext + 1) % earlyTokens
+	f.earlySet[token] = true
 }
 
 // cancelPrefix starts every line the watchdog writes to the cancel pipe (§2.5).

@@ -55,6 +55,35 @@ func TestReadCancels(t *testing.T) {
 	}
 }
 
+// TestCancelReadBeforeItsHead: §2.5 — a cancellation read before its exchange's head
+// (the cancel pipe and the lanes are separate pipes) cancels that exchange as it is
+// added; only the last earlyTokens such tokens are remembered, and a cancellation
+// reaches no other exchange.
+func TestCancelReadBeforeItsHead(t *testing.T) {
+	f := newInflight()
+	if f.cancel("early1") {
+		t.Fatal("cancel of a token no exchange carries reported one")
+	}
+	early, other := &exchange{token: "early1"}, &exchange{token: "other1"}
+	f.add(early)
+	f.add(other)
+	if !early.ended || other.ended {
+		t.Fatalf("cancelled: early %v, other %v; want only the exchange whose cancellation came first", early.ended, other.ended)
+	}
+	for i := range earlyTokens + 1 {
+		f.cancel(fmt.Sprintf("t%d", i))
+	}
+	oldest, newest := &exchange{token: "t0"}, &exchange{token: fmt.Sprintf("t%d", earlyTokens)}
+	f.add(oldest)
+	f.add(newest)
+	if oldest.ended || !newest.ended {
+		t.Fatalf("after %d unknown tokens: oldest cancelled %v, newest %v; want the oldest forgotten", earlyTokens+1, oldest.ended, newest.ended)
+	}
+	if len(f.earlySet) > earlyTokens {
+		t.Fatalf("%d tokens remembered; want at most %d", len(f.earlySet), earlyTokens)
+	}
+}
+
 // cancelTiming is a handler that reports when its context was cancelled, relative to
 // the deadline it reports, and the context's error.
 func cancelTiming(w http.ResponseWriter, r *http.Request) {
