@@ -204,6 +204,58 @@ func TestLaneCrashFailsOnlyItsExchanges(t *testing.T) {
 	}
 }
 
+// gatedLanes is one worker of two lanes whose successor, once started, waits
+// at a FIFO gate (the test child's AFTERBURN_TEST_GATE) until openGate: its
+// exit can then be handled before its successor is ready.
+type gatedLanes struct {
+	t      *testing.T
+	h      *harness
+	gate   string
+	before string  // GET /lane's answer from the worker
+	pid    int     // its process
+	old    *worker // and the pool's worker
+}
+
+func startGated(t *testing.T) *gatedLanes {
+	t.Helper()
+	g := &gatedLanes{t: t, gate: filepath.Join(t.TempDir(), "gate")}
+	g.h = startLanes(t, 2, "64", nil, "AFTERBURN_TEST_GATE="+g.gate)
+	g.h.waitLanes("2 free lanes", func(c laneCounts) bool { return c.Free == 2 })
+	_, g.before = g.h.get("/lane")
+	var err error
+	if g.pid, err = strconv.Atoi(pidOf(g.before)); err != nil {
+		t.Fatalf("GET /lane: %q names no pid", g.before)
+	}
+	p := g.h.wd.pool
+	p.mu.Lock()
+	g.old = p.slots[0].w
+	p.mu.Unlock()
+	if err := syscall.Mkfifo(g.gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// openGate lets the successor waiting at the gate go on.
+func (g *gatedLanes) openGate() {
+	g.t.Helper()
+	open, err := os.OpenFile(g.gate, os.O_WRONLY, 0)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	open.Close()
+}
+
+// wantCrashedNotExited checks that the worker's restart was counted crashed.
+func (g *gatedLanes) wantCrashedNotExited() {
+	g.t.Helper()
+	for reason, want := range map[string]float64{"crashed": 1, "exited": 0} {
+		if n := counter(g.t, g.h.wd.m.restarts, reason); n != want {
+			g.t.Errorf("restarts{%s} %v; want %v", reason, n, want)
+		}
+	}
+}
+
 // PROTOCOL.md §2.5, §8.4: a killed worker whose exit shows later than
 // exitGrace after its pipes ended is retired make-before-break for the lane
 // that saw them end; when it exits before its successor is ready, the restart
@@ -212,21 +264,8 @@ func TestLaneCrashFailsOnlyItsExchanges(t *testing.T) {
 // came). The child closes every lane at once and is killed only after its
 // exchange's 502, while its successor waits at a gate.
 func TestLaneCrashWithExitSeenLateCountsCrashed(t *testing.T) {
-	gate := filepath.Join(t.TempDir(), "gate")
-	h := startLanes(t, 2, "64", nil, "AFTERBURN_TEST_GATE="+gate)
-	h.waitLanes("2 free lanes", func(c laneCounts) bool { return c.Free == 2 })
-	_, before := h.get("/lane")
-	pid, err := strconv.Atoi(pidOf(before))
-	if err != nil {
-		t.Fatalf("GET /lane: %q names no pid", before)
-	}
-	p := h.wd.pool
-	p.mu.Lock()
-	old := p.slots[0].w
-	p.mu.Unlock()
-	if err := syscall.Mkfifo(gate, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	g := startGated(t)
+	h, pid := g.h, g.pid
 	resp, body := h.get("/close-all")
 	wantError(t, resp, body, 502, errWorkerCrashed)
 	h.logs.waitContains(t, "crashed on lane") // the make-before-break path
@@ -234,19 +273,10 @@ func TestLaneCrashWithExitSeenLateCountsCrashed(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Its exit is handled (onExit) while the successor is still starting.
-	waitOnExit(t, p, old)
-	open, err := os.OpenFile(gate, os.O_WRONLY, 0) // the successor waits at the gate
-	if err != nil {
-		t.Fatal(err)
-	}
-	open.Close()
+	waitOnExit(t, h.wd.pool, g.old)
+	g.openGate()
 	h.waitLanes("2 free lanes of the successor", func(c laneCounts) bool { return c.Free == 2 })
-	for _, reason := range []string{"crashed", "exited"} {
-		want := map[string]float64{"crashed": 1, "exited": 0}[reason]
-		if n := counter(t, h.wd.m.restarts, reason); n != want {
-			t.Errorf("restarts{%s} %v; want %v", reason, n, want)
-		}
-	}
+	g.wantCrashedNotExited()
 }
 
 // PROTOCOL.md §2.5, §8.4: the same with the hang-up first seen on a free
@@ -254,21 +284,8 @@ func TestLaneCrashWithExitSeenLateCountsCrashed(t *testing.T) {
 // lane's exchange failing at the worker's end afterwards: the worker died
 // busy, and the restart is the crash.
 func TestLaneCrashAfterFreeLaneHangUpCountsCrashed(t *testing.T) {
-	gate := filepath.Join(t.TempDir(), "gate")
-	h := startLanes(t, 2, "64", nil, "AFTERBURN_TEST_GATE="+gate)
-	h.waitLanes("2 free lanes", func(c laneCounts) bool { return c.Free == 2 })
-	_, before := h.get("/lane")
-	pid, err := strconv.Atoi(pidOf(before))
-	if err != nil {
-		t.Fatalf("GET /lane: %q names no pid", before)
-	}
-	p := h.wd.pool
-	p.mu.Lock()
-	old := p.slots[0].w
-	p.mu.Unlock()
-	if err := syscall.Mkfifo(gate, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	g := startGated(t)
+	h, before, pid := g.h, g.before, g.pid
 	busy := h.getLater("/sleep?ms=60000&close=others")
 	h.logs.waitContains(t, " sleeping") // the other lanes are closed by then
 	next := h.getLater("/lane")         // takes the free lane: its hang-up is seen
@@ -283,21 +300,12 @@ func TestLaneCrashAfterFreeLaneHangUpCountsCrashed(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitOnExit(t, p, old)
-	open, err := os.OpenFile(gate, os.O_WRONLY, 0) // the successor waits at the gate
-	if err != nil {
-		t.Fatal(err)
-	}
-	open.Close()
+	waitOnExit(t, h.wd.pool, g.old)
+	g.openGate()
 	if r := <-next; !strings.HasPrefix(r, "200 lane ") || pidOf(r) == pidOf(before) {
 		t.Fatalf("the request that found the hang-up got %q; want 200 from the successor", r)
 	}
-	for _, reason := range []string{"crashed", "exited"} {
-		want := map[string]float64{"crashed": 1, "exited": 0}[reason]
-		if n := counter(t, h.wd.m.restarts, reason); n != want {
-			t.Errorf("restarts{%s} %v; want %v", reason, n, want)
-		}
-	}
+	g.wantCrashedNotExited()
 }
 
 // waitOnExit waits until the pool has handled w's exit (onExit runs on its
