@@ -9,13 +9,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -119,18 +117,8 @@ class LibraryLogTest {
     private static List<String> serveOneThrowing(LogFormat format) {
         String requests = WorkerTest.HANDSHAKE
                 + "GET /throw HTTP/1.1\r\nHost: a\r\nAfterBurn-Request-Id: rid-\"7\"\r\n\r\n";
-        List<String> writes = new CopyOnWriteArrayList<>();
-        OutputStream log = new OutputStream() {
-            @Override
-            public void write(int b) {
-                writes.add(String.valueOf((char) b));
-            }
-
-            @Override
-            public void write(byte[] b, int off, int len) {
-                writes.add(new String(b, off, len, StandardCharsets.UTF_8));
-            }
-        };
+        WriteLog log = new WriteLog();
+        List<String> writes = log.writes();
         Worker w = new Worker(new ByteArrayInputStream(requests.getBytes(StandardCharsets.UTF_8)), new ByteArrayOutputStream(),
                 Limits.DEFAULT, log).logFormat(format);
         assertEquals(Worker.Outcome.CLOSED, w.serve(r -> {

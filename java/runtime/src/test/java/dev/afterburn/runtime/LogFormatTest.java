@@ -55,18 +55,8 @@ class LogFormatTest {
         String requests = WorkerTest.HANDSHAKE
                 + "GET / HTTP/1.1\r\nHost: a\r\nAfterBurn-Request-Id: rid-9\r\n\r\n";
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        List<String> writes = new java.util.concurrent.CopyOnWriteArrayList<>();
-        java.io.OutputStream log = new java.io.OutputStream() {
-            @Override
-            public void write(int b) {
-                writes.add(String.valueOf((char) b));
-            }
-
-            @Override
-            public void write(byte[] b, int off, int len) {
-                writes.add(new String(b, off, len, StandardCharsets.UTF_8));
-            }
-        };
+        WriteLog log = new WriteLog();
+        List<String> writes = log.writes();
         Lanes.Lane lane = new Lanes.Lane(1, new ByteArrayInputStream(requests.getBytes(StandardCharsets.ISO_8859_1)), out, new int[0]);
         Worker.Outcome o = Lanes.serve(r -> {
             r.log("first \"line\"");

@@ -10,7 +10,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -30,21 +29,10 @@ class WorkerTest {
 
     static Run run(Handler h, String requests, Limits limits) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        List<String> log = new ArrayList<>();
-        OutputStream logStream = new OutputStream() {
-            @Override
-            public void write(int b) {
-                log.add(String.valueOf((char) b));
-            }
-
-            @Override
-            public void write(byte[] b, int off, int len) {
-                log.add(new String(b, off, len, StandardCharsets.UTF_8));
-            }
-        };
+        WriteLog logStream = new WriteLog();
         Worker w = new Worker(new ByteArrayInputStream(requests.getBytes(StandardCharsets.ISO_8859_1)), out, limits, logStream);
         Worker.Outcome outcome = w.serve(h);
-        return new Run(outcome, out.toString(StandardCharsets.ISO_8859_1), log);
+        return new Run(outcome, out.toString(StandardCharsets.ISO_8859_1), logStream.writes());
     }
 
     static final Handler HELLO = r -> Response.ok().header("Content-Type", "text/plain").body("hello".getBytes(StandardCharsets.US_ASCII));
