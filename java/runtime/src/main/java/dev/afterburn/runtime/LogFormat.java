@@ -46,12 +46,7 @@ enum LogFormat {
         if (this == TEXT) {
             line = "[" + requestId + "] " + text + "\n";
         } else {
-            StringBuilder sb = new StringBuilder(text.length() + requestId.length() + 32);
-            sb.append("{\"request_id\":");
-            quote(sb, requestId);
-            sb.append(",\"msg\":");
-            quote(sb, text);
-            line = sb.append("}\n").toString();
+            line = json("request_id", requestId, "msg", text);
         }
         return line.getBytes(StandardCharsets.UTF_8);
     }
@@ -71,19 +66,34 @@ enum LogFormat {
         if (this == TEXT) {
             line = (requestId != null ? "[" + requestId + "] " : "") + text + (text.endsWith("\n") ? "" : "\n");
         } else {
-            String msg = text.endsWith("\n") ? text.substring(0, text.length() - 1) : text;
-            StringBuilder sb = new StringBuilder(msg.length() + 64);
-            sb.append("{\"level\":");
-            quote(sb, level);
-            sb.append(",\"msg\":");
-            quote(sb, msg);
-            if (requestId != null) {
-                sb.append(",\"request_id\":");
-                quote(sb, requestId);
-            }
-            line = sb.append("}\n").toString();
+            line = json("level", level, "msg", text.endsWith("\n") ? text.substring(0, text.length() - 1) : text,
+                    "request_id", requestId);
         }
         return line.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * A JSON object on one line and its newline, of the string fields given as name, value,
+     * name, value…, in that order; a field whose value is null is left out.
+     */
+    private static String json(String... fields) {
+        int size = 8;
+        for (String f : fields) {
+            size += f == null ? 0 : f.length() + 4;
+        }
+        StringBuilder sb = new StringBuilder(size).append('{');
+        for (int i = 0; i < fields.length; i += 2) {
+            if (fields[i + 1] == null) {
+                continue;
+            }
+            if (sb.length() > 1) {
+                sb.append(',');
+            }
+            quote(sb, fields[i]);
+            sb.append(':');
+            quote(sb, fields[i + 1]);
+        }
+        return sb.append("}\n").toString();
     }
 
     /** A JSON string (RFC 8259 §7): quote, backslash and control characters escaped. */
