@@ -231,15 +231,26 @@ func (l *logger) access(e *accessEntry, d time.Duration) {
 
 // appendSeconds appends d in seconds with six decimals, as
 // strconv.AppendFloat(b, d.Seconds(), 'f', 6, 64) would, in integers.
-func appendSeconds(b []byte, d time.Duration) []byte {
-	us := (d + 500*time.Nanosecond) / time.Microsecond // rounded to the microsecond
+func appendSeconds(b []byte, d time.Duration) []byte { return appendMicros(b, d, 6) }
+
+// appendMillis appends d in milliseconds with three decimals (microseconds).
+func appendMillis(b []byte, d time.Duration) []byte { return appendMicros(b, d, 3) }
+
+// microsPer is the microseconds in the unit of appendMicros's decimals.
+var microsPer = [...]int64{1, 10, 100, 1000, 10000, 100000, 1000000}
+
+// appendMicros appends d, rounded to the microsecond, in the unit that has
+// decimals digits of microseconds: 6 for seconds, 3 for milliseconds.
+func appendMicros(b []byte, d time.Duration, decimals int) []byte {
+	us := int64((d + 500*time.Nanosecond) / time.Microsecond)
 	if us < 0 {
 		b = append(b, '-')
 		us = -us
 	}
-	b = strconv.AppendInt(b, int64(us/1e6), 10)
+	unit := microsPer[decimals]
+	b = strconv.AppendInt(b, us/unit, 10)
 	b = append(b, '.')
-	return appendPadded(b, int(us%1e6), 6)
+	return appendPadded(b, int(us%unit), decimals)
 }
 
 // forwardLines copies a worker's log pipe to the logger line by line until

@@ -159,18 +159,6 @@ func appendAccessJSON(b []byte, e *accessEntry, d time.Duration) []byte {
 	return append(b, "}\n"...)
 }
 
-// appendMillis appends d in milliseconds with three decimals (microseconds).
-func appendMillis(b []byte, d time.Duration) []byte {
-	us := (d + 500*time.Nanosecond) / time.Microsecond
-	if us < 0 {
-		b = append(b, '-')
-		us = -us
-	}
-	b = strconv.AppendInt(b, int64(us/1000), 10)
-	b = append(b, '.')
-	return appendPadded(b, int(us%1000), 3)
-}
-
 const hexDigits = "0123456789abcdef"
 
 // appendJSONString appends s as a JSON string. Bytes that are not UTF-8
