@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"iter"
 	"maps"
 	"math"
 	"slices"
@@ -157,43 +156,35 @@ func configurations(r *harness.Results) []configuration {
 			add(p.Key(), p.Figures)
 		}
 	}
-	for key, figs := range isolationConfigurations(r.Isolation) {
-		add(key, figs)
-	}
-	return out
+	return append(out, isolationConfigurations(r.Isolation)...)
 }
 
 // isolationConfigurations are the isolation scenario's pools (harness/isolation.go), each
 // with its functions' figures: "python/iso-<mode>" under load at c=1 and c=8, and
 // "python/iso-<mode>-paced" at the paced rate (its c column says paced). In a stable order.
-func isolationConfigurations(iso *harness.Isolation) iter.Seq2[string, harness.ByWorkload] {
-	return func(yield func(string, harness.ByWorkload) bool) {
-		if iso == nil {
-			return
+func isolationConfigurations(iso *harness.Isolation) []configuration {
+	if iso == nil {
+		return nil
+	}
+	var out []configuration
+	at := map[string]int{} // key → index in out
+	put := func(key string, wl harness.Workload, figs harness.ByConcurrency) {
+		i, ok := at[key]
+		if !ok {
+			i, at[key] = len(out), len(out)
+			out = append(out, configuration{key, harness.ByWorkload{}})
 		}
-		byKey := map[string]harness.ByWorkload{}
-		var keys []string
-		put := func(key string, wl harness.Workload, figs harness.ByConcurrency) {
-			if byKey[key] == nil {
-				byKey[key] = harness.ByWorkload{}
-				keys = append(keys, key)
-			}
-			byKey[key][wl] = figs
+		out[i].figs[wl] = figs
+	}
+	for _, f := range iso.Functions {
+		for _, mode := range slices.Sorted(maps.Keys(f.Figures)) {
+			put("python/iso-"+mode, f.Workload, f.Figures[mode])
 		}
-		for _, f := range iso.Functions {
-			for _, mode := range slices.Sorted(maps.Keys(f.Figures)) {
-				put("python/iso-"+mode, f.Workload, f.Figures[mode])
-			}
-			for _, mode := range slices.Sorted(maps.Keys(f.Paced)) {
-				put("python/iso-"+mode+"-paced", f.Workload, harness.ByConcurrency{"paced": f.Paced[mode]})
-			}
-		}
-		for _, key := range keys {
-			if !yield(key, byKey[key]) {
-				return
-			}
+		for _, mode := range slices.Sorted(maps.Keys(f.Paced)) {
+			put("python/iso-"+mode+"-paced", f.Workload, harness.ByConcurrency{"paced": f.Paced[mode]})
 		}
 	}
+	return out
 }
 
 func maxOf(xs []float64) float64 {
