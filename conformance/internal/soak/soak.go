@@ -375,52 +375,51 @@ func (s *soaker) quiesce(ctx context.Context, t *http.Transport, want int) (int,
 	}
 	t.CloseIdleConnections()
 	pid := s.wd.Pid()
-	deadline := time.Now().Add(5 * time.Second)
-	last, same := -1, 0
-	for time.Now().Before(deadline) {
-		n, err := openFDs(pid)
-		if err != nil {
-			return 0, 0, err
-		}
-		if n == want {
-			last = n
-			break
-		}
-		if n == last {
-			same++
-		} else {
-			last, same = n, 0
-		}
-		if want < 0 && same >= 20 { // steady for 200 ms
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+	steadyFor := 0 // with a count to reach, wait for it
+	if want < 0 {
+		steadyFor = 20 // 200 ms
+	}
+	n, err := settle(func() (float64, error) { n, err := openFDs(pid); return float64(n), err },
+		func(n float64) bool { return want >= 0 && int(n) == want }, steadyFor, 5*time.Second, 10*time.Millisecond)
+	if err != nil {
+		return 0, 0, err
 	}
 	rss, err := residentMiB(pid)
-	return last, rss, err
+	return int(n), rss, err
 }
 
 // idleGoroutines reads the idle watchdog's go_goroutines until it is at most want (want < 0:
 // until it holds for five scrapes), for at most two seconds: goroutines of connections just
 // closed may still be ending.
 func (s *soaker) idleGoroutines(want float64) (float64, error) {
-	deadline := time.Now().Add(2 * time.Second)
-	last, same := -1.0, 0
-	for {
+	return settle(func() (float64, error) {
 		m, err := metrics(s.wd)
 		if err != nil {
 			return 0, err
 		}
-		n := m.Sum("go_goroutines")
+		return m.Sum("go_goroutines"), nil
+	}, func(n float64) bool { return want >= 0 && n <= want }, 5, 2*time.Second, 20*time.Millisecond)
+}
+
+// settle reads a value every interval until done says so, or it has not changed for
+// steadyFor reads in a row (0: never enough), or limit has passed, and returns the last read.
+func settle(read func() (float64, error), done func(float64) bool, steadyFor int, limit, interval time.Duration) (float64, error) {
+	deadline := time.Now().Add(limit)
+	last, same := -1.0, 0
+	for {
+		n, err := read()
+		if err != nil {
+			return 0, err
+		}
 		if n == last {
 			same++
 		} else {
 			last, same = n, 0
 		}
-		if (want >= 0 && n <= want) || same >= 5 || time.Now().After(deadline) {
+		if done(n) || (steadyFor > 0 && same >= steadyFor) || time.Now().After(deadline) {
 			return n, nil
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(interval)
 	}
 }
 
