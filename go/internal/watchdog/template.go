@@ -116,22 +116,20 @@ func (t *templateProc) readControl() {
 	for {
 		n, oobn, flags, _, err := t.conn.ReadMsgUnix(buf, oob)
 		switch {
-		case errors.Is(err, io.EOF) || (err == nil && n == 0 && oobn == 0):
-			// Its exit, if it comes, is the reason (exitGrace).
-			if !t.w.awaitExit() {
-				t.end("worker_closed", "control socket closed by the template")
-			}
-			return
-		case err != nil && !errors.Is(err, net.ErrClosed):
-			// A template killed with a record unread resets the socket
-			// (ECONNRESET) before its exit is reaped: its exit, if it comes,
-			// is the reason here too.
-			if !t.w.awaitExit() {
-				t.end("worker_closed", fmt.Sprintf("control socket: %v", err))
-			}
-			return
-		case err != nil:
+		case errors.Is(err, net.ErrClosed):
 			t.end("", "control socket closed")
+			return
+		case err != nil || (n == 0 && oobn == 0):
+			// The template's end: EOF, or ECONNRESET when it was killed with a
+			// record unread. Its exit, if it comes, is the reason (exitGrace):
+			// a dying process closes its descriptors before it is reaped.
+			why := "control socket closed by the template"
+			if err != nil && !errors.Is(err, io.EOF) {
+				why = fmt.Sprintf("control socket: %v", err)
+			}
+			if !t.w.awaitExit() {
+				t.end("worker_closed", why)
+			}
 			return
 		case oobn > 0 || flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0:
 			closeRights(oob[:oobn])
