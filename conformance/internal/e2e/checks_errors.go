@@ -253,6 +253,7 @@ func garbageInstead(t *T) {
 func garbageAfter(t *T) {
 	t.WaitIdle(2)
 	before := t.Restarts("unsolicited_output")
+	badResponse := t.Restarts("bad_response")
 	exchange := t.Metric("afterburn_protocol_errors_total", "kind", "exchange")
 	r := t.Get("/garbage?when=after")
 	if r.StatusCode == 502 {
@@ -261,6 +262,7 @@ func garbageAfter(t *T) {
 		// capability has the watchdog refuse it before the garbage matters.
 		t.WatchdogError(r, 502, "bad_response")
 		t.WaitMetric(exchange+1, "afterburn_protocol_errors_total", "kind", "exchange")
+		t.ReplacedOnceIdle(2, "bad_response", badResponse)
 	} else {
 		t.Status(r, 200)
 		if string(r.Body) != `{"ok": true}` {

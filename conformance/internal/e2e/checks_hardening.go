@@ -21,6 +21,7 @@ func lateWriter(how string) func(t *T) {
 		t.WaitIdle(2)
 		perr := t.Metric("afterburn_protocol_errors_total", "kind", "exchange")
 		unsolicited := t.Restarts("unsolicited_output")
+		badResponse := t.Restarts("bad_response")
 		m := t.JSON(t.Get("/garbage?when="+how+"&ms=300"), 200)
 		if m["late"] != true {
 			t.Fatalf("%s: got %v; want late true", t.lastReq(), m)
@@ -35,6 +36,7 @@ func lateWriter(how string) func(t *T) {
 			// §4.6: the head without this exchange's token failed it.
 			t.WatchdogError(r, 502, "bad_response")
 			t.WaitMetric(perr+1, "afterburn_protocol_errors_total", "kind", "exchange")
+			t.ReplacedOnceIdle(2, "bad_response", badResponse)
 		case r.StatusCode == 200 && t.cfg.isolated():
 			// §2.7: a fresh worker served it; the late writer's worker had
 			// ended, its pipes with it.

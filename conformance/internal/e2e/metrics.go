@@ -113,6 +113,20 @@ func (t *T) Restarts(reason string) float64 {
 	return t.Metric("afterburn_worker_restarts_total", "reason", reason)
 }
 
+// ReplacedOnceIdle waits, after a worker was replaced for reason, until idle
+// workers are idle, and checks that the restart is counted by then: §9.2
+// counts a worker that takes no new request while its successor starts (§2.5
+// make-before-break, §9.7) as starting, not idle. A check that starts with
+// WaitIdle may then count restarts without catching the end of an earlier
+// check's replacement.
+func (t *T) ReplacedOnceIdle(idle int, reason string, before float64) {
+	t.WaitIdle(idle)
+	if got := t.Restarts(reason); got != before+1 {
+		t.Fatalf("/_/ready showed %d idle workers with afterburn_worker_restarts_total{reason=%q} at %v; want %v: a worker being replaced is not idle (§9.2)\n%s",
+			idle, reason, got, before+1, t.Metrics().Series("afterburn_worker_restarts_total"))
+	}
+}
+
 // Series lists every series of a metric name with a value other than 0,
 // e.g. `afterburn_worker_restarts_total{reason="exited"}=1`, for a failure
 // message: a restart counted under another reason than the one awaited.

@@ -189,8 +189,14 @@ func (p *pool) slotStateLocked(w *worker) {
 		return
 	}
 	st := slotIdle
-	if w.busy > 0 {
+	switch {
+	case w.busy > 0:
 		st = slotBusy
+	case w.state == wsParked:
+		// §9.2: a worker waiting for its successor (§2.5 make-before-break,
+		// §9.7) takes no new request, so it is not idle: its slot's next
+		// worker is starting.
+		st = slotStarting
 	}
 	p.setSlotLocked(p.slots[w.id-1], st)
 }

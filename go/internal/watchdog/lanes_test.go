@@ -352,6 +352,28 @@ func TestLaneClosedByWorker(t *testing.T) {
 	}
 }
 
+// PROTOCOL.md §9.2: a worker replaced make-before-break for a fault on one
+// lane, its other lanes free, takes no new request while its successor
+// starts, so /_/ready does not count it idle: its slot is starting until the
+// successor is ready. (Counted idle, it let a conformance check see every
+// worker idle and then count the replacement as a restart of its own.)
+func TestLaneFaultedWorkerIsNotIdle(t *testing.T) {
+	g := startGated(t)
+	h := g.h
+	resp, body := h.get("/close-lane")
+	wantError(t, resp, body, 502, errWorkerCrashed)
+	h.logs.waitContains(t, "crashed on lane") // the make-before-break path
+	st, ready := h.wd.pool.snapshot()
+	if st.Idle != 0 || st.Starting != 1 || ready {
+		t.Errorf("while the successor waits at its gate: %+v ready %v; want starting 1, idle 0, not ready", st, ready)
+	}
+	g.openGate()
+	h.waitState("the successor idle", func(st status, ready bool) bool { return st.Idle == 1 && ready })
+	if resp, body := h.get("/lane"); resp.StatusCode != 200 || pidOf(body) == pidOf(g.before) {
+		t.Fatalf("after the replacement got %d %q; want a new worker", resp.StatusCode, body)
+	}
+}
+
 // PROTOCOL.md §2.5: a client that does not read its response fills its own
 // lane's pipe only.
 func TestLaneSlowReaderDoesNotStallOthers(t *testing.T) {

@@ -144,8 +144,11 @@ func (p *pool) replace(s *slot, w *worker) *worker {
 		p.drainWorkerLocked(w)
 	}
 	p.mu.Unlock()
-	p.initSucceeded(s, nw)
+	// Counted before the successor is offered, as a retired worker's restart
+	// is counted before its successor starts (supervise): whoever sees the
+	// slot idle again (§9.2) sees the restart too.
 	p.m.restarts.WithLabelValues(reason).Inc()
+	p.initSucceeded(s, nw)
 	p.wg.Add(1)
 	go p.reapRecycled(w, reason)
 	return nw
