@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"net/url"
+	"os/exec"
 	"regexp"
 	"strings"
 )
@@ -50,5 +52,25 @@ func jsonLogs(t *T) {
 	}
 	if !access {
 		t.Fatalf("no access line for request %s (§9.5)", id)
+	}
+}
+
+// jsonLogsBadSetting: §9.5 — with log_format json asked for, a setting that does not parse
+// (here workers) is reported as one JSON line with level error naming it, and nothing else:
+// not the usage text mode prints. The watchdog exits 2 without starting a worker.
+func jsonLogsBadSetting(t *T) {
+	args := append([]string{"-port", "0", "-metrics_port", "0", "-listen_host", "127.0.0.1"},
+		t.cfg.flags([]string{"-log_format", "json", "-workers", "many"})...)
+	args = append(args, "--", "/bin/sh", "-c", "exec "+t.cfg.Function)
+	cmd := exec.CommandContext(t.ctx, t.cfg.Watchdog, args...)
+	cmd.Env = watchdogEnv(nil)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("-workers many: %v; want exit status 2\n%s", err, out)
+	}
+	var line struct{ Time, Level, Msg string }
+	if err := json.Unmarshal(out, &line); err != nil || line.Time == "" || line.Level != "error" || !strings.Contains(line.Msg, "workers") {
+		t.Fatalf("-workers many with -log_format json wrote %q (%v); want one JSON line with time, level error and a msg naming workers (§9.5)", out, err)
 	}
 }

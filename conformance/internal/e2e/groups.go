@@ -141,6 +141,7 @@ func Groups() []Group {
 			Manual: true,
 			Checks: []Check{
 				{Name: "json-logs", Section: "9.5", Description: "with log_format json every log line is a JSON object with time, level and msg; the line /log writes through the library's request logger has the request id and the text (quotes, backslash, non-ASCII) as msg, merged with worker, pid and stream; the request's access line has msg access", Run: jsonLogs},
+				{Name: "json-logs-bad-setting", Section: "9.5", Description: "with log_format json a setting that does not parse (-workers many) is one JSON line with level error naming it, nothing else, and exit status 2", Run: jsonLogsBadSetting},
 			},
 		},
 		{

@@ -17,6 +17,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,13 +39,19 @@ func run(args []string) int {
 	if flags, ok := healthcheckArgs(args); ok {
 		return healthcheck(flags, os.Getenv, os.Stderr)
 	}
-	cfg, err := watchdog.ParseConfig(args, os.Getenv, os.Stderr)
+	var usage bytes.Buffer // the flag package's own words, for text only
+	cfg, err := watchdog.ParseConfig(args, os.Getenv, &usage)
 	if errors.Is(err, flag.ErrHelp) {
+		os.Stderr.Write(usage.Bytes())
 		fmt.Fprint(os.Stderr, healthcheckUsage)
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		cfg.LogFormat = watchdog.RequestedLogFormat(args, os.Getenv)
+		if cfg.LogFormat == watchdog.LogText {
+			os.Stderr.Write(usage.Bytes())
+		}
+		logError(&cfg, err)
 		return 2
 	}
 	wd, err := watchdog.New(cfg)
@@ -63,8 +70,8 @@ func run(args []string) int {
 }
 
 // logError writes why the watchdog could not start or serve, as a JSON line
-// when log_format is json (PROTOCOL.md §9.5): every line it writes is one then.
-// Settings that do not parse are reported as text: the format is not known.
+// when log_format is json (PROTOCOL.md §9.5): every line it writes is one then,
+// also when another setting does not parse (RequestedLogFormat).
 func logError(cfg *watchdog.Config, err error) {
 	if cfg.LogFormat != watchdog.LogJSON {
 		fmt.Fprintln(os.Stderr, err)

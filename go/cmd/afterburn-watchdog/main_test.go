@@ -103,6 +103,34 @@ func TestBadSettings(t *testing.T) {
 	}
 }
 
+// TestBadSettingsJSON: with log_format=json asked for, a setting that does
+// not parse is reported as one JSON error line and nothing else (PROTOCOL.md
+// §9.5), by flag or by environment; the usage is for text only.
+func TestBadSettingsJSON(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		env  []string
+		want string
+	}{
+		{[]string{"--workers=x", "-log_format", "json", "--", "true"}, nil, `invalid value "x" for flag -workers`},
+		{[]string{"--nosuch", "--", "true"}, []string{"log_format=json"}, "flag provided but not defined: -nosuch"},
+		{[]string{"true"}, []string{"exec_timeout=soon", "log_format=json"}, `watchdog: bad environment variable exec_timeout="soon"`},
+		{[]string{"-log_format=json"}, nil, "watchdog: no worker command"},
+	} {
+		cmd := watchdogCmd(tc.args, tc.env...)
+		cmd.Env = append(cmd.Env, "fprocess=")
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+			t.Errorf("%q %q: %v; want exit status 2", tc.args, tc.env, err)
+		}
+		var line struct{ Time, Level, Msg string }
+		if err := json.Unmarshal(out, &line); err != nil || line.Level != "error" || line.Time == "" || !strings.Contains(line.Msg, tc.want) {
+			t.Errorf("%q %q: output %q (%v); want one JSON error line with %q", tc.args, tc.env, out, err, tc.want)
+		}
+	}
+}
+
 // TestServeAndStop: port 0 is logged as "listening on ADDR" (the
 // conformance suite reads it), requests are served, SIGTERM exits 0.
 func TestServeAndStop(t *testing.T) {

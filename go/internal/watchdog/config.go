@@ -128,6 +128,47 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		ResponseBufferMemory: 1 << 20,
 		BufferSpillMax:       1 << 30,
 	}
+	fs := settingFlags(&cfg, usage)
+
+	// PROTOCOL.md §10.2: the environment first, so that flags parsed after it win.
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		v := getenv(f.Name)
+		if v == "" && f.Name == "port" {
+			v = getenv("PORT") // Knative
+		}
+		if v == "" || envErr != nil {
+			return
+		}
+		if err := fs.Set(f.Name, v); err != nil {
+			envErr = fmt.Errorf("watchdog: bad environment variable %s=%q: %v", f.Name, v, err)
+		}
+	})
+	if envErr != nil {
+		return Config{}, envErr
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return Config{}, err
+		}
+		return Config{}, fmt.Errorf("watchdog: %v", err)
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = runtime.NumCPU()
+	}
+	cfg.Command = fs.Args()
+	if len(cfg.Command) == 0 && cfg.Fprocess != "" {
+		cfg.Command = []string{"/bin/sh", "-c", cfg.Fprocess}
+	}
+	if err := cfg.check(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// settingFlags defines the flags of PROTOCOL.md §10.2 on cfg, whose fields
+// hold the defaults; usage gets the flag package's messages.
+func settingFlags(cfg *Config, usage io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("afterburn-watchdog", flag.ContinueOnError)
 	if usage == nil {
 		usage = io.Discard
@@ -171,41 +212,40 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	fs.Int64Var(&cfg.ResponseBufferMemory, "response_buffer_memory", cfg.ResponseBufferMemory, "`bytes` of one response held in memory ahead of its client; the rest goes to a temporary file")
 	fs.StringVar(&cfg.BufferDir, "buffer_dir", "", "`directory` of the temporary files of buffered request bodies and responses (default $TMPDIR, else /tmp)")
 	fs.Int64Var(&cfg.BufferSpillMax, "buffer_spill_max", cfg.BufferSpillMax, "`bytes` held in temporary files, all requests and responses together; 0 = memory only")
+	return fs
+}
 
-	// PROTOCOL.md §10.2: the environment first, so that flags parsed after it win.
-	var envErr error
-	fs.VisitAll(func(f *flag.Flag) {
-		v := getenv(f.Name)
-		if v == "" && f.Name == "port" {
-			v = getenv("PORT") // Knative
+// RequestedLogFormat is the log_format that args (without the program name)
+// and the environment ask for, json or text, read without parsing the other
+// settings: so that a setting which does not parse is reported in the format
+// asked for (PROTOCOL.md §9.5: with json every line is one object). Like
+// ParseConfig, a flag wins over the environment and flags end at "--" or the
+// first argument that is not one.
+func RequestedLogFormat(args []string, getenv func(string) string) string {
+	v := getenv("log_format")
+	fs := settingFlags(&Config{}, io.Discard)
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || len(a) < 2 || a[0] != '-' {
+			break
 		}
-		if v == "" || envErr != nil {
-			return
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+		f := fs.Lookup(name)
+		if f == nil {
+			continue // not a setting: ParseConfig says so
 		}
-		if err := fs.Set(f.Name, v); err != nil {
-			envErr = fmt.Errorf("watchdog: bad environment variable %s=%q: %v", f.Name, v, err)
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !hasValue && !(ok && b.IsBoolFlag()) && i+1 < len(args) {
+			i++ // a setting's value, whatever it looks like
+			value = args[i]
 		}
-	})
-	if envErr != nil {
-		return Config{}, envErr
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return Config{}, err
+		if name == "log_format" {
+			v = value
 		}
-		return Config{}, fmt.Errorf("watchdog: %v", err)
 	}
-	if cfg.Workers == 0 {
-		cfg.Workers = runtime.NumCPU()
+	if v == LogJSON {
+		return LogJSON
 	}
-	cfg.Command = fs.Args()
-	if len(cfg.Command) == 0 && cfg.Fprocess != "" {
-		cfg.Command = []string{"/bin/sh", "-c", cfg.Fprocess}
-	}
-	if err := cfg.check(); err != nil {
-		return Config{}, err
-	}
-	return cfg, nil
+	return LogText
 }
 
 // check rejects settings out of range.

@@ -144,6 +144,39 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 }
 
+// TestRequestedLogFormat: the log_format asked for is read past settings that
+// do not parse, with ParseConfig's precedence and its reading of values.
+func TestRequestedLogFormat(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{nil, "", LogText},
+		{nil, "json", LogJSON},
+		{[]string{"-workers=x", "-log_format", "json", "--", "true"}, "", LogJSON},
+		{[]string{"--exec_timeout", "soon", "--log_format=json"}, "", LogJSON},
+		{[]string{"-stdio", "-log_format", "json"}, "", LogJSON},    // a bool takes no value
+		{[]string{"-log_format", "text"}, "json", LogText},          // a flag wins
+		{[]string{"-fprocess", "-log_format", "true"}, "", LogText}, // a value, not a flag
+		{[]string{"-nosuch", "-log_format=json"}, "", LogJSON},
+		{[]string{"--", "app", "-log_format", "json"}, "", LogText}, // the worker's argument
+		{[]string{"app", "-log_format", "json"}, "", LogText},
+		{[]string{"-log_format", "xml"}, "json", LogText},
+	} {
+		got := RequestedLogFormat(tc.args, func(k string) string {
+			if k == "log_format" {
+				return tc.env
+			}
+			return ""
+		})
+		if got != tc.want {
+			t.Errorf("args %q env log_format=%q: %q; want %q", tc.args, tc.env, got, tc.want)
+		}
+	}
+}
+
 // TestHelpListsEverySetting: every setting of PROTOCOL.md §10.2 is a flag
 // documented by --help.
 func TestHelpListsEverySetting(t *testing.T) {
