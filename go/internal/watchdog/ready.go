@@ -1,0 +1,145 @@
+package watchdog
+
+// The pool's slots by state, as /_/ready, /_/health (PROTOCOL.md §9.2) and
+// the gauges of metrics.go (§10.4) show them, and the signal tests wait on.
+
+// slotState is a worker slot's state as exported by /_/ready and the
+// afterburn_workers gauge (PROTOCOL.md §9.2, §10.4).
+type slotState int
+
+const (
+	slotStarting slotState = iota
+	slotIdle
+	slotBusy
+	slotBackoff
+	slotStopped
+)
+
+func (s slotState) String() string {
+	switch s {
+	case slotStarting:
+		return "starting"
+	case slotIdle:
+		return "idle"
+	case slotBusy:
+		return "busy"
+	case slotBackoff:
+		return "backoff"
+	}
+	return "stopped"
+}
+
+// setSlotLocked changes a slot's state and wakes up watchers. p.mu is held.
+func (p *pool) setSlotLocked(s *slot, st slotState) {
+	if s.state != st {
+		s.state = st
+		p.changedLocked()
+	}
+}
+
+// changedLocked wakes up whoever waits in watch. p.mu is held.
+func (p *pool) changedLocked() {
+	if p.watchCh != nil {
+		close(p.watchCh)
+		p.watchCh = nil
+	}
+}
+
+// watch returns a channel closed at the next change of a slot's state, of
+// the crash-looping count or when a request joins the queue, so that tests wait on the pool's own signal
+// instead of sleeping.
+func (p *pool) watch() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.watchCh == nil {
+		p.watchCh = make(chan struct{})
+	}
+	return p.watchCh
+}
+
+// Gauges (metrics.go) and /_/ready.
+
+func (p *pool) inflight() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.held
+}
+
+func (p *pool) queued() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.waiters)
+}
+
+func (p *pool) stateCount(st slotState) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, s := range p.slots {
+		if s.state == st {
+			n++
+		}
+	}
+	return n
+}
+
+func (p *pool) crashLoopingCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.looping
+}
+
+// status is the JSON body of /_/health and /_/ready (PROTOCOL.md §9.2).
+type status struct {
+	Starting     int `json:"starting"`
+	Idle         int `json:"idle"`
+	Busy         int `json:"busy"`
+	Backoff      int `json:"backoff"`
+	CrashLooping int `json:"crash_looping"`
+	// Fork mode only (PROTOCOL.md §9.2): how the live workers were started,
+	// and the template's state and pid. The template is not a worker.
+	Started     map[string]int `json:"started,omitempty"`
+	Template    string         `json:"template,omitempty"`
+	TemplatePID int            `json:"template_pid,omitempty"`
+	// With lanes > 1 (PROTOCOL.md §2.5, §9.2): lanes of live workers by state.
+	Lanes *laneCounts `json:"lanes,omitempty"`
+}
+
+// snapshot counts slots by state; ready is true when one worker has
+// answered its handshake.
+func (p *pool) snapshot() (st status, ready bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.slots {
+		switch s.state {
+		case slotStarting:
+			st.Starting++
+		case slotIdle:
+			st.Idle++
+		case slotBusy:
+			st.Busy++
+		case slotBackoff:
+			st.Backoff++
+		}
+	}
+	st.CrashLooping = p.looping
+	if p.cfg.Spawn == SpawnFork && p.spawn != nil {
+		st.Started = map[string]int{"exec": 0, "fork": 0}
+		for _, s := range p.slots {
+			if s.w != nil && s.w.kind != "" && (s.state == slotIdle || s.state == slotBusy) {
+				st.Started[s.w.kind]++
+			}
+		}
+		st.Template, st.TemplatePID = p.spawn.template()
+	}
+	if p.cfg.Lanes > 1 {
+		c := p.laneCountsLocked()
+		st.Lanes = &c
+	}
+	// §2.7, §9.2: under isolation=request a slot is starting whenever its
+	// spare was taken, so a ready template, which forks the next in
+	// milliseconds, makes the pool ready too: readiness does not flap with
+	// the load.
+	serving := st.Idle+st.Busy > 0 || (p.iso != nil && st.Template == "ready")
+	return st, serving && !p.closing
+}
