@@ -80,16 +80,24 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// TestBadSettings: a setting that does not parse, by flag or by environment,
+// exits 2 naming it; with log_format=json asked for it is one JSON error line
+// and nothing else (PROTOCOL.md §9.5), without the usage text mode prints.
 func TestBadSettings(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		env  []string
 		want string
+		json bool
 	}{
-		{[]string{"--workers=x", "--", "true"}, nil, `invalid value "x" for flag -workers`},
-		{[]string{"true"}, []string{"exec_timeout=soon"}, `watchdog: bad environment variable exec_timeout="soon"`},
-		{nil, nil, "watchdog: no worker command"},
+		{[]string{"--workers=x", "--", "true"}, nil, `invalid value "x" for flag -workers`, false},
+		{[]string{"true"}, []string{"exec_timeout=soon"}, `watchdog: bad environment variable exec_timeout="soon"`, false},
+		{nil, nil, "watchdog: no worker command", false},
+		{[]string{"--workers=x", "-log_format", "json", "--", "true"}, nil, `invalid value "x" for flag -workers`, true},
+		{[]string{"--nosuch", "--", "true"}, []string{"log_format=json"}, "flag provided but not defined: -nosuch", true},
+		{[]string{"true"}, []string{"exec_timeout=soon", "log_format=json"}, `watchdog: bad environment variable exec_timeout="soon"`, true},
+		{[]string{"-log_format=json"}, nil, "watchdog: no worker command", true},
 	} {
 		cmd := watchdogCmd(tc.args, tc.env...)
 		cmd.Env = append(cmd.Env, "fprocess=")
@@ -97,32 +105,11 @@ func TestBadSettings(t *testing.T) {
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
 			t.Errorf("%q %q: %v; want exit status 2", tc.args, tc.env, err)
 		}
-		if !strings.Contains(string(out), tc.want) {
-			t.Errorf("%q %q: output %q; want %q", tc.args, tc.env, out, tc.want)
-		}
-	}
-}
-
-// TestBadSettingsJSON: with log_format=json asked for, a setting that does
-// not parse is reported as one JSON error line and nothing else (PROTOCOL.md
-// §9.5), by flag or by environment; the usage is for text only.
-func TestBadSettingsJSON(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		args []string
-		env  []string
-		want string
-	}{
-		{[]string{"--workers=x", "-log_format", "json", "--", "true"}, nil, `invalid value "x" for flag -workers`},
-		{[]string{"--nosuch", "--", "true"}, []string{"log_format=json"}, "flag provided but not defined: -nosuch"},
-		{[]string{"true"}, []string{"exec_timeout=soon", "log_format=json"}, `watchdog: bad environment variable exec_timeout="soon"`},
-		{[]string{"-log_format=json"}, nil, "watchdog: no worker command"},
-	} {
-		cmd := watchdogCmd(tc.args, tc.env...)
-		cmd.Env = append(cmd.Env, "fprocess=")
-		out, err := cmd.CombinedOutput()
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
-			t.Errorf("%q %q: %v; want exit status 2", tc.args, tc.env, err)
+		if !tc.json {
+			if !strings.Contains(string(out), tc.want) {
+				t.Errorf("%q %q: output %q; want %q", tc.args, tc.env, out, tc.want)
+			}
+			continue
 		}
 		var line struct{ Time, Level, Msg string }
 		if err := json.Unmarshal(out, &line); err != nil || line.Level != "error" || line.Time == "" || !strings.Contains(line.Msg, tc.want) {
