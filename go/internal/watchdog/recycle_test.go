@@ -3,10 +3,12 @@ package watchdog
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -174,6 +176,38 @@ func TestRecycleMaxWorkerRSSFastLeak(t *testing.T) {
 		t.Errorf("pid %s reached %d bytes resident = %.3f × max_worker_rss %d; want at most 1.1 ×", first, peak, float64(peak)/float64(limit), limit)
 	}
 	h.logs.waitContains(t, "pid "+first+" recycled (exit status 0)")
+}
+
+// TestRecycleParkedWorkerIsNotIdle: §9.2, §9.7 — a worker past
+// max_worker_rss + 5 % takes no request while its successor starts, so
+// /_/ready counts its slot starting, not idle, and the restart is counted
+// by the time the successor is idle. The successor waits at a FIFO gate.
+func TestRecycleParkedWorkerIsNotIdle(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	h := startLanes(t, 1, "1", func(c *Config) { c.MaxWorkerRSS = 1 }, "AFTERBURN_TEST_GATE="+gate)
+	h.waitState("one idle worker", func(st status, ready bool) bool { return st.Idle == 1 })
+	if err := syscall.Mkfifo(gate, 0o600); err != nil { // for the successor only
+		t.Fatal(err)
+	}
+	_, before := h.get("/lane")
+	h.logs.waitContains(t, "no more requests until its replacement is ready")
+	st, ready := h.wd.pool.snapshot()
+	if st.Idle != 0 || st.Starting != 1 || ready {
+		t.Errorf("while the successor waits at its gate: %+v ready %v; want starting 1, idle 0, not ready", st, ready)
+	}
+	open, err := os.OpenFile(gate, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(gate) // the successor's own successor (it is over 1 byte too) does not wait
+	open.Close()
+	h.waitState("the successor idle", func(st status, ready bool) bool { return st.Idle == 1 && ready })
+	if n := counter(t, h.wd.m.restarts, "recycled"); n != 1 {
+		t.Errorf("restarts{recycled} %v once the successor is idle; want 1", n)
+	}
+	if _, body := h.get("/lane"); pidOf(body) == pidOf(before) {
+		t.Errorf("after the replacement %q; want a new worker", body)
+	}
 }
 
 // BenchmarkResidentBytes: the cost of reading a worker's resident size after
