@@ -135,7 +135,7 @@ const (
 // "afterburn-watchdog: ...".
 func (l *logger) printf(format string, args ...any) { l.logf(levelInfo, format, args...) }
 
-// warnf is printf at level warn.
+// warnf is printf at level warning.
 func (l *logger) warnf(format string, args ...any) { l.logf(levelWarn, format, args...) }
 
 // errorf is printf at level error.

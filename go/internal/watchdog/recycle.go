@@ -157,7 +157,8 @@ func (p *pool) replace(s *slot, w *worker) *worker {
 // reapRecycled waits for a worker replaced make-before-break to exit after its
 // EOF, killing it if it lingers past shutdown_timeout, and releases its pipes.
 // reason is what its restart was counted as: "recycled", or the fault on one
-// of its lanes (§2.5), which the log line names as the supervisor's does.
+// of its lanes (§2.5), which the log line names as the supervisor's does
+// (logReplaced).
 func (p *pool) reapRecycled(w *worker, reason string) {
 	defer p.wg.Done()
 	t := time.NewTimer(p.cfg.ShutdownTimeout)
@@ -172,7 +173,7 @@ func (p *pool) reapRecycled(w *worker, reason string) {
 	w.closePipes()
 	p.waitLogs(w)
 	if reason != "recycled" {
-		p.log.warnf("w%d pid %d replaced: %s (%s)", w.id, w.pid, reason, w.exitStatus())
+		p.logReplaced(w, reason)
 		return
 	}
 	p.log.printf("w%d pid %d recycled (%s)", w.id, w.pid, w.exitStatus())

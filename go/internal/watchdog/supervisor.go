@@ -70,8 +70,14 @@ func (p *pool) supervise(s *slot) {
 			return
 		}
 		p.m.restarts.WithLabelValues(reason).Inc()
-		p.log.warnf("w%d pid %d replaced: %s (%s)", s.id, w.pid, reason, w.exitStatus())
+		p.logReplaced(w, reason)
 	}
+}
+
+// logReplaced says that w, gone, was replaced for reason, with how it ended:
+// by its supervisor or, make-before-break, once its successor serves.
+func (p *pool) logReplaced(w *worker, reason string) {
+	p.log.warnf("w%d pid %d replaced: %s (%s)", w.id, w.pid, reason, w.exitStatus())
 }
 
 // startOne starts a worker the spawner's way and waits for its handshake
