@@ -59,9 +59,7 @@ func jsonLogs(t *T) {
 // (here workers) is reported as one JSON line with level error naming it, and nothing else:
 // not the usage text mode prints. The watchdog exits 2 without starting a worker.
 func jsonLogsBadSetting(t *T) {
-	args := append([]string{"-port", "0", "-metrics_port", "0", "-listen_host", "127.0.0.1"},
-		t.cfg.flags([]string{"-log_format", "json", "-workers", "many"})...)
-	args = append(args, "--", "/bin/sh", "-c", "exec "+t.cfg.Function)
+	args := watchdogArgs(t.cfg.Function, t.cfg.flags([]string{"-log_format", "json", "-workers", "many"}))
 	cmd := exec.CommandContext(t.ctx, t.cfg.Watchdog, args...)
 	cmd.Env = watchdogEnv(nil)
 	out, err := cmd.CombinedOutput()

@@ -61,11 +61,17 @@ func StartWatchdog(ctx context.Context, bin, function string, flags []string, en
 	return startWatchdog(ctx, bin, function, flags, env, nil)
 }
 
+// watchdogArgs are the arguments of a watchdog the suite starts: free ports on
+// 127.0.0.1, flags, and the function as /bin/sh -c "exec FUNCTION".
+func watchdogArgs(function string, flags []string) []string {
+	args := append([]string{"-port", "0", "-metrics_port", "0", "-listen_host", "127.0.0.1"}, flags...)
+	return append(args, "--", "/bin/sh", "-c", "exec "+function)
+}
+
 // startWatchdog is StartWatchdog, with extra descriptors the watchdog
 // inherits from fd 3 on, without close-on-exec, as a shell may leave them.
 func startWatchdog(ctx context.Context, bin, function string, flags []string, env map[string]string, extra []*os.File) (*Watchdog, error) {
-	args := append([]string{"-port", "0", "-metrics_port", "0", "-listen_host", "127.0.0.1"}, flags...)
-	args = append(args, "--", "/bin/sh", "-c", "exec "+function)
+	args := watchdogArgs(function, flags)
 	w := &Watchdog{Log: proc.NewBuffer(8 << 20), done: make(chan struct{})}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout = w.Log
