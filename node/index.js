@@ -79,6 +79,6 @@ module.exports = {
 for (const name of ['Request', 'Response', 'Headers', 'FormData']) {
   Object.defineProperty(module.exports, name, {
     enumerable: true,
-    get: () => require('./lib/fetch').loadUndici()[name],
+    get: () => require('./lib/undici').loadUndici()[name],
   });
 }

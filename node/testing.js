@@ -12,7 +12,7 @@
 
 const { Connection } = require('./lib/connection');
 const { fetchCore } = require('./lib/fetch-core');
-const { loadUndici } = require('./lib/fetch');
+const { loadUndici } = require('./lib/undici');
 const { readResponses } = require('./lib/response-reader');
 const { limitsFromEnv } = require('./lib/config');
 

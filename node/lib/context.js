@@ -119,7 +119,7 @@ class RequestContext {
    * made once the trailers are there, so keep the one you read after the body.
    */
   get trailers() {
-    const { Headers } = require('./fetch').loadUndici();
+    const { Headers } = require('./undici').loadUndici();
     if (this._trailerFields === null) return new Headers();
     if (this._trailers === null) this._trailers = new Headers(this.rawTrailers);
     return this._trailers;

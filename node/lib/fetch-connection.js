@@ -31,7 +31,8 @@
 const { FrameGuard, MARK_BODY, MARK_END } = require('./guard');
 const { errorResponseBytes, framingRecord, framingResponseBytes, fromParserError } = require('./errors');
 const { DEFAULT_MAX_LANES, answerHandshake, handlerFailureRecord } = require('./protocol');
-const { loadUndici, requestURL, makeRequest } = require('./fetch');
+const { requestURL, makeRequest } = require('./fetch');
+const { loadUndici } = require('./undici');
 const { llhttpParser, requestBody, directBody, abandonBody } = require('./fetch-request');
 const { respond, output } = require('./fetch-response');
 

@@ -17,9 +17,10 @@
 const { once } = require('node:events');
 const { Connection } = require('./connection');
 const {
-  loadUndici, requestURL, makeRequest, requestBodyStream, readResponse, bodyless, checkKnownLength, checkStreamedLength,
+  requestURL, makeRequest, requestBodyStream, readResponse, bodyless, checkKnownLength, checkStreamedLength,
   asBytes, nextTurn,
 } = require('./fetch');
+const { loadUndici } = require('./undici');
 
 const EMPTY = new Uint8Array(0);
 

@@ -24,7 +24,8 @@
 //   - a Standard Schema (an object with `~standard`, as zod, valibot and arktype export):
 //     its `validate` result, `{ value }` or `{ issues }`.
 
-const { loadUndici, isResponseLike } = require('./fetch');
+const { isResponseLike } = require('./fetch');
+const { loadUndici } = require('./undici');
 const { errorBody } = require('./errors');
 
 // The most paths named in a message, and the longest path kept: a bound on what a client's

@@ -115,8 +115,8 @@ function ownArrayBuffer(bytes) {
 
 /**
  * The package's Response class: undici's, with string and bytes bodies kept as they are.
- * @param {object} u undici's classes and the internals of lib/fetch.js
- * @param {() => boolean} enabled whether the shortcuts are on (lib/fetch.js useInternals)
+ * @param {object} u undici's classes and the internals of lib/undici.js
+ * @param {() => boolean} enabled whether the shortcuts are on (lib/undici.js useInternals)
  */
 function makeResponseClass(u, enabled) {
   const { getResponseState, webidl, nullBodyStatus, serializeJSON } = u.internals;
@@ -188,7 +188,7 @@ function makeResponseClass(u, enabled) {
 
 /**
  * The class of the Requests serve() makes: undici's, reading an InHandBody directly.
- * @param {object} u undici's classes and the internals of lib/fetch.js
+ * @param {object} u undici's classes and the internals of lib/undici.js
  */
 function makeRequestClass(u) {
   const { getRequestState, utf8DecodeBytes } = u.internals;

@@ -11,7 +11,7 @@ const express = require('express');
 const { loadVectors, checkResponse } = require('./support/vectors');
 const { runConnection, nextMacrotask } = require('./support/core');
 const { readResponses } = require('../lib/response-reader');
-const { loadUndici, useInternals } = require('../lib/fetch');
+const { loadUndici, useInternals } = require('../lib/undici');
 const { echoOf } = require('./fixture/echo');
 
 const { Response } = loadUndici();

@@ -5,12 +5,12 @@
 // the listener core on the property corpus; and the behaviours of PROTOCOL.md §3 to §9 that
 // the core makes itself (handshake, errors, framing, bodies left unread, metadata,
 // response framing). Every test runs with undici's internal entry points and, where it
-// matters, with its public constructors only (lib/fetch.js, useInternals).
+// matters, with its public constructors only (lib/undici.js, useInternals).
 
 const { loadVectors, compareFields, checkParseVector, checkEcho } = require('./support/vectors');
 const { echo, rawEcho, checkFetchEcho } = require('./support/fetch-echo');
 const { runConnection, nextMacrotask, plainView } = require('./support/core');
-const { loadUndici, useInternals } = require('../lib/fetch');
+const { loadUndici, useInternals } = require('../lib/undici');
 
 const { Request, Response, Headers } = loadUndici();
 const b = (s) => Buffer.from(s, 'latin1');

@@ -8,7 +8,8 @@
 const http = require('node:http');
 const undici = require('undici');
 const { runConnection } = require('./support/core');
-const { loadUndici, useInternals, InHandBody } = require('../lib/fetch');
+const { loadUndici, useInternals } = require('../lib/undici');
+const { InHandBody } = require('../lib/fetch');
 const { KnownBody } = require('../lib/known-body');
 const { FetchConnection } = require('../lib/fetch-connection');
 const runtime = require('..');
