@@ -7,11 +7,13 @@
 // http.Server, IncomingMessage and ServerResponse, which a handler that gets an undici
 // Request and returns an undici Response never sees:
 //
-//   bytes in → FrameGuard (guard.js) → llhttp (fetch-request.js) → Request → handler
+//   bytes in → FrameGuard (guard.js), marked (framer.js) → llhttp (fetch-request.js) → Request
+//   → handler
 //   handler → Response → head and body serialized (fetch-response.js) → sink (bytes out)
 //
 // This file is the loop that ties the two sides together. The FrameGuard sees every byte
-// first, applies the rules of §4.3 that llhttp lacks, and marks where each message ends.
+// first and applies the rules of §4.3 that llhttp lacks; the Framer (framer.js) marks, from
+// what the guard found, where each message ends.
 // Bytes it passes wait in `backlog` and go to llhttp one message at a time: the next
 // request is parsed only once the response to the one before it is complete (§2.1: one
 // exchange at a time), so a stream that pipelines requests still gets its responses in
@@ -28,7 +30,7 @@
 // failing request's own response has already started (its status is final then), and the
 // connection stops with a non-zero status.
 
-const { FrameGuard, MARK_BODY, MARK_END } = require('./guard');
+const { Framer, MARK_BODY, MARK_END } = require('./framer');
 const { errorResponseBytes, framingRecord, framingResponseBytes, fromParserError } = require('./errors');
 const { DEFAULT_MAX_LANES, answerHandshake, handlerFailureRecord } = require('./protocol');
 const { requestURL, makeRequest } = require('./fetch');
@@ -57,14 +59,15 @@ class FetchConnection {
     this.logFormat = logFormat;
     this.inFlight = inFlight;
     loadUndici(); // at start-up, before the handshake: init is done before ready (§3.1)
-    this.guard = new FrameGuard(limits);
+    this.framer = new Framer(limits);
+    this.guard = this.framer.guard;
     this.handle = handle;
     this.sink = sink;
     this.log = log;
     this.pauseInput = pauseInput;
     this.resumeInput = resumeInput;
 
-    this.backlog = []; // passed by the guard, not yet parsed: [bytes, kind] (guard.js, marks)
+    this.backlog = []; // passed by the guard, not yet parsed: [bytes, kind] (framer.js, marks)
     this.current = null; // the exchange whose request llhttp is on, or last was
     this.driving = false;
     this.flowing = true;
@@ -93,7 +96,7 @@ class FetchConnection {
     if (this.failure || this.pendingFailure || this.stopped) return false;
     this.retained = false;
     const marks = []; // (a new one costs less than emptying one)
-    const { error } = this.guard.write(chunk, marks);
+    const { error } = this.framer.write(chunk, marks);
     let start = 0;
     for (let i = 0; i < marks.length; i += 2) {
       const end = marks[i];

@@ -12,7 +12,7 @@
 // a small one so, §6.1) goes to the Request as bytes, with no stream unless the handler asks
 // for one (known-body.js). llhttp is done with a message at the end of its head when it
 // reads no body of it (none, or a Content-Length one it is told to skip, whose end the
-// guard marks); it says itself where a chunked body ends, and hands over the trailer
+// framer marks); it says itself where a chunked body ends, and hands over the trailer
 // section (§5.4).
 //
 // The functions take the connection first, as undici's client-h1.js takes its client: the
@@ -20,7 +20,7 @@
 // the connection's, which also owns the backlog of bytes the guard passed.
 
 const { internalParser } = require('./http-parser');
-const { MARK_BODY, MARK_END } = require('./guard');
+const { MARK_BODY, MARK_END } = require('./framer');
 const { RequestContext, newRequestId } = require('./context');
 const { InHandBody, requestBodyStream } = require('./fetch');
 const { readMetadata } = require('./metadata');
@@ -53,7 +53,7 @@ function llhttpParser(conn, limits) {
     for (let i = 0; i < headers.length; i++) conn.partHeaders.push(headers[i]);
     conn.partUrl += url;
   };
-  // A Content-Length body does not go through llhttp: the guard has marked its bytes,
+  // A Content-Length body does not go through llhttp: the framer has marked its bytes,
   // which go to the handler as they are, without a copy; llhttp is told the message has
   // no body (1: skip it, as for the response to a HEAD). No exception may escape into
   // llhttp: it would be this library's fault, and the stream cannot go on.
@@ -191,7 +191,7 @@ function onBody(conn, bytes) {
   return true;
 }
 
-/** Bytes of a Content-Length body, marked as such by the guard; `ends`: its last ones. */
+/** Bytes of a Content-Length body, marked as such by the framer; `ends`: its last ones. */
 function directBody(conn, bytes, ends) {
   if (bytes.length > 0 && onBody(conn, bytes)) conn.retained = true;
   if (!ends) return;

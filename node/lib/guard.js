@@ -23,6 +23,10 @@
 // rules. It is sans-IO: write() takes bytes and says how many of them may go on to llhttp
 // and, on a violation, the error. It never rewrites bytes: what passes is what arrived.
 //
+// It checks, and nothing more. Where the parts of a message end, which it finds on the way,
+// it tells the observer it was given, if any (framer.js, which marks them for the fetch
+// core): a head followed by a Content-Length body, the bytes of that body, a message's end.
+//
 // The cores take a request's exchange token (§4.6) from llhttp's fields, not from here: the
 // guard runs ahead of llhttp by whole requests. It keeps one itself only for the errors it
 // finds at the end of a head (rules 10 and 12), which llhttp never sees complete, so their
@@ -31,10 +35,6 @@
 // fails, or when a write ends inside that head and the bytes may be reused.
 
 const { badRequest, headersTooLarge, bodyTooLarge, notImplemented } = require('./errors');
-
-// The kinds of write()'s marks.
-const MARK_BODY = 1;
-const MARK_END = 2;
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -134,8 +134,13 @@ class FrameGuard {
   /**
    * @param {{maxHead: number, maxBody: number}} limits PROTOCOL.md §7.3: maxHead already
    *   includes the 1024 bytes of slack; maxBody 0 means unlimited.
+   * @param {{onHead(at: number): void, onBody(at: number, last: boolean): void,
+   *   onMessageEnd(at: number): void} | null} [parts] told, with offsets in write()'s
+   *   chunk, where a head that a Content-Length body follows ends, where the bytes of that
+   *   body passed so far end (last: the body's own end), and where a message ends
    */
-  constructor(limits) {
+  constructor(limits, parts = null) {
+    this.parts = parts;
     this.maxHead = limits.maxHead;
     this.maxBody = limits.maxBody;
     this.state = State.REQUEST_LINE;
@@ -143,8 +148,6 @@ class FrameGuard {
     this.partialLength = 0;
     this.failed = null;
     this.messages = 0; // heads completed: the index of the next message to dispatch
-    this.marks = null; // write()'s marks
-    this.marked = 0; // the offset of the last mark
     this.at = 0; // the offset in write()'s chunk just after the line or body being read
     this._resetMessage();
   }
@@ -178,21 +181,16 @@ class FrameGuard {
   }
 
   /**
-   * Follows `chunk` (any Uint8Array) through the message structure.
-   * @param {number[]} [marks] if given, the passed bytes are described here as pairs
-   *   (offset, kind): the bytes from the previous offset (or 0) up to this one are kind
-   *   MARK_BODY (a Content-Length body) or not (message heads, chunked bodies, trailers),
-   *   and MARK_END is set when a message ends at the offset. The last pair ends at `pass`.
+   * Follows `chunk` (any Uint8Array) through the message structure, telling the parts
+   * observer, if any, where they end.
    * @returns {{pass: number, error: import('./errors').ProtocolError | null}} how many
    *   leading bytes of chunk are sound and may go on to the parser, and the violation
    *   found right after them, if any. After an error the guard refuses everything.
    */
-  write(chunk, marks = null) {
+  write(chunk) {
     if (this.failed) return { pass: 0, error: this.failed };
     let i = 0;
     const n = chunk.length;
-    this.marks = marks;
-    this.marked = 0;
     while (i < n) {
       const s = this.state;
       if (s === State.BODY || s === State.CHUNK_DATA) {
@@ -200,7 +198,7 @@ class FrameGuard {
         this.remaining -= take;
         i += take;
         if (s === State.BODY) {
-          this._mark(i, this.remaining === 0 ? MARK_BODY | MARK_END : MARK_BODY);
+          if (this.parts !== null) this.parts.onBody(i, this.remaining === 0);
           if (this.remaining === 0) {
             this.state = State.REQUEST_LINE;
             this._resetMessage();
@@ -228,7 +226,6 @@ class FrameGuard {
         this.partialLength += n - i;
         const err = this._checkPartialLine();
         if (err) return this._fail(n, err);
-        this._mark(n, 0);
         if (this.tokenBuf !== null) this._readToken();
         return { pass: n, error: null };
       }
@@ -252,16 +249,8 @@ class FrameGuard {
         return this._fail(lf, err);
       }
     }
-    this._mark(n, 0);
     if (this.tokenBuf !== null) this._readToken();
     return { pass: n, error: null };
-  }
-
-  // See write(): the bytes since the last mark, up to offset, are of this kind.
-  _mark(offset, kind) {
-    if (this.marks === null || (offset <= this.marked && (kind & MARK_END) === 0)) return;
-    this.marks.push(offset, kind);
-    this.marked = offset;
   }
 
   /**
@@ -275,7 +264,6 @@ class FrameGuard {
   }
 
   _fail(pass, error) {
-    this._mark(pass, 0);
     this.failed = error;
     return { pass, error };
   }
@@ -411,7 +399,7 @@ class FrameGuard {
     } else if (this.contentLength > 0) {
       this.remaining = this.contentLength;
       this.state = State.BODY;
-      this._mark(this.at, 0); // the head, before its body
+      if (this.parts !== null) this.parts.onHead(this.at); // the head, before its body
     } else {
       this._endMessage(); // §4.2: neither field means an empty body
     }
@@ -449,7 +437,7 @@ class FrameGuard {
   }
 
   _endMessage() {
-    this._mark(this.at, MARK_END);
+    if (this.parts !== null) this.parts.onMessageEnd(this.at);
     this.state = State.REQUEST_LINE;
     this._resetMessage();
   }
@@ -485,4 +473,4 @@ function checkRequestLine(line, start, end) {
   return badRequest('a request-target that is not in origin-form');
 }
 
-module.exports = { FrameGuard, MARK_BODY, MARK_END };
+module.exports = { FrameGuard };

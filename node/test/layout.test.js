@@ -45,4 +45,10 @@ describe('the layout of lib/', () => {
   ])('%s reaches no module matching %s', (name, banned) => {
     expect(reach(name).filter((m) => banned.test(m))).toEqual([]);
   });
+
+  // The guard only checks (§4.3); the fetch core's framing marks are made in framer.js.
+  test('guard.js requires errors.js alone and exports the FrameGuard alone, no marks', () => {
+    expect(requires('guard.js')).toEqual(['errors.js']);
+    expect(Object.keys(require('../lib/guard'))).toEqual(['FrameGuard']);
+  });
 });
