@@ -343,3 +343,20 @@ func parseDuration(v string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// logFormat is log_format, text when unset (a Config built by hand).
+func (c *Config) logFormat() string {
+	if c.LogFormat == "" {
+		return LogText
+	}
+	return c.LogFormat
+}
+
+// defaultRequestBufferMemory is request_buffer_memory's default.
+const defaultRequestBufferMemory = 256 << 10
+
+// Log formats, the values of log_format.
+const (
+	LogText = "text"
+	LogJSON = "json"
+)

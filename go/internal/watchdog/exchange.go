@@ -1,56 +1,10 @@
 package watchdog
 
 import (
-	"errors"
 	"io"
 	"net/http"
-	"os"
-	"strings"
-	"syscall"
 	"time"
 )
-
-// isHopByHop reports the fields of PROTOCOL.md §5.4 that are never
-// forwarded, in either direction, by their canonical name. Trailer is not
-// one: it announces trailers, which are forwarded (trailers.go, §6.7).
-func isHopByHop(name string) bool {
-	switch name {
-	case "Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization",
-		"Te", "Transfer-Encoding", "Upgrade":
-		return true
-	}
-	return false
-}
-
-// isReserved reports a field of the AfterBurn- namespace (PROTOCOL.md §5.3).
-func isReserved(name string) bool {
-	return len(name) >= 10 && strings.EqualFold(name[:10], "afterburn-")
-}
-
-// connectionFields returns the fields a Connection header names: they are
-// hop-by-hop too (PROTOCOL.md §5.4). Usually nil.
-func connectionFields(h http.Header) map[string]bool {
-	var m map[string]bool
-	for _, v := range h["Connection"] {
-		for _, tok := range strings.Split(v, ",") {
-			if tok = strings.TrimSpace(tok); tok != "" {
-				if m == nil {
-					m = make(map[string]bool)
-				}
-				m[http.CanonicalHeaderKey(tok)] = true
-			}
-		}
-	}
-	return m
-}
-
-// dropRequestField lists what the watchdog does not forward from a client
-// head: hop-by-hop and reserved fields, Expect (answered by the watchdog,
-// §5.4), and the framing it writes itself (§4.2).
-func dropRequestField(name string, conn map[string]bool) bool {
-	return isHopByHop(name) || conn[name] || isReserved(name) ||
-		name == "Expect" || name == "Content-Length" || name == "Host"
-}
 
 // bodyFailure is why the request body could not be written in full.
 type bodyFailure int32
@@ -62,39 +16,28 @@ const (
 	bodyWorker               // the request pipe failed: the worker's fault
 )
 
-// failure is an exchange that did not complete: the restart reason (§9.1)
-// and the error type answered when no head was sent yet (§8.2).
-type failure struct {
-	reason string
-	etype  errorType
-}
-
-var (
-	failCrashed = &failure{"crashed", errWorkerCrashed}
-	failBad     = &failure{"bad_response", errBadResponse}
-	failTimeout = &failure{"timeout", errTimeout}
-	// failExchange is a response head without this exchange's token
-	// (PROTOCOL.md §4.6): stale bytes, never this request's answer.
-	failExchange = &failure{"bad_response", errBadResponse}
-)
-
-// classify maps an error on the response pipe to PROTOCOL.md §8.4–§8.6.
-func classify(err error) *failure {
-	switch {
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		return failTimeout
-	case err == io.EOF, errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.EPIPE),
-		errors.Is(err, os.ErrClosed):
-		return failCrashed
-	}
-	return failBad
+// exchangeEnv is what an exchange needs of the watchdog around it; the
+// Watchdog makes one in New.
+type exchangeEnv struct {
+	cfg     *Config
+	log     *logger
+	m       *metrics
+	pool    *pool
+	buffers *respBuffers // PROTOCOL.md §6.1 (respbuffer.go)
+	// rejoin takes back the client connections spliced exchanges took
+	// (hijack.go); set by serve before the first request.
+	rejoin *rejoinListener
+	// fail answers an error the watchdog raised (PROTOCOL.md §8.1).
+	fail func(rw http.ResponseWriter, t errorType, e *accessEntry)
+	// writeTimeout bounds writing a response (§10.2); 0: none.
+	writeTimeout time.Duration
 }
 
 // exchange is one request carried by one worker (PROTOCOL.md §4).
 type exchange struct {
-	wd       *Watchdog
-	w        *worker // l's worker
-	l        *lane   // the pipes it runs on (PROTOCOL.md §2.5)
+	env      *exchangeEnv
+	w        *member // l's worker
+	l        *lease  // the pipes it runs on (PROTOCOL.md §2.5)
 	rw       http.ResponseWriter
 	rc       *http.ResponseController // made when first needed (controller)
 	hj       *hijackedResponse        // rw, when the body is spliced (hijack.go)
@@ -179,10 +122,10 @@ func (x *exchange) run() (neverRead bool) {
 		if t := x.readInline(); t != "" {
 			// PROTOCOL.md §6.1, §6.4: no byte of the request reached the
 			// worker, so it goes back to the pool as it was.
-			x.wd.pool.release(l, "")
-			x.wd.log.printf("the client did not deliver the %d-byte body of request %s", n, x.id)
+			x.env.pool.release(l, "")
+			x.env.log.printf("the client did not deliver the %d-byte body of request %s", n, x.id)
 			x.rw.Header().Set("Connection", "close")
-			x.wd.fail(x.rw, t, x.entry)
+			x.env.fail(x.rw, t, x.entry)
 			return false
 		}
 	}
@@ -245,9 +188,9 @@ func (x *exchange) run() (neverRead bool) {
 	switch {
 	case !caused:
 	case bf == bodyTooLarge:
-		fail = &failure{"request_aborted", errBodyTooLarge} // §6.4, §7.2
+		fail = &failure{reasonRequestAborted, errBodyTooLarge} // §6.4, §7.2
 	case bf == bodyClient:
-		fail = &failure{"request_aborted", errBadRequest} // §6.4
+		fail = &failure{reasonRequestAborted, errBadRequest} // §6.4
 	case bf == bodyWorker && fail == nil:
 		fail = failCrashed // it stopped reading its request
 	}
@@ -268,14 +211,14 @@ func (x *exchange) run() (neverRead bool) {
 	}
 
 	if fail == nil {
-		reason := ""
+		var reason restartReason
 		if l.br.Buffered() > 0 {
 			// PROTOCOL.md §9.6: bytes after the end of the response.
-			reason = x.wd.pool.idleCheck(l)
+			reason = x.env.pool.idleCheck(l)
 		} else if x.closeAfter {
-			reason = "worker_closed" // §4.4: delivered, then replaced
+			reason = reasonWorkerClosed // §4.4: delivered, then replaced
 		}
-		x.wd.pool.release(l, reason)
+		x.env.pool.release(l, reason)
 		return false
 	}
 
@@ -290,43 +233,43 @@ func (x *exchange) run() (neverRead bool) {
 	}
 	// PROTOCOL.md §9.4: the end of shutdown's grace period killed the
 	// worker; the request is answered 503, not retried.
-	cut := x.wd.pool.isAbandoned()
+	cut := x.env.pool.isAbandoned()
 	// A worker with several lanes that lives on may still read the request
 	// (§2.5): the count is final only once it has exited.
-	final := w.inUse == 1 || isClosed(w.exited)
+	final := w.inUse == 1 || w.hasExited()
 	neverRead = !cut && final && (fail == failCrashed || fail == failExchange) && !x.headSent && caused && !x.replayLost &&
 		(bf == bodyOK || bf == bodyWorker) && x.headLen > 0 &&
 		int64(l.unreadRequestBytes()) == int64(x.headLen)+x.bodyWritten-int64(x.unsent)
 
 	switch {
 	case cut:
-		x.wd.log.warnf("w%d: request %s cut short at the end of shutdown_timeout", w.id, x.id)
+		x.env.log.warnf("w%d: request %s cut short at the end of shutdown_timeout", w.id, x.id)
 		fail = &failure{fail.reason, errUnavailable}
 	case fail == failExchange:
-		x.wd.m.protocolErrors.WithLabelValues("exchange").Inc()
+		x.env.m.protocolErrors.WithLabelValues("exchange").Inc()
 		if neverRead {
-			x.wd.log.warnf("w%d answered with a response that is not request %s's (PROTOCOL.md §4.6) before reading it: sending it to another worker", w.id, x.id)
+			x.env.log.warnf("w%d answered with a response that is not request %s's (PROTOCOL.md §4.6) before reading it: sending it to another worker", w.id, x.id)
 		} else {
-			x.wd.log.warnf("w%d answered request %s with a response that is not its own (PROTOCOL.md §4.6): replacing the worker", w.id, x.id)
+			x.env.log.warnf("w%d answered request %s with a response that is not its own (PROTOCOL.md §4.6): replacing the worker", w.id, x.id)
 		}
-	case fail.reason == "bad_response":
-		x.wd.m.protocolErrors.WithLabelValues("bad_response").Inc()
-		x.wd.log.warnf("w%d sent a malformed response to request %s", w.id, x.id)
-	case fail.reason == "crashed":
+	case fail.reason == reasonBadResponse:
+		x.env.m.protocolErrors.WithLabelValues("bad_response").Inc()
+		x.env.log.warnf("w%d sent a malformed response to request %s", w.id, x.id)
+	case fail.reason == reasonCrashed:
 		if neverRead {
-			x.wd.log.warnf("w%d exited before reading request %s: sending it to another worker", w.id, x.id)
+			x.env.log.warnf("w%d exited before reading request %s: sending it to another worker", w.id, x.id)
 		} else {
-			x.wd.log.warnf("w%d exited or closed a pipe during request %s", w.id, x.id)
+			x.env.log.warnf("w%d exited or closed a pipe during request %s", w.id, x.id)
 		}
-	case fail.reason == "request_aborted":
-		x.wd.log.warnf("w%d: the body of request %s could not be completed: replacing the worker", w.id, x.id)
+	case fail.reason == reasonRequestAborted:
+		x.env.log.warnf("w%d: the body of request %s could not be completed: replacing the worker", w.id, x.id)
 	}
-	x.wd.pool.release(l, fail.reason)
+	x.env.pool.release(l, fail.reason)
 	if neverRead {
 		return true
 	}
 	if !x.headSent {
-		x.wd.fail(x.rw, fail.etype, x.entry)
+		x.env.fail(x.rw, fail.etype, x.entry)
 		return false
 	}
 	if x.respDone {

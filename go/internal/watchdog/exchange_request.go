@@ -81,12 +81,6 @@ func (x *exchange) writeHead() error {
 	return bw.Flush()
 }
 
-// inlineBodyMax is the largest body announced by Content-Length that is read
-// whole before its head is written, so that head and body reach the worker
-// in one write and wake it once (PROTOCOL.md §6.1). With a head it fits the
-// worker's head buffer (reqBufSize).
-const inlineBodyMax = 16 << 10
-
 // readInline reads the whole body of x.r, at most inlineBodyMax bytes, into
 // the worker's body buffer, before anything is written to the worker. The
 // client's read is held to the request's deadline (§5.2) as well as to
@@ -98,7 +92,7 @@ func (x *exchange) readInline() errorType {
 	// deadline may come sooner. Restored after, for the background read
 	// net/http does while the handler runs.
 	var readBy time.Time
-	if rt := x.wd.cfg.ReadTimeout; rt > 0 {
+	if rt := x.env.cfg.ReadTimeout; rt > 0 {
 		readBy = x.entry.start.Add(rt)
 	}
 	tightened := !x.deadline.IsZero() && (readBy.IsZero() || x.deadline.Before(readBy))
@@ -140,7 +134,7 @@ func (x *exchange) sendBody() bodyFailure {
 	l := x.l
 	buf := l.bodyBuffer()
 	chunked := x.r.ContentLength < 0
-	limit := x.wd.cfg.MaxRequestBody
+	limit := x.env.cfg.MaxRequestBody
 	var total int64
 	for {
 		n, rerr := x.body.Read(buf[chunkRoom : chunkRoom+bodyBufSize])

@@ -55,7 +55,7 @@ func fuzzWatchdog(tb testing.TB) *Watchdog {
 
 // fakeWorker is a worker on real pipes with no process: dead is set so that kill never
 // signals a process group (its pid is 0). The test plays the worker's side of the pipes.
-func fakeWorker(tb testing.TB) (w *worker, reqR, respW *os.File) {
+func fakeWorker(tb testing.TB, p *pool) (w *member, reqR, respW *os.File) {
 	reqR, reqW, err := os.Pipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -64,10 +64,9 @@ func fakeWorker(tb testing.TB) (w *worker, reqR, respW *os.File) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	w = newWorker(1, reqW, reqR, respR)
-	w.dead, w.state, w.busy = true, wsBusy, 1
-	w.first().state = laneBusy
-	return w, reqR, respW
+	pw := newWorker(1, reqW, reqR, respR)
+	pw.dead = true
+	return p.hold(pw), reqR, respW
 }
 
 // ---- response reading
@@ -97,7 +96,7 @@ const maxFuzzResponse = 60 << 10
 // answers with resp, then exits (closes the response pipe).
 func exchangeResponse(t *testing.T, wd *Watchdog, method string, resp []byte) respOutcome {
 	t.Helper()
-	w, reqR, respW := fakeWorker(t)
+	w, reqR, respW := fakeWorker(t, wd.pool)
 	defer w.closePipes()
 	var reqBody io.Reader
 	if method == http.MethodPost {
@@ -120,7 +119,7 @@ func exchangeResponse(t *testing.T, wd *Watchdog, method string, resp []byte) re
 	}()
 	rec := httptest.NewRecorder()
 	x := &exchange{
-		wd: wd, w: w, l: w.first(), rw: rec, rc: http.NewResponseController(rec), r: r,
+		env: wd.xenv, w: w, l: w.first(), rw: rec, rc: http.NewResponseController(rec), r: r,
 		id: fuzzRequestID, target: "/fuzz",
 		// A deadline no input reaches: an exchange that hangs fails as "timeout".
 		deadline: time.Now().Add(time.Minute),
@@ -144,11 +143,12 @@ func exchangeResponse(t *testing.T, wd *Watchdog, method string, resp []byte) re
 		t.Fatalf("fake worker: %v", err)
 	}
 	select {
-	case out.reason = <-w.retired:
+	case r := <-w.retired:
+		out.reason = string(r)
 	default:
 		// Kept: the §9.6 check that acquire makes before the next request
 		// (pool.usable), now that the worker has written and exited.
-		out.reason = wd.pool.idleCheck(w.first())
+		out.reason = string(wd.pool.idleCheck(w.first()))
 	}
 	res := rec.Result()
 	// The Date the watchdog adds (as net/http would) is the clock's, not the worker's.
@@ -556,7 +556,7 @@ func strictParse(b []byte) (*strictRequest, error) {
 // returns every byte written.
 func writeRequest(t *testing.T, wd *Watchdog, r *http.Request, body io.Reader, deadline time.Time) []byte {
 	t.Helper()
-	w, reqR, respW := fakeWorker(t)
+	w, reqR, respW := fakeWorker(t, wd.pool)
 	defer w.closePipes()
 	respW.Close()
 	read := make(chan []byte, 1)
@@ -565,7 +565,7 @@ func writeRequest(t *testing.T, wd *Watchdog, r *http.Request, body io.Reader, d
 		read <- b
 	}()
 	x := &exchange{
-		wd: wd, w: w, l: w.first(), r: r, id: fuzzRequestID, target: r.RequestURI,
+		env: wd.xenv, w: w, l: w.first(), r: r, id: fuzzRequestID, target: r.RequestURI,
 		deadline: deadline, entry: &accessEntry{}, body: body,
 		aborting: make(chan struct{}),
 	}

@@ -85,7 +85,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -454,27 +453,4 @@ func withGuardConn(ctx context.Context, c net.Conn) context.Context {
 		return context.WithValue(ctx, guardConnKey{}, gc)
 	}
 	return ctx
-}
-
-// serveRejected answers the synthetic request that stands for a rejected
-// head (PROTOCOL.md §10.5) with the error of §8.1 on a closing connection:
-// counted, logged once with its reason, and access-logged without a
-// worker. It returns false, and answers nothing, for a request that does
-// not stand for a rejection.
-func (wd *Watchdog) serveRejected(rw http.ResponseWriter, r *http.Request) bool {
-	gc, _ := r.Context().Value(guardConnKey{}).(*guardConn)
-	if gc == nil {
-		return false
-	}
-	rej := gc.rej.Load()
-	if rej == nil || rej.inBody {
-		return false
-	}
-	e := &accessEntry{start: rej.at, requestID: requestID(nil, false), method: rej.method, path: rej.path}
-	wd.log.printf("request %s from %s rejected: %s", e.requestID, r.RemoteAddr, rej.text)
-	rw.Header().Set("Connection", "close")
-	wd.fail(rw, rej.typ, e)
-	wd.log.access(e, time.Since(e.start))
-	wd.m.observeRequest(e.status, time.Since(e.start).Seconds())
-	return true
 }

@@ -99,7 +99,7 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 	var buffered *bufferedBody
 	received := e.start
 	if wd.cfg.RequestBuffering && r.ContentLength > 0 {
-		b, t := wd.bufferBody(r)
+		b, t := wd.requests.bufferBody(r)
 		switch {
 		case t != "":
 			rw.Header().Set("Connection", "close") // the body was not read to its end
@@ -152,7 +152,7 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 		}
 		x := &fr.x // a second attempt's starts afresh (§9.3)
 		*x = exchange{
-			wd:       wd,
+			env:      wd.xenv,
 			w:        l.w,
 			l:        l,
 			rw:       rw,
@@ -251,4 +251,27 @@ func requestTarget(r *http.Request) string {
 		return r.URL.RequestURI()
 	}
 	return ""
+}
+
+// serveRejected answers the synthetic request that stands for a rejected
+// head (PROTOCOL.md §10.5) with the error of §8.1 on a closing connection:
+// counted, logged once with its reason, and access-logged without a
+// worker. It returns false, and answers nothing, for a request that does
+// not stand for a rejection.
+func (wd *Watchdog) serveRejected(rw http.ResponseWriter, r *http.Request) bool {
+	gc, _ := r.Context().Value(guardConnKey{}).(*guardConn)
+	if gc == nil {
+		return false
+	}
+	rej := gc.rej.Load()
+	if rej == nil || rej.inBody {
+		return false
+	}
+	e := &accessEntry{start: rej.at, requestID: requestID(nil, false), method: rej.method, path: rej.path}
+	wd.log.printf("request %s from %s rejected: %s", e.requestID, r.RemoteAddr, rej.text)
+	rw.Header().Set("Connection", "close")
+	wd.fail(rw, rej.typ, e)
+	wd.log.access(e, time.Since(e.start))
+	wd.m.observeRequest(e.status, time.Since(e.start).Seconds())
+	return true
 }

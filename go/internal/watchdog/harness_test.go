@@ -160,6 +160,11 @@ func start(t *testing.T, mut func(*Config), childEnv ...string) *harness {
 	go func() { h.done <- wd.serve(ctx, ln, nil) }()
 	t.Cleanup(func() {
 		h.stop()
+		// state.go: a transition its tables do not hold is a bug, whatever
+		// the test was about.
+		if strings.Contains(logs.String(), "bad_transition") {
+			t.Errorf("the pool refused a transition (bad_transition in its log)")
+		}
 		if t.Failed() {
 			t.Logf("watchdog log:\n%s", logs.String())
 		}

@@ -106,7 +106,7 @@ func (x *exchange) hijack() bool {
 	}
 	hj := &hijackedResponse{
 		conn: gc, tcp: tcp, sock: sock, br: brw.Reader, bw: brw.Writer, req: r,
-		header: make(http.Header), bodyLeft: r.ContentLength, in: in, out: out, rejoin: x.wd.rejoin,
+		header: make(http.Header), bodyLeft: r.ContentLength, in: in, out: out, rejoin: x.env.rejoin,
 	}
 	// The socket is spliced from now on, not read through gc: its read
 	// deadlines must reach it at once.
@@ -114,10 +114,10 @@ func (x *exchange) hijack() bool {
 	// net/http clears a hijacked connection's deadlines: read_timeout and
 	// write_timeout (§10.2) again, from the request's start as net/http
 	// counts them from its head.
-	if rt := x.wd.cfg.ReadTimeout; rt > 0 {
+	if rt := x.env.cfg.ReadTimeout; rt > 0 {
 		gc.SetReadDeadline(x.entry.start.Add(rt))
 	}
-	if wt := x.wd.writeTimeout(); wt > 0 {
+	if wt := x.env.writeTimeout; wt > 0 {
 		gc.SetWriteDeadline(x.entry.start.Add(wt))
 	}
 	// PROTOCOL.md §5.4: net/http no longer sends 100 Continue once the

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
-	"time"
 )
 
 // Per-request isolation, PROTOCOL.md §2.7 (isolation=request): every worker
@@ -24,10 +23,6 @@ import (
 // process group are dead; EOF on its request pipe after the exchange, then
 // isolation_grace to exit before its group is killed; and a report of the
 // processes its request left behind, which are killed.
-
-// reasonServed is how a worker under isolation=request ends after its one
-// exchange: not a restart (§9.1), so not counted as one.
-const reasonServed = "served"
 
 // isolation is the pool's state for isolation=request; nil otherwise.
 type isolation struct {
@@ -86,6 +81,13 @@ func (iso *isolation) close() {
 	}
 }
 
+// watch gives w isolation's exit hooks: the report of what it left behind,
+// and the removal of tmpdir once it is reaped (§2.7).
+func (iso *isolation) watch(w *worker, tmpdir string) {
+	w.leftovers = iso.exited
+	w.cleanup = func() { iso.removeTempDir(tmpdir) }
+}
+
 // exited is called by w.wait once w has exited, still a zombie, before its
 // process group is killed: what its request left behind is reported and
 // killed (§2.7). Its children were re-parented to the watchdog, the child
@@ -112,42 +114,4 @@ func requestLabel(id *string) string {
 		return ""
 	}
 	return " (request " + *id + ")"
-}
-
-// endServedLocked ends w after its one exchange (§2.7): its lane takes no
-// other, and its supervisor starts the slot's next spare at once and hands w
-// to finishServed. p.mu is held.
-func (p *pool) endServedLocked(l *lane) {
-	w := l.w
-	l.state = laneClosed
-	if w.state == wsRetired {
-		return // already handed to its supervisor (retireLocked)
-	}
-	if w.state == wsIdle {
-		p.removeIdleLocked(w)
-	}
-	w.state = wsRetired
-	p.setSlotLocked(p.slots[w.id-1], slotStarting)
-	w.retired <- reasonServed
-}
-
-// finishServed lets w exit after its exchange: EOF on its request pipe
-// (§9.4), then isolation_grace before its process group is killed, which is
-// counted. It runs beside the slot's next worker; the pool's close waits
-// for it.
-func (p *pool) finishServed(w *worker) {
-	defer p.wg.Done()
-	w.first().closeRequest()
-	t := time.NewTimer(p.cfg.IsolationGrace)
-	defer t.Stop()
-	select {
-	case <-w.exited:
-	case <-t.C:
-		p.m.isolationKills.Inc()
-		p.log.warnf("w%d pid %d%s did not exit within isolation_grace %v after its exchange: killing its process group",
-			w.id, w.pid, requestLabel(w.lastRequest.Load()), p.cfg.IsolationGrace)
-		w.kill()
-		<-w.exited
-	}
-	w.closePipes()
 }

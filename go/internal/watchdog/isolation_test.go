@@ -92,7 +92,7 @@ func TestIsolationOneRequestPerWorker(t *testing.T) {
 		t.Fatalf("afterburn_worker_starts_total{kind=fork} = %v; want at least 8: two spares and one per request", n)
 	}
 	for _, r := range restartReasons {
-		if n := counter(t, h.wd.m.restarts, r); n != 0 {
+		if n := counter(t, h.wd.m.restarts, string(r)); n != 0 {
 			t.Fatalf("afterburn_worker_restarts_total{reason=%s} = %v; want none: a worker ending after its request is not a restart", r, n)
 		}
 	}

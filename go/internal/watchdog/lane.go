@@ -38,19 +38,7 @@ type lane struct {
 	// reused from one to the next (resphead.go).
 	head respHead
 	body respBody
-
-	state laneState // guarded by pool.mu
 }
-
-// laneState is where a lane is; guarded by pool.mu.
-type laneState int
-
-const (
-	laneFree     laneState = iota
-	laneBusy               // carrying an exchange (or a liveness handshake, lane 1)
-	laneDraining           // past its deadline: the late response is read and dropped (§2.5)
-	laneClosed             // its request pipe is closed: EOF, surplus, or a fault
-)
 
 func newLane(w *worker, n int, reqW, reqUnread, respR *os.File) *lane {
 	return &lane{
@@ -85,16 +73,16 @@ func (l *lane) respBuffer() []byte {
 // not be given the lane before any request can receive them. A hang-up
 // means it is exiting. It returns the restart reason, or "" when the lane
 // can be used.
-func (l *lane) idleCheck() string {
+func (l *lane) idleCheck() restartReason {
 	if l.br.Buffered() > 0 {
-		return "unsolicited_output"
+		return reasonUnsolicitedOutput
 	}
 	data, hup := pollPipe(l.respR)
 	switch {
 	case data:
-		return "unsolicited_output"
+		return reasonUnsolicitedOutput
 	case hup:
-		return "exited"
+		return reasonExited
 	}
 	return ""
 }
@@ -145,7 +133,6 @@ func lanesInUse(k int, streams bool, n string) int {
 // handshake has settled how many serve (§2.5); the library closes its own.
 func (w *worker) settleLanes() {
 	for _, l := range w.lanes[w.inUse:] {
-		l.state = laneClosed
 		l.closePipes()
 	}
 }

@@ -15,7 +15,7 @@ import "strconv"
 // serve, their caches and JIT warm, while the rest sleep; taking the oldest
 // would wake each in turn, and at one request at a time over two workers on
 // one CPU that made the p99 several times worse).
-func (p *pool) takeLocked() *lane {
+func (p *pool) takeLocked() *lease {
 	n := len(p.idle)
 	if n == 0 {
 		return nil
@@ -27,7 +27,7 @@ func (p *pool) takeLocked() *lane {
 		}
 	}
 	w := p.idle[best]
-	var l *lane
+	var l *lease
 	free := 0
 	for _, x := range w.serving() {
 		if x.state == laneFree {
@@ -42,15 +42,12 @@ func (p *pool) takeLocked() *lane {
 		// (offerLocked). Should that ever break, it leaves the list rather
 		// than take the watchdog down.
 		p.log.warnf("w%d was offered with no free lane; taking it out of the idle list", w.id)
-		p.idle = append(p.idle[:best], p.idle[best+1:]...)
-		w.state = wsBusy
+		p.workerTo(w, evWithdraw)
 		return p.takeLocked()
 	}
-	l.state = laneBusy
-	w.busy++
+	p.laneTo(l, evTake)
 	if free == 1 {
-		p.idle = append(p.idle[:best], p.idle[best+1:]...)
-		w.state = wsBusy
+		p.workerTo(w, evWithdraw)
 	}
 	p.slotStateLocked(w)
 	return l
@@ -60,51 +57,48 @@ func (p *pool) takeLocked() *lane {
 // queued request, else among the free lanes, its worker moved to the end of
 // the idle list (freed last, taken first). A lane of a worker on its way out
 // is closed instead: the library ends it at EOF (§9.4, §9.7).
-func (p *pool) offerLocked(l *lane) {
+func (p *pool) offerLocked(l *lease) {
 	w := l.w
 	switch {
 	case w.gone:
-		l.state = laneClosed
+		p.laneTo(l, evClose)
 		if w.busy == 0 && w.draining == 0 {
-			p.retireLocked(w, "exited")
+			p.retireLocked(w, reasonExited)
 		}
 		return
+	case w.state == wsRetired || w.state == wsStarting:
+		// Its supervisor has it, or it has not answered its handshake: the
+		// lane stays free and is never taken.
+		p.slotStateLocked(w)
+		return
 	case w.recycled || p.closing || w.state == wsDraining:
-		l.state = laneClosed
+		p.laneTo(l, evClose)
 		l.closeRequest()
-		if w.state == wsIdle {
-			p.removeIdleLocked(w)
-		}
-		w.state = wsDraining
+		p.workerTo(w, evDrain)
 		p.slotStateLocked(w)
 		p.finishRetiringLocked(w)
 		return
-	case w.state == wsParked || w.state == wsRetired || w.state == wsStarting:
-		l.state = laneFree // §9.7, §2.5: no new exchange until its successor is ready
+	case w.state == wsParked:
+		// §9.7, §2.5: the lane stays free; no new exchange until its
+		// successor is ready.
 		p.slotStateLocked(w)
 		return
 	case len(p.waiters) > 0:
 		wt := p.waiters[0]
 		p.waiters[0] = nil
 		p.waiters = p.waiters[1:]
-		l.state = laneBusy
-		w.busy++
+		p.laneTo(l, evTake)
 		p.slotStateLocked(w)
 		wt.ch <- acquired{l: l}
 		return
 	}
-	l.state = laneFree
-	if w.state == wsIdle {
-		p.removeIdleLocked(w)
-	}
-	w.state = wsIdle
-	p.idle = append(p.idle, w)
+	p.workerTo(w, evOffer)
 	p.slotStateLocked(w)
 }
 
 // offerAllLocked offers every free lane of w, a worker that has just
 // answered its handshake or may serve again.
-func (p *pool) offerAllLocked(w *worker) {
+func (p *pool) offerAllLocked(w *member) {
 	for _, l := range w.serving() {
 		if l.state == laneFree {
 			p.offerLocked(l)
@@ -118,17 +112,17 @@ func (p *pool) offerAllLocked(w *worker) {
 // l is closed, the worker takes no new exchange, its successor starts at
 // once, and the worker is killed once its other exchanges have ended
 // (PROTOCOL.md §2.5, make-before-break).
-func (p *pool) faultLocked(l *lane, reason string) {
+func (p *pool) faultLocked(l *lease, reason restartReason) {
 	w := l.w
 	// Exited but not yet reaped counts as gone: onExit may run a moment after
 	// the exchange saw the pipes end (worker.awaitExit), and the restart is the crash.
-	if w.inUse == 1 || w.gone || isClosed(w.exited) {
+	if w.inUse == 1 || w.gone || w.hasExited() {
 		p.retireLocked(w, reason)
 		return
 	}
-	l.state = laneClosed
+	p.laneTo(l, evClose)
 	l.closeRequest()
-	if w.fault == "exited" && reason != "exited" && w.state != wsRetired {
+	if w.fault == reasonExited && reason != reasonExited && w.state != wsRetired {
 		// A free lane's hang-up (idleCheck) says only that the worker is
 		// ending; an exchange failing on another lane at its end says it
 		// died busy: the restart is that failure (§8.4), also when the
@@ -138,12 +132,9 @@ func (p *pool) faultLocked(l *lane, reason string) {
 	if w.fault == "" && w.state != wsRetired {
 		w.fault = reason
 		p.log.warnf("w%d pid %d: %s on lane %d: it takes no new request and is replaced once its other exchanges end", w.id, w.pid, reason, l.n)
-		if w.state == wsIdle {
-			p.removeIdleLocked(w)
-		}
 		if !w.recycled {
 			if w.state != wsDraining {
-				w.state = wsParked
+				p.workerTo(w, evPark)
 			}
 			if !w.recycling {
 				askReplacementLocked(w)
@@ -157,7 +148,7 @@ func (p *pool) faultLocked(l *lane, reason string) {
 // finishRetiringLocked kills a faulted worker whose successor serves once
 // no exchange of a client is left on it: a stuck lane would keep it from
 // ever exiting on EOF (§2.5).
-func (p *pool) finishRetiringLocked(w *worker) {
+func (p *pool) finishRetiringLocked(w *member) {
 	if w.fault != "" && w.recycled && w.busy == 0 {
 		w.kill()
 	}
@@ -166,14 +157,11 @@ func (p *pool) finishRetiringLocked(w *worker) {
 // drainWorkerLocked takes w out of service for good (shutdown §9.4,
 // recycling §9.7): its free lanes are closed now, its busy ones as their
 // exchanges end (offerLocked).
-func (p *pool) drainWorkerLocked(w *worker) {
-	if w.state == wsIdle {
-		p.removeIdleLocked(w)
-	}
-	w.state = wsDraining
+func (p *pool) drainWorkerLocked(w *member) {
+	p.workerTo(w, evDrain)
 	for _, l := range w.serving() {
 		if l.state == laneFree {
-			l.state = laneClosed
+			p.laneTo(l, evClose)
 			l.closeRequest()
 		}
 	}
@@ -183,7 +171,7 @@ func (p *pool) drainWorkerLocked(w *worker) {
 
 // slotStateLocked shows w's slot busy while any lane of w is (§9.2). The
 // slot of a worker already replaced belongs to its successor.
-func (p *pool) slotStateLocked(w *worker) {
+func (p *pool) slotStateLocked(w *member) {
 	p.changedLocked() // lanes change state without their slot (watch)
 	if w.recycled || w.state == wsRetired || w.state == wsStarting {
 		return
@@ -247,11 +235,16 @@ func (p *pool) laneCounts() laneCounts {
 // settleLanes closes the lanes a worker's library does not serve, once its
 // handshake has said how many it does, and says once that a library serves
 // fewer lanes than lanes asks for (§2.5).
-func (p *pool) settleLanes(w *worker) {
+func (p *pool) settleLanes(w *member) {
 	if len(w.lanes) == 1 {
 		return
 	}
-	w.settleLanes()
+	w.worker.settleLanes()
+	p.mu.Lock()
+	for _, l := range w.lanes[w.inUse:] {
+		p.laneTo(l, evClose)
+	}
+	p.mu.Unlock()
 	if w.inUse < len(w.lanes) && p.fewerLanes.CompareAndSwap(false, true) {
 		p.log.warnf("w%d: the library serves %d lane(s) where lanes=%d asks for %d (PROTOCOL.md §2.5: it states its most in AfterBurn-Streams, and needs the streams and exchange capabilities); the rest are closed", w.id, w.inUse, len(w.lanes), len(w.lanes))
 	}

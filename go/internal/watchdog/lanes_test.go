@@ -213,7 +213,7 @@ type gatedLanes struct {
 	gate   string
 	before string  // GET /lane's answer from the worker
 	pid    int     // its process
-	old    *worker // and the pool's worker
+	old    *member // and the pool's worker
 }
 
 func startGated(t *testing.T) *gatedLanes {
@@ -310,7 +310,7 @@ func TestLaneCrashAfterFreeLaneHangUpCountsCrashed(t *testing.T) {
 
 // waitOnExit waits until the pool has handled w's exit (onExit runs on its
 // own goroutine once w is reaped).
-func waitOnExit(t *testing.T, p *pool, w *worker) {
+func waitOnExit(t *testing.T, p *pool, w *member) {
 	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	select {

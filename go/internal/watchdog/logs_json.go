@@ -23,20 +23,6 @@ import (
 // becomes the "msg" string, so every line is valid JSON whatever the worker
 // wrote.
 
-// Log formats, the values of log_format.
-const (
-	LogText = "text"
-	LogJSON = "json"
-)
-
-// logFormat is log_format, text when unset (a Config built by hand).
-func (c *Config) logFormat() string {
-	if c.LogFormat == "" {
-		return LogText
-	}
-	return c.LogFormat
-}
-
 // appendJSONHead appends `{"time":"<t>","level":"<level>","msg":` and leaves
 // the msg value to the caller.
 func appendJSONHead(b []byte, t time.Time, level string) []byte {

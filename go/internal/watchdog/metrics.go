@@ -8,12 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// restartReasons are the restart reasons of PROTOCOL.md §9.1.
-var restartReasons = []string{
-	"init_failed", "init_timeout", "crashed", "bad_response", "timeout",
-	"request_aborted", "worker_closed", "unsolicited_output", "unresponsive", "exited", "stuck",
-}
-
 // metrics are the metrics of PROTOCOL.md §10.4, on a registry of the
 // watchdog's own so that several watchdogs can live in one process (tests).
 type metrics struct {
@@ -45,13 +39,14 @@ type metrics struct {
 	byCode [600]atomic.Pointer[prometheus.Counter]
 }
 
-// poolGauges is what the gauges read at scrape time.
+// poolGauges is what the gauges read at scrape time, in plain types: the
+// states are the label values of afterburn_workers and afterburn_lanes.
 type poolGauges interface {
 	inflight() int
 	queued() int
-	stateCount(s slotState) int
+	slotCount(state string) int
 	crashLoopingCount() int
-	laneCounts() laneCounts
+	laneCount(state string) int
 }
 
 // bufferGauges is what the response buffer gauge reads at scrape time.
@@ -132,7 +127,7 @@ func newMetrics(p poolGauges, b bufferGauges) *metrics {
 			Name:        "afterburn_lanes",
 			Help:        "Lanes of live workers by state (PROTOCOL.md §2.5).",
 			ConstLabels: prometheus.Labels{"state": st},
-		}, func() float64 { return float64(p.laneCounts().get(st)) }))
+		}, func() float64 { return float64(p.laneCount(st)) }))
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.queueWait, m.rejected, m.restarts,
 		m.initDuration, m.protocolErrors, m.requestBuffered,
@@ -156,13 +151,12 @@ func newMetrics(p poolGauges, b bufferGauges) *metrics {
 			Help: "Worker slots with three or more consecutive initialisation failures.",
 		}, func() float64 { return float64(p.crashLoopingCount()) }),
 	)
-	for _, s := range []slotState{slotStarting, slotIdle, slotBusy, slotBackoff} {
-		s := s
+	for _, s := range []string{"starting", "idle", "busy", "backoff"} {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name:        "afterburn_workers",
 			Help:        "Worker slots by state.",
-			ConstLabels: prometheus.Labels{"state": s.String()},
-		}, func() float64 { return float64(p.stateCount(s)) }))
+			ConstLabels: prometheus.Labels{"state": s},
+		}, func() float64 { return float64(p.slotCount(s)) }))
 	}
 	for _, where := range []string{"memory", "file"} {
 		where := where
@@ -175,8 +169,8 @@ func newMetrics(p poolGauges, b bufferGauges) *metrics {
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Known label values start at zero, so every series exists from the start.
 	for _, r := range restartReasons {
-		m.restarts.WithLabelValues(r)
-		m.templateRestarts.WithLabelValues(r)
+		m.restarts.WithLabelValues(string(r))
+		m.templateRestarts.WithLabelValues(string(r))
 	}
 	for _, k := range []string{"bad_response", "unsolicited_output", "handshake", "exchange"} {
 		m.protocolErrors.WithLabelValues(k)
@@ -204,4 +198,14 @@ func (m *metrics) requestsWithCode(status int) prometheus.Counter {
 	c := m.requests.WithLabelValues(strconv.Itoa(status))
 	m.byCode[status].Store(&c)
 	return c
+}
+
+// restarted counts one restart of a worker, by reason (§9.1, §10.4).
+func (m *metrics) restarted(reason restartReason) {
+	m.restarts.WithLabelValues(string(reason)).Inc()
+}
+
+// templateRestarted counts one restart of the template (§2.6, §10.4).
+func (m *metrics) templateRestarted(reason restartReason) {
+	m.templateRestarts.WithLabelValues(string(reason)).Inc()
 }

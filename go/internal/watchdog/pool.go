@@ -12,11 +12,11 @@ type slot struct {
 	id       int
 	state    slotState
 	failures int     // consecutive initialisation failures
-	w        *worker // the current worker, nil in backoff
+	w        *member // the current worker, nil in backoff
 }
 
 type acquired struct {
-	l   *lane
+	l   *lease
 	err errorType
 }
 
@@ -43,7 +43,7 @@ type pool struct {
 
 	mu      sync.Mutex
 	slots   []*slot
-	idle    []*worker // workers with a free lane, the one freed last at the end
+	idle    []*member // workers with a free lane, the one freed last at the end (workerTo)
 	waiters []*waiter // FIFO
 	held    int       // busy plus queued requests, for max_inflight
 	looping int       // slots crash-looping
@@ -77,7 +77,14 @@ func (p *pool) start() {
 		p.iso = iso
 		p.mu.Unlock()
 	}
-	sp := newSpawner(p)
+	sp := newSpawner(&spawnEnv{
+		cfg: p.cfg, log: p.log, m: p.m, iso: p.iso, stop: p.stop, wg: &p.wg, fatal: p.fail,
+		changed: func() {
+			p.mu.Lock()
+			p.changedLocked()
+			p.mu.Unlock()
+		},
+	})
 	p.mu.Lock() // snapshot reads it
 	p.spawn = sp
 	p.mu.Unlock()
@@ -90,7 +97,7 @@ func (p *pool) start() {
 // onExit is called once w's process was reaped. PROTOCOL.md §9.3: an idle
 // worker that exits is replaced and no request is affected; a busy one is
 // retired by its exchange, which sees the pipes close.
-func (p *pool) onExit(w *worker) {
+func (p *pool) onExit(w *member) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	w.gone = true
@@ -98,22 +105,20 @@ func (p *pool) onExit(w *worker) {
 		// Its exchanges and drains see the pipes close, and retire it; its
 		// free lanes must not take a new one meanwhile (§2.5, §8.4).
 		if w.state == wsIdle {
-			p.removeIdleLocked(w)
-			w.state = wsBusy
+			p.workerTo(w, evWithdraw)
 		}
 		return
 	}
 	switch w.state {
 	case wsIdle:
-		p.removeIdleLocked(w)
-		p.retireLocked(w, "exited")
+		p.retireLocked(w, reasonExited)
 	case wsDraining, wsParked:
 		// §2.5: a worker retired make-before-break for a fault on a lane is
 		// counted with the fault's reason, also when it exits before its
 		// successor is ready: a killed worker whose exit shows later than
 		// exitGrace after its pipes ended is such a worker, and its restart is
 		// the crash (§8.4), not an exit.
-		reason := "exited"
+		reason := reasonExited
 		if w.fault != "" {
 			reason = w.fault
 		}
@@ -121,33 +126,21 @@ func (p *pool) onExit(w *worker) {
 	}
 }
 
-func (p *pool) removeIdleLocked(w *worker) {
-	for i, x := range p.idle {
-		if x == w {
-			p.idle = append(p.idle[:i], p.idle[i+1:]...)
-			return
-		}
-	}
-}
-
 // retireLocked kills w and hands it back to its supervisor with the restart
 // reason. p.mu is held.
-func (p *pool) retireLocked(w *worker, reason string) {
+func (p *pool) retireLocked(w *member, reason restartReason) {
 	if w.state == wsRetired {
 		return
 	}
-	if w.state == wsIdle {
-		p.removeIdleLocked(w) // §2.5: a worker with lanes may be retired with free ones
-	}
-	w.state = wsRetired
-	if !w.recycled { // a recycled worker's slot belongs to its successor
+	p.workerTo(w, evRetire) // §2.5: a worker with lanes may be retired with free ones
+	if !w.recycled {        // a recycled worker's slot belongs to its successor
 		p.setSlotLocked(p.slots[w.id-1], slotStarting)
 	}
 	w.kill()
 	w.retired <- reason
 }
 
-func (p *pool) retire(w *worker, reason string) {
+func (p *pool) retire(w *member, reason restartReason) {
 	p.mu.Lock()
 	p.retireLocked(w, reason)
 	p.mu.Unlock()
@@ -157,7 +150,7 @@ func (p *pool) retire(w *worker, reason string) {
 // else the worker goes to its supervisor for replacement, or, when it
 // serves several lanes and lives on, only l is closed and the worker is
 // replaced make-before-break (lanes.go, §2.5).
-func (p *pool) release(l *lane, reason string) {
+func (p *pool) release(l *lease, reason restartReason) {
 	w := l.w
 	var rss int64
 	if p.cfg.MaxWorkerRSS > 0 && reason == "" {
@@ -165,7 +158,7 @@ func (p *pool) release(l *lane, reason string) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	w.busy--
+	p.laneTo(l, evEnd)
 	if reason != "" {
 		p.faultLocked(l, reason)
 		return
@@ -237,7 +230,7 @@ func (p *pool) waitHeld(deadline time.Time) bool {
 // read then). It returns errTimeout when the deadline passes in the queue
 // (PROTOCOL.md §5.2), errUnavailable when every slot is crash-looping, and
 // neither worker nor error when ctx ends (the client went away).
-func (p *pool) acquire(ctx context.Context, deadline time.Time) (*lane, errorType, time.Duration) {
+func (p *pool) acquire(ctx context.Context, deadline time.Time) (*lease, errorType, time.Duration) {
 	var queued time.Time
 	waited := func() time.Duration {
 		if queued.IsZero() {
@@ -316,7 +309,7 @@ func (p *pool) wait(ctx context.Context, wt *waiter, deadline time.Time) (acquir
 
 // usable applies the pre-dispatch check of PROTOCOL.md §9.6 to a lane just
 // taken out of the pool, and releases it with the fault when it fails.
-func (p *pool) usable(l *lane) bool {
+func (p *pool) usable(l *lease) bool {
 	if reason := p.idleCheck(l); reason != "" {
 		p.release(l, reason)
 		return false
@@ -325,10 +318,10 @@ func (p *pool) usable(l *lane) bool {
 }
 
 // idleCheck applies lane.idleCheck and counts unsolicited output.
-func (p *pool) idleCheck(l *lane) string {
+func (p *pool) idleCheck(l *lease) restartReason {
 	reason := l.idleCheck()
-	if reason == "unsolicited_output" {
-		p.m.protocolErrors.WithLabelValues(reason).Inc()
+	if reason == reasonUnsolicitedOutput {
+		p.m.protocolErrors.WithLabelValues(string(reason)).Inc()
 		p.log.warnf("w%d wrote to its response pipe between exchanges%s", l.w.id, l.label())
 	}
 	return reason

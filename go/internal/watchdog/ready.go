@@ -71,17 +71,22 @@ func (p *pool) queued() int {
 	return len(p.waiters)
 }
 
-func (p *pool) stateCount(st slotState) int {
+// slotCount is the number of slots whose state is named state.
+func (p *pool) slotCount(state string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := 0
 	for _, s := range p.slots {
-		if s.state == st {
+		if s.state.String() == state {
 			n++
 		}
 	}
 	return n
 }
+
+// laneCount is the number of lanes of live workers in the state named
+// state: free, busy or draining.
+func (p *pool) laneCount(state string) int { return p.laneCounts().get(state) }
 
 func (p *pool) crashLoopingCount() int {
 	p.mu.Lock()

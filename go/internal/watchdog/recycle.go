@@ -1,11 +1,8 @@
 package watchdog
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"time"
 )
 
@@ -38,7 +35,7 @@ func withJitter[T ~int | ~int64](n T) T {
 }
 
 // planRecycle sets a new worker's request budget.
-func (p *pool) planRecycle(w *worker) {
+func (p *pool) planRecycle(w *member) {
 	if p.cfg.MaxRequests > 0 {
 		w.recycleAt = withJitter(p.cfg.MaxRequests)
 	}
@@ -47,12 +44,12 @@ func (p *pool) planRecycle(w *worker) {
 // recycleDueLocked reports why w, having just completed an exchange after
 // which its resident size was rss (0 when not read), should be recycled, or
 // "". p.mu is held.
-func (p *pool) recycleDueLocked(w *worker, rss int64) string {
+func (p *pool) recycleDueLocked(w *member, rss int64) string {
 	if w.recycling || w.recycled {
 		return ""
 	}
 	if w.fault != "" {
-		return w.fault // §2.5: its last replacement failed; try again
+		return string(w.fault) // §2.5: its last replacement failed; try again
 	}
 	if w.recycleAt > 0 && w.served >= w.recycleAt {
 		return fmt.Sprintf("served %d requests", w.served)
@@ -67,27 +64,26 @@ func (p *pool) recycleDueLocked(w *worker, rss int64) string {
 // when it is past its RSS ceiling while its replacement starts (PROTOCOL.md
 // §9.7), and reports whether it did. Requests then wait for another worker
 // or for the replacement. p.mu is held.
-func (p *pool) parkLocked(w *worker, rss int64) bool {
+func (p *pool) parkLocked(w *member, rss int64) bool {
 	if !w.recycling || w.recycled || p.closing || p.cfg.MaxWorkerRSS == 0 || rss <= rssCeiling(p.cfg.MaxWorkerRSS) {
 		return false
 	}
-	if w.state == wsIdle {
-		p.removeIdleLocked(w)
+	if !p.workerTo(w, evPark) {
+		return false
 	}
-	w.state = wsParked
 	p.log.warnf("w%d pid %d: resident size %d bytes is past max_worker_rss + 5%%: no more requests until its replacement is ready", w.id, w.pid, rss)
 	return true
 }
 
 // startRecycleLocked asks w's supervisor for a replacement. p.mu is held.
-func (p *pool) startRecycleLocked(w *worker, why string) {
+func (p *pool) startRecycleLocked(w *member, why string) {
 	p.log.printf("w%d pid %d is due for recycling (%s): starting its replacement", w.id, w.pid, why)
 	askReplacementLocked(w)
 }
 
 // askReplacementLocked wakes w's supervisor to start w's successor while w
 // serves on (§9.7, and a fault on one of several lanes, §2.5). p.mu is held.
-func askReplacementLocked(w *worker) {
+func askReplacementLocked(w *member) {
 	w.recycling = true
 	select {
 	case w.recycle <- struct{}{}:
@@ -98,7 +94,7 @@ func askReplacementLocked(w *worker) {
 // replace starts w's successor in slot s while w keeps serving. On success w
 // is retired gently and the successor returned; on failure w serves on and
 // tries again after another tenth of its budget.
-func (p *pool) replace(s *slot, w *worker) *worker {
+func (p *pool) replace(s *slot, w *member) *member {
 	nw, reason, err := p.startOne(s)
 	if err != nil && p.isClosing() {
 		p.mu.Lock()
@@ -110,7 +106,7 @@ func (p *pool) replace(s *slot, w *worker) *worker {
 		return nil
 	}
 	if err != nil {
-		p.m.restarts.WithLabelValues(reason).Inc()
+		p.m.restarted(reason)
 		p.log.warnf("w%d: the replacement for recycling pid %d failed: %v; it serves on", s.id, w.pid, err)
 		p.mu.Lock()
 		s.w = w
@@ -118,7 +114,7 @@ func (p *pool) replace(s *slot, w *worker) *worker {
 		w.recycleAt = w.served + max(p.cfg.MaxRequests/10, 1)
 		w.rssRetryAt = time.Now().Add(rssRetryAfter)
 		if w.state == wsParked {
-			w.state = wsBusy // not in the idle list: offerLocked puts it there
+			p.workerTo(w, evUnpark) // not in the idle list: offerLocked puts it there
 			p.offerAllLocked(w)
 		}
 		p.mu.Unlock()
@@ -127,7 +123,7 @@ func (p *pool) replace(s *slot, w *worker) *worker {
 	p.mu.Lock()
 	// It may have died while its successor started: count that instead. A
 	// worker replaced for a fault on one of its lanes counts that (§2.5).
-	reason = "recycled"
+	reason = reasonRecycled
 	if w.fault != "" {
 		reason = w.fault
 	}
@@ -147,7 +143,7 @@ func (p *pool) replace(s *slot, w *worker) *worker {
 	// Counted before the successor is offered, as a retired worker's restart
 	// is counted before its successor starts (supervise): whoever sees the
 	// slot idle again (§9.2) sees the restart too.
-	p.m.restarts.WithLabelValues(reason).Inc()
+	p.m.restarted(reason)
 	p.initSucceeded(s, nw)
 	p.wg.Add(1)
 	go p.reapRecycled(w, reason)
@@ -159,7 +155,7 @@ func (p *pool) replace(s *slot, w *worker) *worker {
 // reason is what its restart was counted as: "recycled", or the fault on one
 // of its lanes (§2.5), which the log line names as the supervisor's does
 // (logReplaced).
-func (p *pool) reapRecycled(w *worker, reason string) {
+func (p *pool) reapRecycled(w *member, reason restartReason) {
 	defer p.wg.Done()
 	t := time.NewTimer(p.cfg.ShutdownTimeout)
 	defer t.Stop()
@@ -172,46 +168,9 @@ func (p *pool) reapRecycled(w *worker, reason string) {
 	}
 	w.closePipes()
 	p.waitLogs(w)
-	if reason != "recycled" {
+	if reason != reasonRecycled {
 		p.logReplaced(w, reason)
 		return
 	}
 	p.log.printf("w%d pid %d recycled (%s)", w.id, w.pid, w.exitStatus())
-}
-
-// residentBytes is the worker's resident set size, 0 if unknown. It reads
-// /proc/PID/statm, opened once for the worker's life: after every exchange
-// (PROTOCOL.md §9.7) that is one pread(2) of a few dozen bytes, which the
-// kernel fills from counters it keeps anyway. The exchanges of a worker's
-// lanes call it at once (§2.5): the file is opened under w.mu; closePipes
-// closes it.
-func (w *worker) residentBytes() int64 {
-	w.mu.Lock()
-	if w.statm == nil {
-		f, err := os.Open("/proc/" + strconv.Itoa(w.pid) + "/statm")
-		if err != nil {
-			w.mu.Unlock()
-			return 0
-		}
-		w.statm = f
-	}
-	statm := w.statm
-	w.mu.Unlock()
-	var buf [128]byte
-	n, _ := statm.ReadAt(buf[:], 0)
-	return statmResident(buf[:n]) * int64(os.Getpagesize())
-}
-
-// statmResident is the second field of /proc/PID/statm: resident pages.
-func statmResident(b []byte) int64 {
-	_, rest, ok := bytes.Cut(b, []byte(" "))
-	if !ok {
-		return 0
-	}
-	field, _, _ := bytes.Cut(rest, []byte(" "))
-	n, err := strconv.ParseInt(string(field), 10, 64)
-	if err != nil {
-		return 0
-	}
-	return n
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 )
 
 // Request buffering (PROTOCOL.md §6.6): a body announced by Content-Length
@@ -59,8 +60,17 @@ func putMem(b []byte) {
 	}
 }
 
-// defaultRequestBufferMemory is request_buffer_memory's default.
-const defaultRequestBufferMemory = 256 << 10
+// requestBuffers reads request bodies whole before they take a worker
+// (PROTOCOL.md §6.6), in memory or in temporary files under the spill budget.
+type requestBuffers struct {
+	cfg   *Config
+	spill *spillBudget // buffer_spill_max, shared with response buffering
+	m     *metrics
+	log   *logger
+	// spillRefusedNow: request bodies could not spill to buffer_dir last
+	// time, and stream instead; logged once while it lasts.
+	spillRefusedNow atomic.Bool
+}
 
 // bufferBody reads the n-byte body of r. It returns the error type to answer
 // when the body cannot be had: bad_request when the client stalled past
@@ -69,31 +79,31 @@ const defaultRequestBufferMemory = 256 << 10
 // nor error when the part beyond request_buffer_memory cannot go to a file
 // (buffer_spill_max reached, buffer_dir unusable): nothing was read yet, and
 // the body streams to the worker as it would without buffering (§6.6).
-func (wd *Watchdog) bufferBody(r *http.Request) (*bufferedBody, errorType) {
+func (rb *requestBuffers) bufferBody(r *http.Request) (*bufferedBody, errorType) {
 	n := r.ContentLength
-	memN := min(n, wd.cfg.RequestBufferMemory)
-	b := &bufferedBody{budget: &wd.spill, m: wd.m}
+	memN := min(n, rb.cfg.RequestBufferMemory)
+	b := &bufferedBody{budget: rb.spill, m: rb.m}
 	if b.mem = pooledMem(memN); b.mem != nil {
 		b.pooled = true
 	} else {
 		b.mem = make([]byte, memN)
 	}
 	if rest := n - memN; rest > 0 {
-		if !wd.spill.reserve(rest) {
+		if !rb.spill.reserve(rest) {
 			b.release()
-			wd.spillRefused(fmt.Sprintf("%v (%d bytes)", errSpillFull, wd.spill.max))
+			rb.spillRefused(fmt.Sprintf("%v (%d bytes)", errSpillFull, rb.spill.max))
 			return nil, ""
 		}
 		b.fileN = rest
-		f, err := spillFile(bufferDir(&wd.cfg))
+		f, err := spillFile(bufferDir(rb.cfg))
 		if err != nil {
 			b.release()
-			wd.spillRefused(err.Error())
+			rb.spillRefused(err.Error())
 			return nil, ""
 		}
 		b.file = f
-		if wd.reqSpillRefused.Swap(false) {
-			wd.log.printf("request bodies spill to %s again", bufferDir(&wd.cfg))
+		if rb.spillRefusedNow.Swap(false) {
+			rb.log.printf("request bodies spill to %s again", bufferDir(rb.cfg))
 		}
 	}
 	b.gauge(1)
@@ -108,7 +118,7 @@ func (wd *Watchdog) bufferBody(r *http.Request) (*bufferedBody, errorType) {
 			if isClientError(err) {
 				return nil, errBadRequest
 			}
-			wd.log.errorf("cannot buffer a request body in %s: %v", bufferDir(&wd.cfg), err)
+			rb.log.errorf("cannot buffer a request body in %s: %v", bufferDir(rb.cfg), err)
 			return nil, errUnavailable
 		}
 	}
@@ -117,9 +127,9 @@ func (wd *Watchdog) bufferBody(r *http.Request) (*bufferedBody, errorType) {
 
 // spillRefused logs, once while it lasts, that bodies too large for memory
 // stream instead of being buffered (§6.6).
-func (wd *Watchdog) spillRefused(why string) {
-	if !wd.reqSpillRefused.Swap(true) {
-		wd.log.warnf("request bodies larger than request_buffer_memory stream to their worker unbuffered: %s", why)
+func (rb *requestBuffers) spillRefused(why string) {
+	if !rb.spillRefusedNow.Swap(true) {
+		rb.log.warnf("request bodies larger than request_buffer_memory stream to their worker unbuffered: %s", why)
 	}
 }
 
@@ -171,3 +181,9 @@ func (b *bufferedBody) release() {
 	}
 	b.mem = nil
 }
+
+// inlineBodyMax is the largest body announced by Content-Length that is read
+// whole before its head is written, so that head and body reach the worker
+// in one write and wake it once (PROTOCOL.md §6.1). With a head it fits the
+// worker's head buffer (reqBufSize).
+const inlineBodyMax = 16 << 10

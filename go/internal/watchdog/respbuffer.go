@@ -37,8 +37,6 @@ package watchdog
 import (
 	"bufio"
 	"bytes"
-	"io"
-	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -187,57 +185,5 @@ func chunkedEndIn(p []byte) bool {
 			return false
 		}
 		p = p[size+2:]
-	}
-}
-
-// buffersBody reports whether the body of the response goes through a
-// respBuffer. Spliced exchanges (hijack.go) keep their own way.
-func (x *exchange) buffersBody(head *respHead) bool {
-	return x.wd.buffers.on && x.hj == nil && !bodyInReader(x.l.br, head)
-}
-
-// bufferBody is forward's loop for a buffered body (PROTOCOL.md §6.1): it
-// reads the body from the pipe to its end into a respBuffer that its client
-// writer empties to the client, and sets the trailers in h, the response's
-// header. Its result is forward's.
-func (x *exchange) bufferBody(body io.Reader, head *respHead, h http.Header) *failure {
-	b := &respBuffer{
-		x: x, bs: x.wd.buffers, chunked: head.chunked,
-		more: make(chan struct{}, 1), room: make(chan struct{}, 1), done: make(chan struct{}),
-	}
-	x.rb = b
-	go b.write()
-	buf := x.l.respBuffer()
-	for {
-		n, rerr := body.Read(buf)
-		if n > 0 {
-			if err := b.put(buf[:n]); err != nil {
-				b.end(true)
-				return classify(err)
-			}
-		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			b.end(true)
-			return classify(rerr)
-		}
-	}
-	// While the client writer writes the body: net/http reads the trailers
-	// from h only once the handler returns.
-	setTrailers(h, head)
-	b.end(false)
-	x.respDone = true
-	return nil
-}
-
-// awaitBuffered waits for the client writer of x's buffer, if it has one,
-// and cleans up after it. run defers it: a buffered response ends, or is
-// aborted (§8.7), only once the client got what was read. It aborts the
-// response itself when the buffer lost bytes (its temporary file failed).
-func (x *exchange) awaitBuffered() {
-	if x.rb != nil && x.rb.finish() {
-		panic(http.ErrAbortHandler)
 	}
 }

@@ -13,9 +13,13 @@ import (
 // respBuffer holds one response body between the pipe (put, by the
 // exchange) and the client (write, its client writer).
 type respBuffer struct {
-	x       *exchange
-	bs      *respBuffers
-	chunked bool
+	client   bufferClient
+	worker   int    // the worker's slot, for log lines
+	id       string // the request's id, for log lines
+	deadline time.Time
+	aborting <-chan struct{} // closed when the request body failed (§6.4); nil without one
+	bs       *respBuffers
+	chunked  bool
 
 	mu      sync.Mutex
 	segs    []segment // queued, in order, from head
@@ -35,6 +39,13 @@ type respBuffer struct {
 	room  chan struct{} // the client writer freed room, or stopped → put
 	done  chan struct{} // closed when the client writer returns
 	timer *time.Timer   // the deadline, while put waits for room
+}
+
+// bufferClient is the client side of a buffered response, where its client
+// writer sends it: the exchange, which counts the bytes for its access log.
+type bufferClient interface {
+	Write(p []byte) (int, error)
+	flush() error
 }
 
 // segment is a piece of a respBuffer: a memory block, or an extent of its
@@ -80,7 +91,7 @@ func (b *respBuffer) put(p []byte) error {
 		}
 		if capped && !b.bs.capReached.Swap(true) {
 			b.bs.log.printf("w%d waits for the client of request %s: its response fills response_buffer_memory and temporary files hold buffer_spill_max (%d bytes)",
-				b.x.w.id, b.x.id, b.bs.budget.max)
+				b.worker, b.id, b.bs.budget.max)
 		}
 		if err := b.waitRoom(); err != nil {
 			return err
@@ -156,7 +167,7 @@ func (b *respBuffer) spillFailedLocked(k int64, err error) {
 	b.bs.release(k)
 	b.noSpill = true
 	if !b.bs.spillFailing.Swap(true) {
-		b.bs.log.errorf("w%d: request %s: cannot spill its response to buffer_dir: %v: holding responses in memory only while this lasts", b.x.w.id, b.x.id, err)
+		b.bs.log.errorf("w%d: request %s: cannot spill its response to buffer_dir: %v: holding responses in memory only while this lasts", b.worker, b.id, err)
 	}
 }
 
@@ -164,7 +175,7 @@ func (b *respBuffer) spillFailedLocked(k int64, err error) {
 // passes (§5.2) or the request body fails (§6.4, which kills the worker).
 func (b *respBuffer) waitRoom() error {
 	var deadline <-chan time.Time
-	if d := b.x.deadline; !d.IsZero() {
+	if d := b.deadline; !d.IsZero() {
 		if b.timer == nil {
 			b.timer = time.NewTimer(time.Until(d))
 		}
@@ -175,7 +186,7 @@ func (b *respBuffer) waitRoom() error {
 		return nil
 	case <-deadline:
 		return os.ErrDeadlineExceeded
-	case <-b.x.aborting: // nil without a request body
+	case <-b.aborting: // nil without a request body
 		return os.ErrClosed
 	}
 }
@@ -198,7 +209,7 @@ func (b *respBuffer) end(failed bool) {
 // the client fails (§6.5).
 func (b *respBuffer) write() {
 	defer close(b.done)
-	x := b.x
+	x := b.client
 	var scratch *[]byte // to read file extents back
 	defer func() {
 		if scratch != nil {
@@ -237,9 +248,7 @@ func (b *respBuffer) write() {
 		var err error
 		lost := false
 		if s.blk != nil {
-			var n int
-			n, err = x.rw.Write(s.data)
-			x.entry.bytes += int64(n)
+			_, err = x.Write(s.data)
 		} else {
 			if scratch == nil {
 				scratch = respBlocks.Get().(*[]byte)
@@ -261,12 +270,10 @@ func (b *respBuffer) sendExtent(s segment, buf []byte) (lost bool, err error) {
 	for off, end := s.off, s.off+s.n; off < end; {
 		k, err := b.file.ReadAt(buf[:min(int64(len(buf)), end-off)], off)
 		if err != nil {
-			b.bs.log.errorf("request %s: reading its spilled response back: %v: aborting the response", b.x.id, err)
+			b.bs.log.errorf("request %s: reading its spilled response back: %v: aborting the response", b.id, err)
 			return true, err
 		}
-		n, err := b.x.rw.Write(buf[:k])
-		b.x.entry.bytes += int64(n)
-		if err != nil {
+		if _, err := b.client.Write(buf[:k]); err != nil {
 			return false, err
 		}
 		off += int64(k)

@@ -52,6 +52,10 @@ type respHead struct {
 	spans    []fieldSpan
 }
 
+// keptHeadMax is the largest head buffer kept for the next head: a lane's
+// response reader's size (worker.go), which holds most heads whole.
+const keptHeadMax = 64 << 10
+
 // read reads the next head from br. It returns io.EOF when br ended before
 // the head began and io.ErrUnexpectedEOF inside it, both the worker's end
 // (§8.4), errMalformedResponse for a head §4.4 does not allow (§8.5), or
@@ -60,7 +64,7 @@ func (h *respHead) read(br *bufio.Reader) error {
 	h.status, h.length, h.lengthAs, h.chunked, h.close, h.tokens, h.token = 0, -1, "", false, false, 0, ""
 	h.fields, h.conn, h.trailers = h.fields[:0], h.conn[:0], h.trailers[:0]
 	raw, spans, http10, err := readFieldBlock(br, h.raw[:0], h.spans[:0], true)
-	if cap(raw) <= respBufSize {
+	if cap(raw) <= keptHeadMax {
 		h.raw, h.spans = raw, spans // kept for the next head; a rare huge one is not
 	}
 	if err != nil {

@@ -1,9 +1,8 @@
 package watchdog
 
 import (
-	"os/exec"
-	"runtime"
 	"sync"
+	"time"
 )
 
 // spawner is how a worker comes to exist (PROTOCOL.md §10.2 spawn): one
@@ -23,66 +22,54 @@ type spawner interface {
 	close()
 }
 
-// newSpawner is the spawner cfg.Spawn asks for.
-func newSpawner(p *pool) spawner {
-	ex := &execSpawner{cfg: p.cfg, log: p.log, m: p.m, iso: p.iso}
-	if p.cfg.Spawn == SpawnFork {
-		return newForkSpawner(p, ex)
+// spawnEnv is what a spawner needs from the pool that owns it, as plain
+// values and callbacks: a spawner never takes the pool's lock, so the lock
+// order (pool.mu before a spawner's own) holds by construction.
+type spawnEnv struct {
+	cfg *Config
+	log *logger
+	m   *metrics
+	iso *isolation // isolation=request (§2.7); nil otherwise
+	// stop is closed when the pool closes (§9.4).
+	stop <-chan struct{}
+	// wg is the pool's: its close waits for the spawner's goroutines.
+	wg *sync.WaitGroup
+	// changed wakes up whoever watches the pool's state (/_/ready shows the
+	// template's, §9.2).
+	changed func()
+	// fatal reports an error the watchdog cannot serve on.
+	fatal func(error)
+}
+
+func (e *spawnEnv) isClosing() bool {
+	select {
+	case <-e.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// sleep waits d unless the pool closes first.
+func (e *spawnEnv) sleep(d time.Duration) bool { return sleepUnless(d, e.stop) }
+
+// sleepUnless waits d and reports true, or false as soon as stop is closed.
+func sleepUnless(d time.Duration, stop <-chan struct{}) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-stop:
+		return false
+	}
+}
+
+// newSpawner is the spawner env.cfg.Spawn asks for.
+func newSpawner(env *spawnEnv) spawner {
+	ex := &execSpawner{cfg: env.cfg, log: env.log, m: env.m, iso: env.iso}
+	if env.cfg.Spawn == SpawnFork {
+		return newForkSpawner(env, ex)
 	}
 	return ex
-}
-
-// procs is the process-wide set of live worker pids. The orphan reaper
-// (reap_linux.go) leaves these to their own Wait, and every unknown child
-// while forking is above zero: a forked worker is a child of the watchdog
-// before its pid is known (PROTOCOL.md §2.6).
-var procs = struct {
-	mu      sync.Mutex
-	pids    map[int]bool
-	forking int // fork requests sent and not answered
-}{pids: map[int]bool{}}
-
-type spawnReq struct {
-	cmd  *exec.Cmd
-	done chan error
-}
-
-var (
-	spawnOnce sync.Once
-	spawnCh   chan spawnReq
-)
-
-// startProcess starts cmd from the one OS thread that forks every worker.
-// PR_SET_PDEATHSIG fires when the forking thread exits, not the process
-// (golang/go#27505), so that thread is locked and never exits.
-func startProcess(cmd *exec.Cmd) error {
-	spawnOnce.Do(func() {
-		spawnCh = make(chan spawnReq)
-		go spawnLoop()
-	})
-	req := spawnReq{cmd: cmd, done: make(chan error, 1)}
-	spawnCh <- req
-	return <-req.done
-}
-
-func spawnLoop() {
-	runtime.LockOSThread() // never unlocked: see startProcess
-	for req := range spawnCh {
-		// Registered under the lock the reaper holds, so it can never reap
-		// a worker that died before it was registered.
-		procs.mu.Lock()
-		err := req.cmd.Start()
-		if err == nil {
-			procs.pids[req.cmd.Process.Pid] = true
-		}
-		procs.mu.Unlock()
-		req.done <- err
-	}
-}
-
-// forgetProcess drops pid from the worker set once it was reaped.
-func forgetProcess(pid int) {
-	procs.mu.Lock()
-	delete(procs.pids, pid)
-	procs.mu.Unlock()
 }

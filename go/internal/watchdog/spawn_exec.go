@@ -161,29 +161,9 @@ func startWorker(cfg *Config, id int, log *logger, control *os.File, iso *isolat
 	}
 	w.pid = cmd.Process.Pid
 	if iso != nil {
-		w.iso, w.tmpdir = iso.iso, iso.tmpdir // before wait reads them
+		iso.iso.watch(w, iso.tmpdir) // before wait reads them
 	}
 	w.forwardLogs(log, errR, outR)
 	go w.wait()
 	return w, nil
-}
-
-// forwardLogs logs the worker's stderr and stdout pipes (PROTOCOL.md §9.5)
-// until they end; outR is nil in stdio mode.
-func (w *worker) forwardLogs(log *logger, errR, outR *os.File) {
-	id, pid := w.id, w.pid
-	w.logsDone.Add(1)
-	go func() {
-		defer w.logsDone.Done()
-		log.forwardLines(id, pid, "stderr", errR)
-		errR.Close()
-	}()
-	if outR != nil {
-		w.logsDone.Add(1)
-		go func() {
-			defer w.logsDone.Done()
-			log.forwardLines(id, pid, "stdout", outR)
-			outR.Close()
-		}()
-	}
 }

@@ -19,7 +19,7 @@ const forkFallbackAfter = 3
 // control socket. Whenever no template is ready, or a slot's forks keep
 // failing, a worker is started the exec way instead.
 type forkSpawner struct {
-	p       *pool
+	env     *spawnEnv
 	exec    *execSpawner
 	release func() // the orphan reaper's
 
@@ -35,8 +35,8 @@ type forkSpawner struct {
 	first       chan struct{} // closed once the first template is ready or has failed
 }
 
-func newForkSpawner(p *pool, ex *execSpawner) *forkSpawner {
-	f := &forkSpawner{p: p, exec: ex, iso: p.iso, state: "starting", failedForks: map[int]int{}, first: make(chan struct{})}
+func newForkSpawner(p *spawnEnv, ex *execSpawner) *forkSpawner {
+	f := &forkSpawner{env: p, exec: ex, iso: p.iso, state: "starting", failedForks: map[int]int{}, first: make(chan struct{})}
 	// The middle process exits at once, so a forked worker is re-parented:
 	// to the watchdog, as a subreaper, whose reaper then must run (§2.6).
 	if err := becomeSubreaper(); err != nil {
@@ -55,7 +55,7 @@ func newForkSpawner(p *pool, ex *execSpawner) *forkSpawner {
 func (f *forkSpawner) start(slot int) (*worker, error) {
 	select {
 	case <-f.first:
-	case <-f.p.stop:
+	case <-f.env.stop:
 		return nil, errors.New("watchdog: shutting down")
 	}
 	f.mu.Lock()
@@ -63,8 +63,8 @@ func (f *forkSpawner) start(slot int) (*worker, error) {
 		f.adopted = nil
 		f.mu.Unlock()
 		w.id = slot
-		w.deadline = time.Now().Add(f.p.cfg.InitTimeout)
-		f.p.m.workerStarts.WithLabelValues("exec").Inc()
+		w.deadline = time.Now().Add(f.env.cfg.InitTimeout)
+		f.env.m.workerStarts.WithLabelValues("exec").Inc()
 		return w, nil // it answers its handshake once more, as a worker
 	}
 	t, failed := f.current, f.failedForks[slot]
@@ -75,14 +75,14 @@ func (f *forkSpawner) start(slot int) (*worker, error) {
 	f.mu.Unlock()
 	switch {
 	case noTemplate && f.iso != nil:
-		return nil, &initError{reason: "init_failed", err: errors.New("isolation=request: the library cannot fork (§2.7)")}
+		return nil, &initError{reason: reasonInitFailed, err: errors.New("isolation=request: the library cannot fork (§2.7)")}
 	case noTemplate:
 		return f.exec.start(slot) // the library cannot fork: logged once
 	case t == nil:
-		f.p.log.warnf("w%d: no template ready: starting it the exec way", slot)
+		f.env.log.warnf("w%d: no template ready: starting it the exec way", slot)
 		return f.exec.start(slot)
 	case failed >= forkFallbackAfter:
-		f.p.log.warnf("w%d: %d consecutive failed forks: starting it the exec way", slot, failed)
+		f.env.log.warnf("w%d: %d consecutive failed forks: starting it the exec way", slot, failed)
 		return f.exec.start(slot)
 	}
 	w, err := f.fork(t, slot)
@@ -96,7 +96,7 @@ func (f *forkSpawner) start(slot int) (*worker, error) {
 func (f *forkSpawner) fork(t *templateProc, slot int) (*worker, error) {
 	f.forkMu.Lock()
 	defer f.forkMu.Unlock()
-	cfg := f.p.cfg
+	cfg := f.env.cfg
 	var pipes [4][2]*os.File // request, response, stdout, stderr: read end, write end
 	for i := range pipes {
 		r, w, err := os.Pipe()
@@ -127,7 +127,7 @@ func (f *forkSpawner) fork(t *templateProc, slot int) (*worker, error) {
 				p[0].Close()
 				p[1].Close()
 			}
-			return nil, &initError{reason: "init_failed", err: err}
+			return nil, &initError{reason: reasonInitFailed, err: err}
 		}
 	}
 	fail := func(ie *initError) (*worker, error) {
@@ -162,9 +162,9 @@ func (f *forkSpawner) fork(t *templateProc, slot int) (*worker, error) {
 		// A template that died is the reason, if its exit shows (exitGrace):
 		// serve's watcher then ends it as crashed (§2.6).
 		if !t.w.awaitExit() {
-			t.end("worker_closed", fmt.Sprintf("sending a fork request: %v", err))
+			t.end(reasonWorkerClosed, fmt.Sprintf("sending a fork request: %v", err))
 		}
-		return fail(&initError{reason: "init_failed", err: fmt.Errorf("fork request: %v", err)})
+		return fail(&initError{reason: reasonInitFailed, err: fmt.Errorf("fork request: %v", err)})
 	}
 	timer := time.NewTimer(cfg.ForkTimeout)
 	defer timer.Stop()
@@ -172,12 +172,12 @@ func (f *forkSpawner) fork(t *templateProc, slot int) (*worker, error) {
 	select {
 	case record = <-t.answers:
 	case <-timer.C:
-		t.end("unresponsive", fmt.Sprintf("no answer to fork %d within fork_timeout %v", slot, cfg.ForkTimeout))
-		return fail(&initError{reason: "init_timeout", err: fmt.Errorf("the template did not answer the fork request within fork_timeout %v", cfg.ForkTimeout)})
+		t.end(reasonUnresponsive, fmt.Sprintf("no answer to fork %d within fork_timeout %v", slot, cfg.ForkTimeout))
+		return fail(&initError{reason: reasonInitTimeout, err: fmt.Errorf("the template did not answer the fork request within fork_timeout %v", cfg.ForkTimeout)})
 	case <-t.dead:
-		return fail(&initError{reason: "init_failed", err: fmt.Errorf("the template ended during the fork: %s", t.why)})
-	case <-f.p.stop:
-		return fail(&initError{reason: "init_failed", err: errors.New("shutting down")})
+		return fail(&initError{reason: reasonInitFailed, err: fmt.Errorf("the template ended during the fork: %s", t.why)})
+	case <-f.env.stop:
+		return fail(&initError{reason: reasonInitFailed, err: errors.New("shutting down")})
 	}
 	a, err := parseForkAnswer(record)
 	if err == nil && a.slot != slot {
@@ -188,10 +188,10 @@ func (f *forkSpawner) fork(t *templateProc, slot int) (*worker, error) {
 	}
 	if err != nil {
 		t.violation(err.Error())
-		return fail(&initError{reason: "init_failed", violation: true, err: fmt.Errorf("malformed fork answer: %v", err)})
+		return fail(&initError{reason: reasonInitFailed, violation: true, err: fmt.Errorf("malformed fork answer: %v", err)})
 	}
 	if a.pid == 0 {
-		return fail(&initError{reason: "init_failed", err: fmt.Errorf("the template could not fork: %s", a.reason)})
+		return fail(&initError{reason: reasonInitFailed, err: fmt.Errorf("the template could not fork: %s", a.reason)})
 	}
 	proc, _ := os.FindProcess(a.pid) // Linux: a pidfd, so Wait cannot reap a reused pid
 	procs.mu.Lock()
@@ -202,25 +202,12 @@ func (f *forkSpawner) fork(t *templateProc, slot int) (*worker, error) {
 	w.pid = a.pid
 	w.reap = proc.Wait
 	if f.iso != nil {
-		w.iso, w.tmpdir = f.iso, tmpdir // before wait reads them
+		f.iso.watch(w, tmpdir) // before wait reads them
 	}
-	w.forwardLogs(f.p.log, errR, outR)
+	w.forwardLogs(f.env.log, errR, outR)
 	go w.wait()
-	f.p.m.workerStarts.WithLabelValues("fork").Inc()
+	f.env.m.workerStarts.WithLabelValues("fork").Inc()
 	return w, nil
-}
-
-// isChild reports whether pid is a child of the watchdog, without reaping
-// it: a template that named another process would have it killed and waited
-// for as a worker.
-func isChild(pid int) bool {
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-		if err != unix.EINTR {
-			return err == nil
-		}
-	}
 }
 
 // handshook ends a fork's accounting: its duration, from the request to the
@@ -233,7 +220,7 @@ func (f *forkSpawner) handshook(w *worker, err error) {
 		f.forkFailed(w.id, err)
 		return
 	}
-	f.p.m.forkDuration.Observe(time.Since(w.started).Seconds())
+	f.env.m.forkDuration.Observe(time.Since(w.started).Seconds())
 	f.mu.Lock()
 	clear(f.failedForks) // a fork succeeded again: every slot forks again
 	f.mu.Unlock()
@@ -244,7 +231,7 @@ func (f *forkSpawner) forkFailed(slot int, err error) {
 	defer f.mu.Unlock()
 	f.failedForks[slot]++
 	if f.failedForks[slot] == forkFallbackAfter {
-		f.p.log.warnf("w%d: %d consecutive failed forks (last: %v): the slot is started the exec way until a fork succeeds", slot, forkFallbackAfter, err)
+		f.env.log.warnf("w%d: %d consecutive failed forks (last: %v): the slot is started the exec way until a fork succeeds", slot, forkFallbackAfter, err)
 	}
 }
 

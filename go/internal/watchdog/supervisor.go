@@ -6,19 +6,12 @@ import (
 	"time"
 )
 
-// PROTOCOL.md §9.1: backoff after consecutive initialisation failures.
-const (
-	backoffFirst   = 100 * time.Millisecond
-	backoffMax     = 30 * time.Second
-	crashLoopAfter = 3
-)
-
 // supervise runs the workers of one slot, one after another, until the pool
 // closes. PROTOCOL.md §9.1: only initialisation failures back off; a worker
 // that dies after its handshake is replaced at once.
 func (p *pool) supervise(s *slot) {
 	defer p.wg.Done()
-	var next *worker // a successor already started by recycling (§9.7)
+	var next *member // a successor already started by recycling (§9.7)
 	for {
 		w := next
 		next = nil
@@ -32,14 +25,14 @@ func (p *pool) supervise(s *slot) {
 			p.setSlotLocked(s, slotStarting)
 			p.mu.Unlock()
 
-			var reason string
+			var reason restartReason
 			var err error
 			w, reason, err = p.startOne(s)
 			if err != nil {
 				if p.isClosing() {
 					return
 				}
-				p.m.restarts.WithLabelValues(reason).Inc()
+				p.m.restarted(reason)
 				if !p.sleep(p.initFailed(s, reason, err)) {
 					return
 				}
@@ -69,33 +62,33 @@ func (p *pool) supervise(s *slot) {
 			p.log.printf("w%d pid %d stopped: %s", s.id, w.pid, w.exitStatus())
 			return
 		}
-		p.m.restarts.WithLabelValues(reason).Inc()
+		p.m.restarted(reason)
 		p.logReplaced(w, reason)
 	}
 }
 
 // logReplaced says that w, gone, was replaced for reason, with how it ended:
 // by its supervisor or, make-before-break, once its successor serves.
-func (p *pool) logReplaced(w *worker, reason string) {
+func (p *pool) logReplaced(w *member, reason restartReason) {
 	p.log.warnf("w%d pid %d replaced: %s (%s)", w.id, w.pid, reason, w.exitStatus())
 }
 
 // startOne starts a worker the spawner's way and waits for its handshake
 // (PROTOCOL.md §3), bounded by init_timeout (§3.5), or fork_timeout from the
 // fork request for a forked worker (§2.6).
-func (p *pool) startOne(s *slot) (*worker, string, error) {
-	w, err := p.spawn.start(s.id)
+func (p *pool) startOne(s *slot) (*member, restartReason, error) {
+	pw, err := p.spawn.start(s.id)
 	if err != nil {
-		reason := "init_failed"
+		reason := reasonInitFailed
 		var ie *initError
 		if errors.As(err, &ie) {
 			reason = ie.reason
 		}
 		return nil, reason, err
 	}
+	w := newMember(pw) // starting
 	p.mu.Lock()
 	s.w = w
-	w.state = wsStarting
 	p.mu.Unlock()
 	go func() {
 		<-w.exited
@@ -107,10 +100,10 @@ func (p *pool) startOne(s *slot) (*worker, string, error) {
 	ie := w.handshake(w.deadline, p.cfg.Stdio, p.log)
 	if ie == nil {
 		p.settleLanes(w)
-		p.spawn.handshook(w, nil)
+		p.spawn.handshook(w.worker, nil)
 		return w, "", nil
 	}
-	p.spawn.handshook(w, ie)
+	p.spawn.handshook(w.worker, ie)
 	if ie.violation {
 		p.m.protocolErrors.WithLabelValues("handshake").Inc()
 	}
@@ -124,36 +117,16 @@ func (p *pool) startOne(s *slot) (*worker, string, error) {
 	return nil, ie.reason, fmt.Errorf("%v (%s)", ie, w.exitStatus())
 }
 
-func (p *pool) waitLogs(w *worker) { waitLogs(w) }
-
-// waitLogs lets the forwarders of a dead worker's log pipes finish, briefly:
-// a helper that escaped the process group may hold them open.
-func waitLogs(w *worker) {
-	done := make(chan struct{})
-	go func() {
-		w.logsDone.Wait()
-		close(done)
-	}()
-	t := time.NewTimer(time.Second)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-	}
-}
+func (p *pool) waitLogs(w *member) { waitLogs(w.worker) }
 
 // initFailed records an initialisation failure of slot s and returns the
 // backoff before the next start (PROTOCOL.md §9.1).
-func (p *pool) initFailed(s *slot, reason string, err error) time.Duration {
+func (p *pool) initFailed(s *slot, reason restartReason, err error) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s.failures++
 	p.setSlotLocked(s, slotBackoff)
-	d := backoffFirst
-	for i := 1; i < s.failures && d < backoffMax; i++ {
-		d *= 2
-	}
-	d = min(d, backoffMax)
+	d := backoffAfter(s.failures)
 	p.log.warnf("w%d %s: %v; restarting in %v", s.id, reason, err, d)
 	if s.failures == crashLoopAfter {
 		p.looping++
@@ -170,7 +143,7 @@ func (p *pool) initFailed(s *slot, reason string, err error) time.Duration {
 	return d
 }
 
-func (p *pool) initSucceeded(s *slot, w *worker) {
+func (p *pool) initSucceeded(s *slot, w *member) {
 	p.m.initDuration.Observe(time.Since(w.started).Seconds())
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -180,27 +153,18 @@ func (p *pool) initSucceeded(s *slot, w *worker) {
 		p.changedLocked()
 		p.log.printf("w%d recovered after %d initialisation failures", s.id, s.failures)
 	}
-	s.failures = 0   // PROTOCOL.md §9.1: a handshake resets the backoff
-	w.state = wsBusy // not in the idle list yet: offerLocked puts it there
+	s.failures = 0 // PROTOCOL.md §9.1: a handshake resets the backoff
+	p.workerTo(w, evHandshook)
 	p.offerAllLocked(w)
 }
 
 // sleep waits d unless the pool closes first.
-func (p *pool) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-p.stop:
-		return false
-	}
-}
+func (p *pool) sleep(d time.Duration) bool { return sleepUnless(d, p.stop) }
 
 // serve waits until w is retired, repeating the handshake on it while idle
 // when healthcheck_interval is set (PROTOCOL.md §3.5). When w is due for
 // recycling (§9.7) it starts w's successor and returns it instead.
-func (p *pool) serve(s *slot, w *worker) (reason string, successor *worker) {
+func (p *pool) serve(s *slot, w *member) (reason restartReason, successor *member) {
 	var tick <-chan time.Time
 	if p.cfg.HealthcheckInterval > 0 {
 		t := time.NewTicker(p.cfg.HealthcheckInterval)
@@ -238,17 +202,15 @@ func (p *pool) serve(s *slot, w *worker) (reason string, successor *worker) {
 
 // healthcheck repeats the handshake on w if it is idle; a worker that does
 // not answer within init_timeout is replaced (reason unresponsive, §3.5).
-func (p *pool) healthcheck(w *worker) {
+func (p *pool) healthcheck(w *member) {
 	p.mu.Lock()
 	l := w.first() // §2.5: handshakes run on lane 1, on a worker with no exchange
 	if w.state != wsIdle || w.busy > 0 || w.draining > 0 || l.state != laneFree {
 		p.mu.Unlock()
 		return
 	}
-	p.removeIdleLocked(w)
-	w.state = wsBusy
-	l.state = laneBusy
-	w.busy++
+	p.workerTo(w, evWithdraw)
+	p.laneTo(l, evTake)
 	p.slotStateLocked(w)
 	p.mu.Unlock()
 	if !p.usable(l) {
@@ -256,7 +218,7 @@ func (p *pool) healthcheck(w *worker) {
 	}
 	if err := w.handshake(time.Now().Add(p.cfg.InitTimeout), false, p.log); err != nil {
 		p.log.warnf("w%d failed its liveness handshake: %v", w.id, err)
-		p.retire(w, "unresponsive")
+		p.retire(w, reasonUnresponsive)
 		return
 	}
 	p.release(l, "")

@@ -27,27 +27,8 @@ type templateProc struct {
 
 	endOnce sync.Once
 	dead    chan struct{} // closed once the template must be replaced
-	reason  string        // why, a §9.1 reason; "" at shutdown
+	reason  restartReason // why, a §9.1 reason; "" at shutdown
 	why     string        // the detail, for the log
-}
-
-// exitGrace is how long the end of one of a process's pipes (a template's
-// control socket, a lane, §2.5) waits for its exit to show before the end
-// itself is the reason: a dying process closes its descriptors a moment
-// before it is a zombie.
-const exitGrace = 100 * time.Millisecond
-
-// awaitExit waits up to exitGrace for w to have exited, and reports whether
-// it has.
-func (w *worker) awaitExit() bool {
-	t := time.NewTimer(exitGrace)
-	defer t.Stop()
-	select {
-	case <-w.exited:
-		return true
-	case <-t.C:
-		return false
-	}
 }
 
 // startTemplate execs the command as a template and waits for its handshake
@@ -103,7 +84,7 @@ func (t *templateProc) serve() {
 func (t *templateProc) watch() {
 	go func() {
 		<-t.w.exited
-		t.end("crashed", "exited: "+t.w.exitStatus())
+		t.end(reasonCrashed, "exited: "+t.w.exitStatus())
 	}()
 	go t.readControl()
 }
@@ -128,7 +109,7 @@ func (t *templateProc) readControl() {
 				why = fmt.Sprintf("control socket: %v", err)
 			}
 			if !t.w.awaitExit() {
-				t.end("worker_closed", why)
+				t.end(reasonWorkerClosed, why)
 			}
 			return
 		case oobn > 0 || flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0:
@@ -162,13 +143,13 @@ func closeRights(oob []byte) {
 // counted as a handshake protocol error.
 func (t *templateProc) violation(why string) {
 	t.m.protocolErrors.WithLabelValues("handshake").Inc()
-	t.end("bad_response", why)
+	t.end(reasonBadResponse, why)
 }
 
 // end marks the template for replacement (the first reason wins) and kills
 // it; reason "" is shutdown, which closes the control socket instead and
 // lets the template exit 0 (§2.6, §9.4).
-func (t *templateProc) end(reason, why string) {
+func (t *templateProc) end(reason restartReason, why string) {
 	t.endOnce.Do(func() {
 		t.reason, t.why = reason, why
 		close(t.dead)
@@ -197,7 +178,7 @@ func (t *templateProc) shutdown(grace time.Duration) {
 // that exits, closes its control socket, stops answering or breaks the
 // protocol, with the backoff of §9.1, while forked workers keep serving.
 func (f *forkSpawner) run() {
-	p := f.p
+	p := f.env
 	defer p.wg.Done()
 	defer f.release()
 	firstDone := func() {
@@ -228,13 +209,13 @@ func (f *forkSpawner) run() {
 			return
 		}
 		if err != nil {
-			reason := "init_failed"
+			reason := reasonInitFailed
 			var ie *initError
 			if errors.As(err, &ie) {
 				reason = ie.reason
 			}
 			failures++
-			p.m.templateRestarts.WithLabelValues(reason).Inc()
+			p.m.templateRestarted(reason)
 			d := backoffAfter(failures)
 			p.log.warnf("template %s: %v; slots start the exec way; restarting it in %v", reason, err, d)
 			if failures == crashLoopAfter {
@@ -256,7 +237,7 @@ func (f *forkSpawner) run() {
 			t.w.closePipes()
 			f.setState("none", nil, false)
 			firstDone()
-			p.fail(errors.New("watchdog: isolation=request needs a library that can fork (§2.6, §2.7); the worker command's library does not list fork in its handshake reply"))
+			p.fatal(errors.New("watchdog: isolation=request needs a library that can fork (§2.6, §2.7); the worker command's library does not list fork in its handshake reply"))
 			return
 		}
 		if !t.w.forkable {
@@ -302,9 +283,9 @@ func (f *forkSpawner) run() {
 		waitLogs(t.w)
 		reason := t.reason
 		if reason == "" {
-			reason = "worker_closed"
+			reason = reasonWorkerClosed
 		}
-		p.m.templateRestarts.WithLabelValues(reason).Inc()
+		p.m.templateRestarted(reason)
 		p.log.warnf("template pid %d replaced: %s (%s; %s); forked workers serve on, restarting it in %v", t.w.pid, reason, t.why, t.w.exitStatus(), backoffFirst)
 		if !p.sleep(backoffFirst) {
 			return
@@ -320,17 +301,5 @@ func (f *forkSpawner) setState(state string, t *templateProc, ready bool) {
 		clear(f.failedForks) // a new template: forks get another chance
 	}
 	f.mu.Unlock()
-	f.p.mu.Lock() // after f.mu: closeLocked takes f.mu under p.mu
-	f.p.changedLocked()
-	f.p.mu.Unlock()
-}
-
-// backoffAfter is the delay of §9.1 after n consecutive initialisation
-// failures.
-func backoffAfter(n int) time.Duration {
-	d := backoffFirst
-	for i := 1; i < n && d < backoffMax; i++ {
-		d *= 2
-	}
-	return min(d, backoffMax)
+	f.env.changed() // after f.mu: closeLocked takes f.mu under the pool's mu
 }

@@ -33,12 +33,11 @@ type Watchdog struct {
 	guard          *clientGuard // PROTOCOL.md §10.5
 	rejoin         *rejoinListener
 	metricsHandler http.Handler
+	xenv           *exchangeEnv // what every exchange shares
 	stopping       atomic.Bool
 	startOnce      sync.Once
-	spill          spillBudget // buffer_spill_max (§6.6)
-	// reqSpillRefused: request bodies could not spill to buffer_dir last
-	// time, and stream instead; logged once while it lasts (§6.6).
-	reqSpillRefused atomic.Bool
+	spill          spillBudget     // buffer_spill_max (§6.6)
+	requests       *requestBuffers // PROTOCOL.md §6.6
 }
 
 // New checks cfg and returns a Watchdog whose workers are not started yet.
@@ -59,9 +58,12 @@ func New(cfg Config) (*Watchdog, error) {
 	wd.pool = newPool(&wd.cfg, wd.log)
 	wd.buffers = newRespBuffers(&wd.cfg, &wd.spill, wd.log)
 	wd.m = newMetrics(wd.pool, wd.buffers)
+	wd.requests = &requestBuffers{cfg: &wd.cfg, spill: &wd.spill, m: wd.m, log: wd.log}
 	wd.pool.m = wd.m
 	wd.guard = newClientGuard(cfg.MaxHeaderBytes, cfg.ReadTimeout, wd.log)
 	wd.metricsHandler = promhttp.HandlerFor(wd.m.reg, promhttp.HandlerOpts{})
+	wd.xenv = &exchangeEnv{cfg: &wd.cfg, log: wd.log, m: wd.m, pool: wd.pool, buffers: wd.buffers,
+		fail: wd.fail, writeTimeout: wd.writeTimeout()}
 	return wd, nil
 }
 
@@ -112,6 +114,7 @@ func (wd *Watchdog) serve(ctx context.Context, ln, mln net.Listener) error {
 	// rejoin (hijack.go). Shutdown closes it, as ln; serve does too, in
 	// case it returns before that Serve began.
 	wd.rejoin = newRejoinListener(ln.Addr())
+	wd.xenv.rejoin = wd.rejoin
 	defer wd.rejoin.Close()
 	go srv.Serve(wd.rejoin)
 	errc := make(chan error, 2)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -36,18 +37,6 @@ const (
 	chunkRoom   = 18 // room for a chunk-size line: 16 hex digits and CRLF
 )
 
-// workerState is where a worker is in the pool; guarded by pool.mu.
-type workerState int
-
-const (
-	wsStarting workerState = iota // started, handshake not answered yet
-	wsIdle                        // in the idle queue
-	wsBusy                        // owned by an exchange or a liveness check
-	wsDraining                    // request pipe closed at shutdown, exiting
-	wsParked                      // past its RSS ceiling, waiting for its replacement (§9.7)
-	wsRetired                     // handed back to its supervisor
-)
-
 // worker is one worker process and its pipes, for one life: a replacement is
 // a new worker in the same slot.
 type worker struct {
@@ -69,11 +58,6 @@ type worker struct {
 	inUse int
 	// cancelW is the cancel pipe's write end (§2.5); nil with one lane.
 	cancelW *os.File
-	// busy and draining count its lanes in those states; guarded by pool.mu.
-	busy, draining int
-	// fault is why a worker with several lanes is being replaced
-	// make-before-break (§2.5); "" otherwise. Guarded by pool.mu.
-	fault string
 
 	mu     sync.Mutex
 	dead   bool // exited; its process group must not be signalled any more
@@ -93,23 +77,14 @@ type worker struct {
 	// and inUse.
 	handshaken bool
 
-	state   workerState // guarded by pool.mu
-	gone    bool        // guarded by pool.mu: the process was reaped
-	cut     bool        // guarded by pool.mu: killed at the end of shutdown's grace period (§9.4)
-	retired chan string // the restart reason, for the slot's supervisor
+	statm *os.File // /proc/PID/statm, once opened (residentBytes)
 
-	// Recycling (PROTOCOL.md §9.7), guarded by pool.mu.
-	served     int           // exchanges completed
-	recycleAt  int           // served count that makes it due; 0 = never
-	rssRetryAt time.Time     // no recycling for max_worker_rss before, after a failed replacement
-	statm      *os.File      // /proc/PID/statm, once opened (residentBytes)
-	recycling  bool          // a replacement is starting
-	recycled   bool          // replaced: it finishes its exchange, then gets EOF
-	recycle    chan struct{} // wakes the supervisor to start a replacement
-
-	// Isolation (PROTOCOL.md §2.7, isolation.go); iso is nil otherwise.
-	iso         *isolation
-	tmpdir      string                 // its private temporary directory, removed once it is dead
+	// Isolation (PROTOCOL.md §2.7): set by the spawner before wait runs;
+	// nil otherwise. leftovers runs once it has exited, before its process
+	// group is killed (what its request left behind); cleanup once it is
+	// reaped (its temporary directory).
+	leftovers   func(w *worker)
+	cleanup     func()
 	lastRequest atomic.Pointer[string] // the id of the request it took, for reports
 }
 
@@ -118,11 +93,9 @@ type worker struct {
 // unread bytes, §9.3) and the response pipe's read end, with its channels.
 func newWorker(id int, reqW, reqUnread, respR *os.File) *worker {
 	w := &worker{
-		id:      id,
-		inUse:   1,
-		exited:  make(chan struct{}),
-		retired: make(chan string, 1),
-		recycle: make(chan struct{}, 1),
+		id:     id,
+		inUse:  1,
+		exited: make(chan struct{}),
 	}
 	w.addLane(reqW, reqUnread, respR)
 	return w
@@ -145,8 +118,8 @@ func (w *worker) serving() []*lane { return w.lanes[:w.inUse] }
 func (w *worker) wait() {
 	if canPeekExit {
 		waitExitNoReap(w.pid)
-		if w.iso != nil {
-			w.iso.exited(w) // §2.7: before its group dies, see what it left
+		if w.leftovers != nil {
+			w.leftovers(w) // §2.7: before its group dies, see what it left
 		}
 		w.mu.Lock()
 		killGroup(w.pid)
@@ -159,8 +132,8 @@ func (w *worker) wait() {
 	w.mu.Unlock()
 	forgetProcess(w.pid)
 	w.exitPS, w.exitErr = ps, err
-	if w.iso != nil {
-		w.iso.removeTempDir(w.tmpdir) // §2.7: once nothing of its group writes there
+	if w.cleanup != nil {
+		w.cleanup() // §2.7: once nothing of its group writes there
 	}
 	close(w.exited)
 }
@@ -179,21 +152,22 @@ func (w *worker) kill() {
 	}
 }
 
+// hasExited reports whether the process was reaped.
+func (w *worker) hasExited() bool {
+	select {
+	case <-w.exited:
+		return true
+	default:
+		return false
+	}
+}
+
 // wasKilled reports whether kill was called: a lane's pipe that fails then
 // failed because its worker was killed, not because its deadline passed.
 func (w *worker) wasKilled() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.killed
-}
-
-// killGroup kills the process group led by pid (PROTOCOL.md §2.1). A forked
-// worker makes its group itself (§2.6): until it has, only the process can
-// be killed.
-func killGroup(pid int) {
-	if err := syscall.Kill(-pid, syscall.SIGKILL); err == syscall.ESRCH {
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
 }
 
 // exitStatus describes how the process ended, once it has.
@@ -210,7 +184,7 @@ func (w *worker) exitStatus() string {
 // initError is a failed handshake: the restart reason (init_failed or
 // init_timeout, PROTOCOL.md §9.1) and whether the reply broke the protocol.
 type initError struct {
-	reason    string
+	reason    restartReason
 	violation bool // counted as afterburn_protocol_errors_total{kind="handshake"}
 	err       error
 }
@@ -230,14 +204,14 @@ func (w *worker) handshake(deadline time.Time, skipBanner bool, log *logger) *in
 	ioFail := func(what string, err error) *initError {
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			return &initError{reason: "init_timeout", err: errors.New("no handshake reply before init_timeout")}
+			return &initError{reason: reasonInitTimeout, err: errors.New("no handshake reply before init_timeout")}
 		case err == io.EOF || err == io.ErrUnexpectedEOF || errors.Is(err, syscall.EPIPE):
-			return &initError{reason: "init_failed", err: w.exitedBeforeReply()}
+			return &initError{reason: reasonInitFailed, err: w.exitedBeforeReply()}
 		}
-		return &initError{reason: "init_failed", err: fmt.Errorf("%s: %v", what, err)}
+		return &initError{reason: reasonInitFailed, err: fmt.Errorf("%s: %v", what, err)}
 	}
 	bad := func(format string, args ...any) *initError {
-		return &initError{reason: "init_failed", violation: true, err: fmt.Errorf(format, args...)}
+		return &initError{reason: reasonInitFailed, violation: true, err: fmt.Errorf(format, args...)}
 	}
 	var tok exchangeToken
 	if w.tokens {
@@ -267,7 +241,7 @@ func (w *worker) handshake(deadline time.Time, skipBanner bool, log *logger) *in
 	}
 	resp, err := http.ReadResponse(l.br, handshakeMethod)
 	if err != nil {
-		if e := ioFail("", err); e.reason == "init_timeout" {
+		if e := ioFail("", err); e.reason == reasonInitTimeout {
 			return e
 		}
 		return bad("malformed handshake reply: %v", err)
@@ -357,4 +331,60 @@ func (w *worker) closePipes() {
 	if w.statm != nil {
 		w.statm.Close()
 	}
+}
+
+// exitGrace is how long the end of one of a process's pipes (a template's
+// control socket, a lane, §2.5) waits for its exit to show before the end
+// itself is the reason: a dying process closes its descriptors a moment
+// before it is a zombie.
+const exitGrace = 100 * time.Millisecond
+
+// awaitExit waits up to exitGrace for w to have exited, and reports whether
+// it has.
+func (w *worker) awaitExit() bool {
+	t := time.NewTimer(exitGrace)
+	defer t.Stop()
+	select {
+	case <-w.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// residentBytes is the worker's resident set size, 0 if unknown. It reads
+// /proc/PID/statm, opened once for the worker's life: after every exchange
+// (PROTOCOL.md §9.7) that is one pread(2) of a few dozen bytes, which the
+// kernel fills from counters it keeps anyway. The exchanges of a worker's
+// lanes call it at once (§2.5): the file is opened under w.mu; closePipes
+// closes it.
+func (w *worker) residentBytes() int64 {
+	w.mu.Lock()
+	if w.statm == nil {
+		f, err := os.Open("/proc/" + strconv.Itoa(w.pid) + "/statm")
+		if err != nil {
+			w.mu.Unlock()
+			return 0
+		}
+		w.statm = f
+	}
+	statm := w.statm
+	w.mu.Unlock()
+	var buf [128]byte
+	n, _ := statm.ReadAt(buf[:], 0)
+	return statmResident(buf[:n]) * int64(os.Getpagesize())
+}
+
+// statmResident is the second field of /proc/PID/statm: resident pages.
+func statmResident(b []byte) int64 {
+	_, rest, ok := bytes.Cut(b, []byte(" "))
+	if !ok {
+		return 0
+	}
+	field, _, _ := bytes.Cut(rest, []byte(" "))
+	n, err := strconv.ParseInt(string(field), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
 }
