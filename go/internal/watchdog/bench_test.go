@@ -1,6 +1,9 @@
 package watchdog
 
 import (
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/spawn"
 	"io"
 	"net"
 	"net/http"
@@ -15,30 +18,30 @@ import (
 // child can do (one child behind a mutex, nothing checked).
 func BenchmarkWatchdog(b *testing.B) {
 	t := &testing.T{}
-	h := start(t, func(c *Config) { c.Log = io.Discard })
+	h := start(t, func(c *config.Config) { c.Log = io.Discard })
 	benchGets(b, h.url, h.client)
 	h.stop()
 }
 
 func BenchmarkRawPipeProxy(b *testing.B) {
 	cfg := testConfig()
-	cfg.env = []string{"AFTERBURN_TEST_CHILD=1"}
-	log := newLogger(io.Discard, false)
-	w, err := startWorker(&cfg, 1, log, nil, nil)
+	cfg.Env = []string{"AFTERBURN_TEST_CHILD=1"}
+	log := obs.NewLogger(io.Discard, false)
+	w, err := spawn.StartWorker(&cfg, 1, log, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer w.kill()
-	if err := w.handshake(time.Now().Add(10*time.Second), false, log); err != nil {
+	defer w.Kill()
+	if err := w.Handshake(time.Now().Add(10*time.Second), false, log); err != nil {
 		b.Fatal(err)
 	}
 	var mu sync.Mutex
 	srv := &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
-		w.first().bw.WriteString("GET " + r.RequestURI + " HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
-		w.first().bw.Flush()
-		resp, err := http.ReadResponse(w.first().br, r)
+		w.First().Bw.WriteString("GET " + r.RequestURI + " HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+		w.First().Bw.Flush()
+		resp, err := http.ReadResponse(w.First().Br, r)
 		if err != nil {
 			panic(err)
 		}

@@ -1,6 +1,8 @@
 package watchdog
 
 import (
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"io"
 	"testing"
 	"time"
@@ -14,7 +16,7 @@ import (
 // 50 ms after the deadline itself (§5.2).
 func startOneLane(t *testing.T, exec, grace time.Duration) *harness {
 	t.Helper()
-	return start(t, func(c *Config) {
+	return start(t, func(c *config.Config) {
 		c.ExecTimeout = exec
 		c.CancelGrace = grace
 	}, "AFTERBURN_TEST_CHILD=lanes", "AFTERBURN_TEST_STREAMS=none")
@@ -34,21 +36,21 @@ func want504Soon(t *testing.T, took, grace time.Duration) {
 func TestCancelGraceDrainedAndKept(t *testing.T) {
 	t.Parallel()
 	h := startOneLane(t, 300*time.Millisecond, 3*time.Second)
-	_, before := h.get("/lane")
+	_, before := h.Get("/lane")
 	began := time.Now()
-	resp, body := h.get("/sleep?ms=60000")
-	wantError(t, resp, body, 504, errTimeout)
+	resp, body := h.Get("/sleep?ms=60000")
+	wantError(t, resp, body, 504, wire.ErrTimeout)
 	want504Soon(t, time.Since(began), 3*time.Second)
 	h.logs.waitContains(t, "child: cancelled")
 	// Queued behind the drain: the same lane, once its late response is read.
-	resp, after := h.get("/lane")
+	resp, after := h.Get("/lane")
 	if resp.StatusCode != 200 || pidOf(after) != pidOf(before) {
 		t.Fatalf("after the drain got %d %q; want 200 from pid %s", resp.StatusCode, after, pidOf(before))
 	}
-	if n := metricValue(t, h.wd.m.lateDiscarded); n != 1 {
+	if n := metricValue(t, h.wd.m.LateDiscarded); n != 1 {
 		t.Errorf("late responses discarded %v; want 1", n)
 	}
-	if n := counter(t, h.wd.m.restarts, "timeout"); n != 0 {
+	if n := counter(t, h.wd.m.Restarts, "timeout"); n != 0 {
 		t.Errorf("restarts{timeout} %v; want 0: the worker ended its late response in time", n)
 	}
 }
@@ -62,14 +64,14 @@ func killedAfterGrace(t *testing.T, h *harness, before string, began time.Time, 
 	if d := time.Since(began); d < exec+grace-50*time.Millisecond {
 		t.Errorf("worker replaced %v after the request; want no sooner than exec_timeout %v + cancel_grace %v", d, exec, grace)
 	}
-	resp, after := h.get("/lane")
+	resp, after := h.Get("/lane")
 	if resp.StatusCode != 200 || pidOf(after) == pidOf(before) {
 		t.Fatalf("after the kill got %d %q; want 200 from a new worker (not pid %s)", resp.StatusCode, after, pidOf(before))
 	}
-	if n := counter(t, h.wd.m.restarts, "timeout"); n != 1 {
+	if n := counter(t, h.wd.m.Restarts, "timeout"); n != 1 {
 		t.Errorf("restarts{timeout} %v; want 1", n)
 	}
-	if n := metricValue(t, h.wd.m.lateDiscarded); n != 0 {
+	if n := metricValue(t, h.wd.m.LateDiscarded); n != 0 {
 		t.Errorf("late responses discarded %v; want 0", n)
 	}
 }
@@ -80,10 +82,10 @@ func TestCancelGraceIgnoredKilledAfterGrace(t *testing.T) {
 	t.Parallel()
 	exec, grace := 300*time.Millisecond, 400*time.Millisecond
 	h := startOneLane(t, exec, grace)
-	_, before := h.get("/lane")
+	_, before := h.Get("/lane")
 	began := time.Now()
-	resp, body := h.get("/ignore?ms=60000")
-	wantError(t, resp, body, 504, errTimeout)
+	resp, body := h.Get("/ignore?ms=60000")
+	wantError(t, resp, body, 504, wire.ErrTimeout)
 	want504Soon(t, time.Since(began)-exec, grace)
 	h.logs.waitContains(t, "did not end within cancel_grace")
 	killedAfterGrace(t, h, before, began, exec, grace)
@@ -96,7 +98,7 @@ func TestCancelGraceResponseBegunKilledAfterGrace(t *testing.T) {
 	t.Parallel()
 	exec, grace := 300*time.Millisecond, 600*time.Millisecond
 	h := startOneLane(t, exec, grace)
-	_, before := h.get("/lane")
+	_, before := h.Get("/lane")
 	began := time.Now()
 	r, err := h.client.Get(h.url + "/begin")
 	if err != nil {
@@ -118,24 +120,24 @@ func TestCancelGraceResponseBegunKilledAfterGrace(t *testing.T) {
 func TestCancelGraceNoExchangeKilledAfterGrace(t *testing.T) {
 	t.Parallel()
 	exec, grace := 300*time.Millisecond, 500*time.Millisecond
-	h := start(t, func(c *Config) {
+	h := start(t, func(c *config.Config) {
 		c.ExecTimeout = exec
 		c.CancelGrace = grace
 	})
-	_, before := h.get("/pid")
+	_, before := h.Get("/pid")
 	began := time.Now()
-	resp, body := h.get("/sleep?ms=60000")
-	wantError(t, resp, body, 504, errTimeout)
+	resp, body := h.Get("/sleep?ms=60000")
+	wantError(t, resp, body, 504, wire.ErrTimeout)
 	want504Soon(t, time.Since(began)-exec, grace)
 	h.logs.waitContains(t, "replaced: timeout")
 	if d := time.Since(began); d < exec+grace-50*time.Millisecond {
 		t.Errorf("worker replaced %v after the request; want no sooner than exec_timeout %v + cancel_grace %v", d, exec, grace)
 	}
-	resp, after := h.get("/pid")
+	resp, after := h.Get("/pid")
 	if resp.StatusCode != 200 || after == before {
 		t.Fatalf("after the kill got %d %q; want 200 from a new worker (not pid %s)", resp.StatusCode, after, before)
 	}
-	if n := counter(t, h.wd.m.restarts, "timeout"); n != 1 {
+	if n := counter(t, h.wd.m.Restarts, "timeout"); n != 1 {
 		t.Errorf("restarts{timeout} %v; want 1", n)
 	}
 }

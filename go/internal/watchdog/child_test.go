@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
 	"io"
 	"net/http"
 	"os"
@@ -394,7 +395,7 @@ func childHandle(req *http.Request, bw *bufio.Writer, in, out *os.File) {
 		}
 		leaked = append(leaked, b)
 		st, _ := os.ReadFile("/proc/self/statm")
-		rss := statmResident(st) * int64(os.Getpagesize())
+		rss := worker.StatmResident(st) * int64(os.Getpagesize())
 		writeResponse(bw, 200, nil, fmt.Sprintf("%d %d", os.Getpid(), rss))
 	case "/hang":
 		select {}

@@ -19,7 +19,7 @@ func TestWorkersInheritNoStrayDescriptor(t *testing.T) {
 	}
 	defer syscall.Close(fd)
 	h := start(t, nil)
-	resp, body := h.get("/fds")
+	resp, body := h.Get("/fds")
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
 	"io"
 	"net/http"
 	"regexp"
@@ -16,11 +18,11 @@ var hex32 = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
 func TestHandshakeAndReady(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) { c.Workers = 2 })
-	h.waitState("two idle workers", func(st status, ready bool) bool { return st.Idle == 2 })
+	h := start(t, func(c *config.Config) { c.Workers = 2 })
+	h.waitState("two idle workers", func(st pool.Status, ready bool) bool { return st.Idle == 2 })
 	for _, path := range []string{"/_/ready", "/_/health"} {
-		resp, body := h.get(path)
-		var st status
+		resp, body := h.Get(path)
+		var st pool.Status
 		if err := json.Unmarshal([]byte(body), &st); err != nil || resp.StatusCode != 200 {
 			t.Fatalf("%s: %d %q (%v)", path, resp.StatusCode, body, err)
 		}
@@ -36,7 +38,7 @@ func TestHandshakeAndReady(t *testing.T) {
 			_, release := holdWorker(t, h)
 			defer release()
 		}
-		resp, body := h.get("/env")
+		resp, body := h.Get("/env")
 		var env map[string]string
 		if err := json.Unmarshal([]byte(body), &env); err != nil || resp.StatusCode != 200 {
 			t.Fatalf("/env: %d %q", resp.StatusCode, body)
@@ -169,7 +171,7 @@ func TestRequestID(t *testing.T) {
 // forwarded as any field, and the request gets a fresh id of its own.
 func TestRequestIDNotTrusted(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) { c.TrustRequestID = false })
+	h := start(t, func(c *config.Config) { c.TrustRequestID = false })
 	req, _ := http.NewRequest("GET", h.url+"/headers", nil)
 	req.Header.Set("X-Request-Id", "client-chosen")
 	resp, body := h.do(req)
@@ -210,7 +212,7 @@ func TestChunkedBodyAndTrailers(t *testing.T) {
 		t.Errorf("chunked request also carried Content-Length")
 	}
 	// A request without a body gets Content-Length: 0 (§4.2).
-	_, body = h.get("/headers")
+	_, body = h.Get("/headers")
 	json.Unmarshal([]byte(body), &seen)
 	if seen.Header.Get("Content-Length") != "0" {
 		t.Errorf("bodiless request: Content-Length %q; want 0", seen.Header.Get("Content-Length"))
@@ -226,11 +228,11 @@ func TestNoBodyResponses(t *testing.T) {
 	if resp.StatusCode != 200 || body != "" || resp.ContentLength != 42 {
 		t.Errorf("HEAD: %d %q Content-Length %d; want 200, no body, 42", resp.StatusCode, body, resp.ContentLength)
 	}
-	resp, body = h.get("/nocontent")
+	resp, body = h.Get("/nocontent")
 	if resp.StatusCode != 204 || body != "" || resp.Header.Get("X-Done") != "yes" {
 		t.Errorf("204: %d %q %v", resp.StatusCode, body, resp.Header)
 	}
-	resp, body = h.get("/next")
+	resp, body = h.Get("/next")
 	wantBody(t, resp, body, 200, "ok GET /next")
 }
 
@@ -252,7 +254,7 @@ func TestLargeEcho(t *testing.T) {
 			t.Fatalf("chunked=%v: status %d, %d bytes back, equal=%v", chunked, resp.StatusCode, len(body), body == string(payload))
 		}
 	}
-	resp, body := h.get("/big?n=3000000")
+	resp, body := h.Get("/big?n=3000000")
 	if resp.StatusCode != 200 || len(body) != 3000000 {
 		t.Fatalf("big: %d, %d bytes", resp.StatusCode, len(body))
 	}
@@ -299,9 +301,9 @@ func lockstep(t *testing.T, h *harness) {
 func TestPrintsGoToLogs(t *testing.T) {
 	t.Parallel()
 	for _, prefix := range []bool{true, false} {
-		h := start(t, func(c *Config) { c.PrefixLogs = prefix })
+		h := start(t, func(c *config.Config) { c.PrefixLogs = prefix })
 		for range 3 {
-			resp, body := h.get("/print")
+			resp, body := h.Get("/print")
 			wantBody(t, resp, body, 200, "printed")
 		}
 		stamp := `\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z `
@@ -319,14 +321,14 @@ func TestPrintsGoToLogs(t *testing.T) {
 // and logged.
 func TestStdioMode(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) { c.Stdio = true }, "AFTERBURN_TEST_INIT=banner")
+	h := start(t, func(c *config.Config) { c.Stdio = true }, "AFTERBURN_TEST_INIT=banner")
 	resp, body := h.post("/echo", "over stdio")
 	wantBody(t, resp, body, 200, "over stdio")
-	resp, body = h.get("/print")
+	resp, body = h.Get("/print")
 	wantBody(t, resp, body, 200, "printed")
 	h.logs.waitContains(t, "w1 stdout: a banner printed before the library took over")
 	h.logs.waitContains(t, "w1 stderr: hello from stdout")
-	_, body = h.get("/env")
+	_, body = h.Get("/env")
 	if !strings.Contains(body, `"AFTERBURN_FDS":"0,1"`) {
 		t.Errorf("env %s; want AFTERBURN_FDS=0,1", body)
 	}
@@ -335,7 +337,7 @@ func TestStdioMode(t *testing.T) {
 // TestNoHandshake: §11.2, handshake=false marks a worker ready at start.
 func TestNoHandshake(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) { c.Handshake = false })
-	resp, body := h.get("/x")
+	h := start(t, func(c *config.Config) { c.Handshake = false })
+	resp, body := h.Get("/x")
 	wantBody(t, resp, body, 200, "ok GET /x")
 }

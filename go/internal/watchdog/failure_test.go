@@ -3,6 +3,11 @@ package watchdog
 import (
 	"bufio"
 	"fmt"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/buffer"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/exchange"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"io"
 	"net"
 	"net/http"
@@ -19,14 +24,14 @@ import (
 func TestWorkerCrash(t *testing.T) {
 	t.Parallel()
 	h := start(t, nil)
-	_, pid1 := h.get("/pid")
-	resp, body := h.get("/crash")
-	wantError(t, resp, body, 502, errWorkerCrashed)
-	resp, pid2 := h.get("/pid")
+	_, pid1 := h.Get("/pid")
+	resp, body := h.Get("/crash")
+	wantError(t, resp, body, 502, wire.ErrWorkerCrashed)
+	resp, pid2 := h.Get("/pid")
 	if resp.StatusCode != 200 || pid2 == pid1 {
 		t.Fatalf("after the crash: %d pid %s (was %s)", resp.StatusCode, pid2, pid1)
 	}
-	if got := counter(t, h.wd.m.restarts, "crashed"); got != 1 {
+	if got := counter(t, h.wd.m.Restarts, "crashed"); got != 1 {
 		t.Errorf(`restarts_total{reason="crashed"} = %v; want 1`, got)
 	}
 
@@ -40,9 +45,9 @@ func TestWorkerCrash(t *testing.T) {
 	if r.StatusCode != 200 || err == nil {
 		t.Fatalf("crash after the head: status %d, body %q, err %v; want 200 and a read error", r.StatusCode, b, err)
 	}
-	resp, body = h.get("/x")
+	resp, body = h.Get("/x")
 	wantBody(t, resp, body, 200, "ok GET /x")
-	if got := counter(t, h.wd.m.restarts, "crashed"); got != 2 {
+	if got := counter(t, h.wd.m.Restarts, "crashed"); got != 2 {
 		t.Errorf(`restarts_total{reason="crashed"} = %v; want 2`, got)
 	}
 }
@@ -51,16 +56,16 @@ func TestWorkerCrash(t *testing.T) {
 // and the next request gets its own response, never the stale one.
 func TestExecTimeout(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) { c.ExecTimeout = 300 * time.Millisecond; c.CancelGrace = 100 * time.Millisecond })
+	h := start(t, func(c *config.Config) { c.ExecTimeout = 300 * time.Millisecond; c.CancelGrace = 100 * time.Millisecond })
 	began := time.Now()
-	resp, body := h.get("/sleep?ms=3000")
-	wantError(t, resp, body, 504, errTimeout)
+	resp, body := h.Get("/sleep?ms=3000")
+	wantError(t, resp, body, 504, wire.ErrTimeout)
 	if d := time.Since(began); d > 2*time.Second {
 		t.Errorf("504 after %v; want about 300ms", d)
 	}
-	resp, body = h.get("/sleep?ms=0")
+	resp, body = h.Get("/sleep?ms=0")
 	wantBody(t, resp, body, 200, "slept 0")
-	if got := counter(t, h.wd.m.restarts, "timeout"); got != 1 {
+	if got := counter(t, h.wd.m.Restarts, "timeout"); got != 1 {
 		t.Errorf(`restarts_total{reason="timeout"} = %v; want 1`, got)
 	}
 	// The deadline passes while the client still sends the body: 504, not
@@ -70,7 +75,7 @@ func TestExecTimeout(t *testing.T) {
 	req, _ := http.NewRequest("POST", h.url+"/sleep?ms=3000", bodyR)
 	go io.WriteString(bodyW, "part of a body")
 	resp, body = h.do(req)
-	wantError(t, resp, body, 504, errTimeout)
+	wantError(t, resp, body, 504, wire.ErrTimeout)
 
 	// A stream that stops mid-body: the response is aborted (§8.7).
 	pr, pw := io.Pipe()
@@ -93,14 +98,14 @@ func TestBadResponses(t *testing.T) {
 	t.Parallel()
 	h := start(t, nil)
 	for i, path := range []string{"/garbage", "/unframed", "/continue"} {
-		resp, body := h.get(path)
-		wantError(t, resp, body, 502, errBadResponse)
-		resp, body = h.get("/after")
+		resp, body := h.Get(path)
+		wantError(t, resp, body, 502, wire.ErrBadResponse)
+		resp, body = h.Get("/after")
 		wantBody(t, resp, body, 200, "ok GET /after")
-		if got := counter(t, h.wd.m.protocolErrors, "bad_response"); got != float64(i+1) {
+		if got := counter(t, h.wd.m.ProtocolErrors, "bad_response"); got != float64(i+1) {
 			t.Errorf("%s: protocol_errors_total{kind=bad_response} = %v; want %d", path, got, i+1)
 		}
-		if got := counter(t, h.wd.m.restarts, "bad_response"); got != float64(i+1) {
+		if got := counter(t, h.wd.m.Restarts, "bad_response"); got != float64(i+1) {
 			t.Errorf("%s: restarts_total{reason=bad_response} = %v; want %d", path, got, i+1)
 		}
 	}
@@ -111,17 +116,17 @@ func TestBadResponses(t *testing.T) {
 func TestUnsolicitedOutput(t *testing.T) {
 	t.Parallel()
 	h := start(t, nil)
-	_, pid1 := h.get("/pid")
-	resp, body := h.get("/unsolicited")
+	_, pid1 := h.Get("/pid")
+	resp, body := h.Get("/unsolicited")
 	wantBody(t, resp, body, 200, "first")
-	resp, pid2 := h.get("/pid")
+	resp, pid2 := h.Get("/pid")
 	if resp.StatusCode != 200 || pid2 == pid1 || strings.Contains(pid2, "stale") {
 		t.Fatalf("after unsolicited output: %d %q (first worker %s)", resp.StatusCode, pid2, pid1)
 	}
-	if got := counter(t, h.wd.m.restarts, "unsolicited_output"); got != 1 {
+	if got := counter(t, h.wd.m.Restarts, "unsolicited_output"); got != 1 {
 		t.Errorf(`restarts_total{reason="unsolicited_output"} = %v; want 1`, got)
 	}
-	if got := counter(t, h.wd.m.protocolErrors, "unsolicited_output"); got != 1 {
+	if got := counter(t, h.wd.m.ProtocolErrors, "unsolicited_output"); got != 1 {
 		t.Errorf(`protocol_errors_total{kind="unsolicited_output"} = %v; want 1`, got)
 	}
 }
@@ -134,8 +139,8 @@ func TestWorkerReplaced(t *testing.T) {
 		{"/close", "closing", "worker_closed"},
 		{"/exit-after", "bye", "exited"},
 	} {
-		_, pid1 := h.get("/pid")
-		resp, body := h.get(tc.path)
+		_, pid1 := h.Get("/pid")
+		resp, body := h.Get(tc.path)
 		wantBody(t, resp, body, 200, tc.body)
 		if resp.Close && tc.reason == "worker_closed" {
 			t.Errorf("the worker's Connection: close reached the client")
@@ -143,11 +148,11 @@ func TestWorkerReplaced(t *testing.T) {
 		// An idle worker's exit races with the next dispatch; the log line
 		// is the watchdog's own signal that it noticed.
 		h.logs.waitContains(t, "replaced: "+tc.reason)
-		_, pid2 := h.get("/pid")
+		_, pid2 := h.Get("/pid")
 		if pid1 == pid2 {
 			t.Errorf("%s: worker %s not replaced", tc.path, pid1)
 		}
-		if got := counter(t, h.wd.m.restarts, tc.reason); got != 1 {
+		if got := counter(t, h.wd.m.Restarts, tc.reason); got != 1 {
 			t.Errorf("restarts_total{reason=%q} = %v; want 1", tc.reason, got)
 		}
 	}
@@ -160,24 +165,24 @@ func TestWorkerReplaced(t *testing.T) {
 func TestUnreadRequestRetried(t *testing.T) {
 	t.Parallel()
 	h := start(t, nil)
-	resp, body := h.get("/exit-later")
+	resp, body := h.Get("/exit-later")
 	wantBody(t, resp, body, 200, "bye")
 	// Dispatched while the worker lives, so the pre-dispatch check passes;
 	// the worker exits with the request unread in its pipe.
-	resp, body = h.get("/x")
+	resp, body = h.Get("/x")
 	wantBody(t, resp, body, 200, "ok GET /x")
 	h.logs.waitContains(t, "exited before reading request")
-	if got := counter(t, h.wd.m.restarts, "crashed"); got != 1 {
+	if got := counter(t, h.wd.m.Restarts, "crashed"); got != 1 {
 		t.Errorf(`restarts_total{reason="crashed"} = %v; want 1`, got)
 	}
 
-	resp, body = h.get("/exit-later")
+	resp, body = h.Get("/exit-later")
 	wantBody(t, resp, body, 200, "bye")
 	resp, body = h.post("/echo", "payload")
 	wantBody(t, resp, body, 200, "payload")
 
 	// Chunked: no Content-Length, so the watchdog frames it itself.
-	resp, body = h.get("/exit-later")
+	resp, body = h.Get("/exit-later")
 	wantBody(t, resp, body, 200, "bye")
 	req, _ := http.NewRequest("POST", h.url+"/echo", io.MultiReader(strings.NewReader("first "), strings.NewReader("second")))
 	resp, body = h.do(req)
@@ -186,10 +191,10 @@ func TestUnreadRequestRetried(t *testing.T) {
 		t.Fatalf("the client framed the body itself: %d %v", req.ContentLength, req.TransferEncoding)
 	}
 
-	resp, body = h.get("/exit-later")
+	resp, body = h.Get("/exit-later")
 	wantBody(t, resp, body, 200, "bye")
-	resp, body = h.post("/echo", strings.Repeat("x", replayMax+1))
-	wantError(t, resp, body, 502, errWorkerCrashed)
+	resp, body = h.post("/echo", strings.Repeat("x", exchange.ReplayMax+1))
+	wantError(t, resp, body, 502, wire.ErrWorkerCrashed)
 }
 
 // TestCrashWhileReadingHead: §8.4, §9.3 — a worker that dies having read
@@ -199,14 +204,14 @@ func TestUnreadRequestRetried(t *testing.T) {
 func TestCrashWhileReadingHead(t *testing.T) {
 	t.Parallel()
 	h := start(t, nil)
-	resp, body := h.get("/crash-next-head")
+	resp, body := h.Get("/crash-next-head")
 	wantBody(t, resp, body, 200, "armed")
-	resp, body = h.get("/victim")
-	wantError(t, resp, body, 502, errWorkerCrashed)
+	resp, body = h.Get("/victim")
+	wantError(t, resp, body, 502, wire.ErrWorkerCrashed)
 	// Served by the replacement, which starts after the restart is counted.
-	resp, body = h.get("/after")
+	resp, body = h.Get("/after")
 	wantBody(t, resp, body, 200, "ok GET /after")
-	if got := counter(t, h.wd.m.restarts, "crashed"); got != 1 {
+	if got := counter(t, h.wd.m.Restarts, "crashed"); got != 1 {
 		t.Errorf(`restarts_total{reason="crashed"} = %v; want 1`, got)
 	}
 	if strings.Contains(h.logs.String(), "exited before reading request") {
@@ -222,24 +227,24 @@ func TestCrashLoop(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "fail")
 	os.WriteFile(marker, nil, 0o600)
 	h := start(t, nil, "AFTERBURN_TEST_INIT=fail-while-marker", "AFTERBURN_TEST_MARKER="+marker)
-	h.waitState("crash-looping", func(st status, ready bool) bool { return st.CrashLooping == 1 })
-	resp, body := h.get("/_/ready")
+	h.waitState("crash-looping", func(st pool.Status, ready bool) bool { return st.CrashLooping == 1 })
+	resp, body := h.Get("/_/ready")
 	if resp.StatusCode != 503 || !strings.Contains(body, `"crash_looping":1`) {
 		t.Errorf("/_/ready: %d %s; want 503 with crash_looping 1", resp.StatusCode, body)
 	}
-	resp, body = h.get("/x")
-	wantError(t, resp, body, 503, errUnavailable)
+	resp, body = h.Get("/x")
+	wantError(t, resp, body, 503, wire.ErrUnavailable)
 	h.logs.waitContains(t, "w1 stderr: child: init failed: marker present")
 	h.logs.waitContains(t, "w1 is crash-looping")
-	if got := counter(t, h.wd.m.restarts, "init_failed"); got < 3 {
+	if got := counter(t, h.wd.m.Restarts, "init_failed"); got < 3 {
 		t.Errorf(`restarts_total{reason="init_failed"} = %v; want >= 3`, got)
 	}
 
 	os.Remove(marker)
-	h.waitState("ready", func(st status, ready bool) bool { return ready })
-	resp, body = h.get("/x")
+	h.waitState("ready", func(st pool.Status, ready bool) bool { return ready })
+	resp, body = h.Get("/x")
 	wantBody(t, resp, body, 200, "ok GET /x")
-	if resp, _ := h.get("/_/ready"); resp.StatusCode != 200 {
+	if resp, _ := h.Get("/_/ready"); resp.StatusCode != 200 {
 		t.Errorf("/_/ready after recovery: %d", resp.StatusCode)
 	}
 }
@@ -247,10 +252,10 @@ func TestCrashLoop(t *testing.T) {
 // TestInitTimeout: §3.5 — a worker that never answers is killed.
 func TestInitTimeout(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) { c.InitTimeout = 200 * time.Millisecond }, "AFTERBURN_TEST_INIT=hang")
-	h.waitState("backoff", func(st status, ready bool) bool { return st.Backoff == 1 })
+	h := start(t, func(c *config.Config) { c.InitTimeout = 200 * time.Millisecond }, "AFTERBURN_TEST_INIT=hang")
+	h.waitState("backoff", func(st pool.Status, ready bool) bool { return st.Backoff == 1 })
 	h.logs.waitContains(t, "w1 init_timeout: no handshake reply before init_timeout")
-	if got := counter(t, h.wd.m.restarts, "init_timeout"); got < 1 {
+	if got := counter(t, h.wd.m.Restarts, "init_timeout"); got < 1 {
 		t.Errorf(`restarts_total{reason="init_timeout"} = %v; want >= 1`, got)
 	}
 }
@@ -260,7 +265,7 @@ func TestVersionMismatch(t *testing.T) {
 	t.Parallel()
 	h := start(t, nil, "AFTERBURN_TEST_INIT=bad-version")
 	h.logs.waitContains(t, `version mismatch: watchdog offers "1", library speaks "7"`)
-	if got := counter(t, h.wd.m.protocolErrors, "handshake"); got < 1 {
+	if got := counter(t, h.wd.m.ProtocolErrors, "handshake"); got < 1 {
 		t.Errorf(`protocol_errors_total{kind="handshake"} = %v; want >= 1`, got)
 	}
 }
@@ -269,9 +274,9 @@ func TestVersionMismatch(t *testing.T) {
 // queue is answered 504 without a worker.
 func TestQueueDeadline(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) { c.ExecTimeout = 300 * time.Millisecond }, "AFTERBURN_TEST_INIT=hang")
-	resp, body := h.get("/x")
-	wantError(t, resp, body, 504, errTimeout)
+	h := start(t, func(c *config.Config) { c.ExecTimeout = 300 * time.Millisecond }, "AFTERBURN_TEST_INIT=hang")
+	resp, body := h.Get("/x")
+	wantError(t, resp, body, 504, wire.ErrTimeout)
 	h.logs.waitContains(t, "path=/x status=504")
 	if line := h.logs.waitContains(t, "path=/x status=504"); !strings.HasSuffix(line, "worker=-") {
 		t.Errorf("access log %q; want no worker", line)
@@ -282,12 +287,12 @@ func TestQueueDeadline(t *testing.T) {
 // chunked body crossing the limit (request_aborted).
 func TestLimits(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) {
+	h := start(t, func(c *config.Config) {
 		c.MaxRequestBody = 1000
 		c.MaxHeaderBytes = 1024
 	})
 	resp, body := h.post("/headers?cl", strings.Repeat("x", 1001))
-	wantError(t, resp, body, 413, errBodyTooLarge)
+	wantError(t, resp, body, 413, wire.ErrBodyTooLarge)
 	if line := h.logs.waitContains(t, "path=/headers status=413"); !strings.HasSuffix(line, "worker=-") {
 		t.Errorf("access log %q; want no worker", line)
 	}
@@ -316,16 +321,16 @@ func TestLimits(t *testing.T) {
 
 	req, _ := http.NewRequest("POST", h.url+"/headers?chunked", io.MultiReader(strings.NewReader(strings.Repeat("x", 3000))))
 	resp, body = h.do(req)
-	wantError(t, resp, body, 413, errBodyTooLarge)
+	wantError(t, resp, body, 413, wire.ErrBodyTooLarge)
 
 	req, _ = http.NewRequest("GET", h.url+"/x", nil)
 	req.Header.Set("X-Big", strings.Repeat("b", 1100))
 	resp, body = h.do(req)
-	wantError(t, resp, body, 431, errHeadersTooLarge)
+	wantError(t, resp, body, 431, wire.ErrHeadersTooLarge)
 
-	resp, body = h.get("/x") // served by the replacement, started after the count
+	resp, body = h.Get("/x") // served by the replacement, started after the count
 	wantBody(t, resp, body, 200, "ok GET /x")
-	if got := counter(t, h.wd.m.restarts, "request_aborted"); got != 1 {
+	if got := counter(t, h.wd.m.Restarts, "request_aborted"); got != 1 {
 		t.Errorf(`restarts_total{reason="request_aborted"} = %v; want 1`, got)
 	}
 }
@@ -355,12 +360,12 @@ func holdWorker(t *testing.T, h *harness) (io.WriteCloser, func()) {
 // TestOverload: §10.3 — over max_inflight a request gets 429 at once.
 func TestOverload(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) { c.MaxInflight = 1 })
+	h := start(t, func(c *config.Config) { c.MaxInflight = 1 })
 	_, done := holdWorker(t, h)
-	resp, body := h.get("/x")
-	wantError(t, resp, body, 429, errOverloaded)
+	resp, body := h.Get("/x")
+	wantError(t, resp, body, 429, wire.ErrOverloaded)
 	done()
-	resp, body = h.get("/x")
+	resp, body = h.Get("/x")
 	wantBody(t, resp, body, 200, "ok GET /x")
 }
 
@@ -387,12 +392,12 @@ func TestClientGoneMidBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	io.WriteString(c, "POST /headers HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\nonly a part")
-	h.waitState("busy", func(st status, ready bool) bool { return st.Busy == 1 })
+	h.waitState("busy", func(st pool.Status, ready bool) bool { return st.Busy == 1 })
 	c.Close()
 	h.logs.waitContains(t, "could not be completed")
-	resp, body := h.get("/x")
+	resp, body := h.Get("/x")
 	wantBody(t, resp, body, 200, "ok GET /x")
-	if got := counter(t, h.wd.m.restarts, "request_aborted"); got != 1 {
+	if got := counter(t, h.wd.m.Restarts, "request_aborted"); got != 1 {
 		t.Errorf(`restarts_total{reason="request_aborted"} = %v; want 1`, got)
 	}
 }
@@ -421,7 +426,7 @@ func TestSmallBodyWithItsHead(t *testing.T) {
 		c.Close()
 		wantBody(t, resp, string(body), 200, strconv.Itoa(n))
 	}
-	big := strings.Repeat("0123456789abcdef", inlineBodyMax/16*3)
+	big := strings.Repeat("0123456789abcdef", buffer.InlineBodyMax/16*3)
 	resp, body := h.post("/echo", big)
 	if resp.StatusCode != 200 || body != big {
 		t.Fatalf("a %d-byte echo came back %d with %d bytes", len(big), resp.StatusCode, len(body))
@@ -434,19 +439,19 @@ func TestSmallBodyWithItsHead(t *testing.T) {
 func TestSmallBodyNeverDelivered(t *testing.T) {
 	t.Parallel()
 	h := start(t, nil)
-	_, pid := h.get("/pid")
+	_, pid := h.Get("/pid")
 	c, err := net.Dial("tcp", h.addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	io.WriteString(c, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nonly a part")
-	h.waitState("busy", func(st status, ready bool) bool { return st.Busy == 1 })
+	h.waitState("busy", func(st pool.Status, ready bool) bool { return st.Busy == 1 })
 	c.Close()
 	h.logs.waitContains(t, "the client did not deliver the 100-byte body of request")
-	resp, body := h.get("/pid")
+	resp, body := h.Get("/pid")
 	wantBody(t, resp, body, 200, pid) // the same worker
 	for _, reason := range []string{"request_aborted", "crashed"} {
-		if got := counter(t, h.wd.m.restarts, reason); got != 0 {
+		if got := counter(t, h.wd.m.Restarts, reason); got != 0 {
 			t.Errorf(`restarts_total{reason=%q} = %v; want 0`, reason, got)
 		}
 	}
@@ -458,7 +463,7 @@ func TestSmallBodyNeverDelivered(t *testing.T) {
 func TestSmallBodyStallsPastDeadline(t *testing.T) {
 	t.Parallel()
 	const execTimeout = 400 * time.Millisecond
-	h := start(t, func(c *Config) { c.ExecTimeout = execTimeout })
+	h := start(t, func(c *config.Config) { c.ExecTimeout = execTimeout })
 	c, err := net.Dial("tcp", h.addr)
 	if err != nil {
 		t.Fatal(err)
@@ -475,14 +480,14 @@ func TestSmallBodyStallsPastDeadline(t *testing.T) {
 	if took := time.Since(started); took < execTimeout*9/10 || took > 4*time.Second {
 		t.Errorf("answered after %v; want about exec_timeout (%v)", took, execTimeout)
 	}
-	wantError(t, resp, string(body), 504, errTimeout)
+	wantError(t, resp, string(body), 504, wire.ErrTimeout)
 	if !resp.Close {
 		t.Errorf("the connection was left open after a body that never came")
 	}
-	resp2, body2 := h.get("/x")
+	resp2, body2 := h.Get("/x")
 	wantBody(t, resp2, body2, 200, "ok GET /x")
 	for _, reason := range []string{"request_aborted", "timeout"} {
-		if got := counter(t, h.wd.m.restarts, reason); got != 0 {
+		if got := counter(t, h.wd.m.Restarts, reason); got != 0 {
 			t.Errorf(`restarts_total{reason=%q} = %v; want 0`, reason, got)
 		}
 	}
@@ -492,8 +497,8 @@ func TestSmallBodyStallsPastDeadline(t *testing.T) {
 // EOF and exit 0, serve returns nil.
 func TestGracefulShutdown(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) { c.Workers = 2 })
-	h.waitState("two idle workers", func(st status, ready bool) bool { return st.Idle == 2 })
+	h := start(t, func(c *config.Config) { c.Workers = 2 })
+	h.waitState("two idle workers", func(st pool.Status, ready bool) bool { return st.Idle == 2 })
 	pw, done := holdWorker(t, h)
 	stopped := make(chan error, 1)
 	go func() { stopped <- h.stop() }()
@@ -523,12 +528,12 @@ func TestGracefulShutdown(t *testing.T) {
 // killed.
 func TestShutdownKillsStragglers(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) {
+	h := start(t, func(c *config.Config) {
 		c.ShutdownTimeout = 200 * time.Millisecond
 		c.ExecTimeout = 0
 	})
 	go h.client.Get(h.url + "/hang")
-	h.waitState("busy", func(st status, ready bool) bool { return st.Busy == 1 })
+	h.waitState("busy", func(st pool.Status, ready bool) bool { return st.Busy == 1 })
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -542,12 +547,12 @@ func TestShutdownKillsStragglers(t *testing.T) {
 func TestShutdownAnswersCutRequests(t *testing.T) {
 	t.Parallel()
 	const grace = 300 * time.Millisecond
-	h := start(t, func(c *Config) {
+	h := start(t, func(c *config.Config) {
 		c.Workers = 2
 		c.ShutdownTimeout = grace
 		c.ExecTimeout = 0
 	})
-	h.waitState("two idle workers", func(st status, ready bool) bool { return st.Idle == 2 })
+	h.waitState("two idle workers", func(st pool.Status, ready bool) bool { return st.Idle == 2 })
 
 	// A stream whose head went out, the worker waiting for more body.
 	pr, pw := io.Pipe()
@@ -583,7 +588,7 @@ func TestShutdownAnswersCutRequests(t *testing.T) {
 		return ch
 	}
 	hung := send("/hang")
-	h.waitState("two busy workers", func(st status, ready bool) bool { return st.Busy == 2 })
+	h.waitState("two busy workers", func(st pool.Status, ready bool) bool { return st.Busy == 2 })
 	queued := send("/queued")
 	h.waitQueued(1)
 
@@ -599,7 +604,7 @@ func TestShutdownAnswersCutRequests(t *testing.T) {
 			t.Errorf("%s at the end of shutdown_timeout: %v; want 503 unavailable", tc.what, r.err)
 			continue
 		}
-		wantError(t, r.resp, r.body, 503, errUnavailable)
+		wantError(t, r.resp, r.body, 503, wire.ErrUnavailable)
 		if !r.resp.Close {
 			t.Errorf("%s: the 503 has no Connection: close", tc.what)
 		}
@@ -616,7 +621,7 @@ func TestShutdownAnswersCutRequests(t *testing.T) {
 	}
 	h.logs.waitContains(t, "cut short at the end of shutdown_timeout")
 	for _, reason := range []string{"crashed", "timeout"} {
-		if n := counter(t, h.wd.m.restarts, reason); n != 0 {
+		if n := counter(t, h.wd.m.Restarts, reason); n != 0 {
 			t.Errorf("restarts{reason=%q} = %v; want 0: nothing is restarted at shutdown", reason, n)
 		}
 	}
@@ -628,7 +633,7 @@ func TestShutdownAnswersCutRequests(t *testing.T) {
 func TestClientGoneMidResponse(t *testing.T) {
 	t.Parallel()
 	h := start(t, nil) // one worker
-	_, pid := h.get("/pid")
+	_, pid := h.Get("/pid")
 
 	c, err := net.Dial("tcp", h.addr)
 	if err != nil {
@@ -647,11 +652,11 @@ func TestClientGoneMidResponse(t *testing.T) {
 	c.Close()
 
 	h.logs.waitContains(t, "path=/big status=200")
-	if _, again := h.get("/pid"); again != pid {
+	if _, again := h.Get("/pid"); again != pid {
 		t.Errorf("after the client left mid-response the next request ran on pid %s; want the same worker %s", again, pid)
 	}
 	for _, reason := range []string{"crashed", "timeout", "bad_response", "request_aborted"} {
-		if n := counter(t, h.wd.m.restarts, reason); n != 0 {
+		if n := counter(t, h.wd.m.Restarts, reason); n != 0 {
 			t.Errorf("restarts{reason=%q} = %v; want 0", reason, n)
 		}
 	}

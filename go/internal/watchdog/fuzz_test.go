@@ -15,6 +15,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/exchange"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -33,7 +39,7 @@ import (
 // fuzzWD is one watchdog per test process, never started: the targets use its
 // config, metrics, logger and pool bookkeeping, and supply the worker themselves.
 var fuzzWD = sync.OnceValues(func() (*Watchdog, error) {
-	cfg, err := ParseConfig([]string{"--", "true"}, func(string) string { return "" }, io.Discard)
+	cfg, err := config.ParseConfig([]string{"--", "true"}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		return nil, err
 	}
@@ -47,15 +53,15 @@ func fuzzWatchdog(tb testing.TB) *Watchdog {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	wd.pool.mu.Lock()
-	wd.pool.idle = nil // a worker released by the previous input
-	wd.pool.mu.Unlock()
+	wd.pool.Mu.Lock()
+	wd.pool.Idle = nil // a worker released by the previous input
+	wd.pool.Mu.Unlock()
 	return wd
 }
 
 // fakeWorker is a worker on real pipes with no process: dead is set so that kill never
 // signals a process group (its pid is 0). The test plays the worker's side of the pipes.
-func fakeWorker(tb testing.TB, p *pool) (w *member, reqR, respW *os.File) {
+func fakeWorker(tb testing.TB, p *pool.Pool) (w *pool.Member, reqR, respW *os.File) {
 	reqR, reqW, err := os.Pipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -64,9 +70,9 @@ func fakeWorker(tb testing.TB, p *pool) (w *member, reqR, respW *os.File) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	pw := newWorker(1, reqW, reqR, respR)
-	pw.dead = true
-	return p.hold(pw), reqR, respW
+	pw := worker.New(1, reqW, reqR, respR)
+	pw.Dead = true
+	return p.Hold(pw), reqR, respW
 }
 
 // ---- response reading
@@ -97,7 +103,7 @@ const maxFuzzResponse = 60 << 10
 func exchangeResponse(t *testing.T, wd *Watchdog, method string, resp []byte) respOutcome {
 	t.Helper()
 	w, reqR, respW := fakeWorker(t, wd.pool)
-	defer w.closePipes()
+	defer w.ClosePipes()
 	var reqBody io.Reader
 	if method == http.MethodPost {
 		reqBody = strings.NewReader("hello")
@@ -118,12 +124,12 @@ func exchangeResponse(t *testing.T, wd *Watchdog, method string, resp []byte) re
 		workerDone <- err
 	}()
 	rec := httptest.NewRecorder()
-	x := &exchange{
-		env: wd.xenv, w: w, l: w.first(), rw: rec, rc: http.NewResponseController(rec), r: r,
-		id: fuzzRequestID, target: "/fuzz",
+	x := &exchange.Exchange{
+		Env: wd.xenv, W: w, L: w.First(), Rw: rec, Rc: http.NewResponseController(rec), R: r,
+		Id: fuzzRequestID, Target: "/fuzz",
 		// A deadline no input reaches: an exchange that hangs fails as "timeout".
-		deadline: time.Now().Add(time.Minute),
-		entry:    &accessEntry{requestID: fuzzRequestID}, body: r.Body,
+		Deadline: time.Now().Add(time.Minute),
+		Entry:    &obs.AccessEntry{RequestID: fuzzRequestID}, Body: r.Body,
 	}
 	out := respOutcome{kind: "forwarded"}
 	func() {
@@ -135,7 +141,7 @@ func exchangeResponse(t *testing.T, wd *Watchdog, method string, resp []byte) re
 				out.kind = "aborted" // §8.7: the client's response is cut short
 			}
 		}()
-		if x.run() {
+		if x.Run() {
 			t.Fatalf("run reported a request the worker never read; it read the whole request")
 		}
 	}()
@@ -143,12 +149,12 @@ func exchangeResponse(t *testing.T, wd *Watchdog, method string, resp []byte) re
 		t.Fatalf("fake worker: %v", err)
 	}
 	select {
-	case r := <-w.retired:
+	case r := <-w.Retired:
 		out.reason = string(r)
 	default:
 		// Kept: the §9.6 check that acquire makes before the next request
 		// (pool.usable), now that the worker has written and exited.
-		out.reason = string(wd.pool.idleCheck(w.first()))
+		out.reason = string(wd.pool.IdleCheck(w.First()))
 	}
 	res := rec.Result()
 	// The Date the watchdog adds (as net/http would) is the clock's, not the worker's.
@@ -213,7 +219,7 @@ func checkResponseOutcome(t *testing.T, method string, resp []byte, got respOutc
 		if want == "" || got.status != http.StatusBadGateway || got.header.Get("AfterBurn-Error") != want {
 			fail("want a 502 %s error for restart reason %q", want, got.reason)
 		}
-		var eb errorBody
+		var eb wire.ErrorBody
 		if err := json.Unmarshal(got.body, &eb); err != nil || string(eb.Type) != want || eb.RequestID != fuzzRequestID {
 			fail("error body %q: want the §8.1 body of %s", got.body, want)
 		}
@@ -234,7 +240,7 @@ func checkResponseOutcome(t *testing.T, method string, resp []byte, got respOutc
 	// AfterBurn-Request-Id (§4.4, §5.4), and nothing that could split it.
 	named := map[string]bool{}
 	if q, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(resp)), &http.Request{Method: method}); err == nil {
-		named = connectionFields(q.Header)
+		named = wire.ConnectionFields(q.Header)
 	}
 	// net/http writes the keys as they are in the map; compare them canonical.
 	canon := func(h http.Header) http.Header {
@@ -557,27 +563,27 @@ func strictParse(b []byte) (*strictRequest, error) {
 func writeRequest(t *testing.T, wd *Watchdog, r *http.Request, body io.Reader, deadline time.Time) []byte {
 	t.Helper()
 	w, reqR, respW := fakeWorker(t, wd.pool)
-	defer w.closePipes()
+	defer w.ClosePipes()
 	respW.Close()
 	read := make(chan []byte, 1)
 	go func() {
 		b, _ := io.ReadAll(reqR)
 		read <- b
 	}()
-	x := &exchange{
-		env: wd.xenv, w: w, l: w.first(), r: r, id: fuzzRequestID, target: r.RequestURI,
-		deadline: deadline, entry: &accessEntry{}, body: body,
-		aborting: make(chan struct{}),
+	x := &exchange.Exchange{
+		Env: wd.xenv, W: w, L: w.First(), R: r, Id: fuzzRequestID, Target: r.RequestURI,
+		Deadline: deadline, Entry: &obs.AccessEntry{}, Body: body,
+		Aborting: make(chan struct{}),
 	}
-	if err := x.writeHead(); err != nil {
+	if err := x.WriteHead(); err != nil {
 		t.Fatalf("writeHead: %v", err)
 	}
 	if r.ContentLength != 0 {
-		if bf := x.sendBody(); bf != bodyOK {
+		if bf := x.SendBody(); bf != exchange.BodyOK {
 			t.Fatalf("sendBody: failure %d", bf)
 		}
 	}
-	w.first().reqW.Close()
+	w.First().ReqW.Close()
 	return <-read
 }
 

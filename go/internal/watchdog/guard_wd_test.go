@@ -8,6 +8,10 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/guard"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"io"
 	"net"
 	"net/http"
@@ -69,37 +73,37 @@ const guardHead = "GET /x HTTP/1.1\r\nHost: fn\r\n"
 // with its reason and access-logged without a worker.
 func TestGuardRejectsHostileHeads(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) { c.MaxHeaderBytes = 1024 })
+	h := start(t, func(c *config.Config) { c.MaxHeaderBytes = 1024 })
 	ok := "ok GET /x"
 	for _, tc := range []struct {
 		name    string
 		request string
 		valid   int // responses "ok GET /x" before the rejection
-		typ     errorType
-		reason  *rejectReason
+		typ     wire.ErrorType
+		reason  *guard.RejectReason
 	}{
-		{"RFC 9112 §2.2: bare LF line ends", "GET /x HTTP/1.1\nHost: fn\n\n", 0, errBadRequest, reasonBareLF},
-		{"RFC 9112 §2.2: one bare LF", guardHead + "X: a\n\r\n", 0, errBadRequest, reasonBareLF},
-		{"RFC 9112 §5.2: obs-fold", guardHead + "X: a\r\n b\r\n\r\n", 0, errBadRequest, reasonObsFold},
+		{"RFC 9112 §2.2: bare LF line ends", "GET /x HTTP/1.1\nHost: fn\n\n", 0, wire.ErrBadRequest, guard.ReasonBareLF},
+		{"RFC 9112 §2.2: one bare LF", guardHead + "X: a\n\r\n", 0, wire.ErrBadRequest, guard.ReasonBareLF},
+		{"RFC 9112 §5.2: obs-fold", guardHead + "X: a\r\n b\r\n\r\n", 0, wire.ErrBadRequest, guard.ReasonObsFold},
 		{
 			// The smuggled GET would be served by net/http, which lets TE win.
 			"RFC 9112 §6.1, llhttp transfer-encoding.md: Content-Length with Transfer-Encoding",
 			"POST /x HTTP/1.1\r\nHost: fn\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: fn\r\n\r\n",
-			0, errBadRequest, reasonCLAndTE,
+			0, wire.ErrBadRequest, guard.ReasonCLAndTE,
 		},
-		{"RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0", "POST /x HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: fn\r\n\r\n", 0, errBadRequest, reasonTENotHTTP11},
-		{"llhttp content-length.md: duplicate Content-Length, equal values", "POST /x HTTP/1.1\r\nHost: fn\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nz", 0, errBadRequest, reasonCLRepeated},
-		{"RFC 9112 §6.3: Content-Length list", "POST /x HTTP/1.1\r\nHost: fn\r\nContent-Length: 1, 1\r\n\r\nz", 0, errBadRequest, reasonCLNotDigits},
-		{"HTTP Garden: Content-Length +5", "POST /x HTTP/1.1\r\nHost: fn\r\nContent-Length: +5\r\n\r\nhello", 0, errBadRequest, reasonCLNotDigits},
-		{"HTTP Garden: Content-Length -1", "POST /x HTTP/1.1\r\nHost: fn\r\nContent-Length: -1\r\n\r\n", 0, errBadRequest, reasonCLNotDigits},
-		{"HTTP Garden: Content-Length ' 5 5'", "POST /x HTTP/1.1\r\nHost: fn\r\nContent-Length:  5 5\r\n\r\nhello", 0, errBadRequest, reasonCLNotDigits},
-		{"PROTOCOL.md §7.1: head far past max_header_bytes", guardHead + "X-Big: " + strings.Repeat("b", 64<<10) + "\r\n\r\n", 0, errHeadersTooLarge, reasonHeadTooLarge},
-		{"pipelined: valid, then bare LF", guardHead + "\r\n" + "GET /x HTTP/1.1\nHost: fn\n\n", 1, errBadRequest, reasonBareLF},
-		{"pipelined: two valid, then Content-Length with Transfer-Encoding", guardHead + "\r\n" + guardHead + "\r\n" + "POST /x HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n", 2, errBadRequest, reasonCLAndTE},
+		{"RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0", "POST /x HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: fn\r\n\r\n", 0, wire.ErrBadRequest, guard.ReasonTENotHTTP11},
+		{"llhttp content-length.md: duplicate Content-Length, equal values", "POST /x HTTP/1.1\r\nHost: fn\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nz", 0, wire.ErrBadRequest, guard.ReasonCLRepeated},
+		{"RFC 9112 §6.3: Content-Length list", "POST /x HTTP/1.1\r\nHost: fn\r\nContent-Length: 1, 1\r\n\r\nz", 0, wire.ErrBadRequest, guard.ReasonCLNotDigits},
+		{"HTTP Garden: Content-Length +5", "POST /x HTTP/1.1\r\nHost: fn\r\nContent-Length: +5\r\n\r\nhello", 0, wire.ErrBadRequest, guard.ReasonCLNotDigits},
+		{"HTTP Garden: Content-Length -1", "POST /x HTTP/1.1\r\nHost: fn\r\nContent-Length: -1\r\n\r\n", 0, wire.ErrBadRequest, guard.ReasonCLNotDigits},
+		{"HTTP Garden: Content-Length ' 5 5'", "POST /x HTTP/1.1\r\nHost: fn\r\nContent-Length:  5 5\r\n\r\nhello", 0, wire.ErrBadRequest, guard.ReasonCLNotDigits},
+		{"PROTOCOL.md §7.1: head far past max_header_bytes", guardHead + "X-Big: " + strings.Repeat("b", 64<<10) + "\r\n\r\n", 0, wire.ErrHeadersTooLarge, guard.ReasonHeadTooLarge},
+		{"pipelined: valid, then bare LF", guardHead + "\r\n" + "GET /x HTTP/1.1\nHost: fn\n\n", 1, wire.ErrBadRequest, guard.ReasonBareLF},
+		{"pipelined: two valid, then Content-Length with Transfer-Encoding", guardHead + "\r\n" + guardHead + "\r\n" + "POST /x HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n", 2, wire.ErrBadRequest, guard.ReasonCLAndTE},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h.t = t
-			before := counter(t, h.wd.m.rejected, string(tc.typ))
+			before := counter(t, h.wd.m.Rejected, string(tc.typ))
 			got := h.rawAll(tc.request)
 			if len(got) != tc.valid+1 {
 				t.Fatalf("got %d responses; want %d then the rejection", len(got), tc.valid)
@@ -108,20 +112,20 @@ func TestGuardRejectsHostileHeads(t *testing.T) {
 				wantBody(t, r.resp, r.body, 200, ok)
 			}
 			last := got[tc.valid]
-			wantError(t, last.resp, last.body, tc.typ.status(), tc.typ)
+			wantError(t, last.resp, last.body, tc.typ.Status(), tc.typ)
 			if !last.resp.Close {
 				t.Errorf("rejection without Connection: close")
 			}
-			if after := counter(t, h.wd.m.rejected, string(tc.typ)); after != before+1 {
+			if after := counter(t, h.wd.m.Rejected, string(tc.typ)); after != before+1 {
 				t.Errorf(`requests_rejected_total{type=%q} went from %v to %v; want +1`, tc.typ, before, after)
 			}
 			id := last.resp.Header.Get("AfterBurn-Request-Id")
 			line := h.logs.waitContains(t, "id="+id)
-			if !strings.Contains(line, "status="+strconv.Itoa(tc.typ.status())) || !strings.HasSuffix(line, " worker=-") {
-				t.Errorf("access log %q; want status %d and worker=-", line, tc.typ.status())
+			if !strings.Contains(line, "status="+strconv.Itoa(tc.typ.Status())) || !strings.HasSuffix(line, " worker=-") {
+				t.Errorf("access log %q; want status %d and worker=-", line, tc.typ.Status())
 			}
-			if line := h.logs.waitContains(t, "request "+id+" from"); !strings.HasSuffix(line, tc.reason.text) {
-				t.Errorf("log %q; want the reason %q", line, tc.reason.text)
+			if line := h.logs.waitContains(t, "request "+id+" from"); !strings.HasSuffix(line, tc.reason.Text) {
+				t.Errorf("log %q; want the reason %q", line, tc.reason.Text)
 			}
 			if n := strings.Count(h.logs.String(), "request "+id+" from"); n != 1 {
 				t.Errorf("the rejection is logged %d times; want once", n)
@@ -129,7 +133,7 @@ func TestGuardRejectsHostileHeads(t *testing.T) {
 		})
 	}
 	h.t = t
-	resp, body := h.get("/after")
+	resp, body := h.Get("/after")
 	wantBody(t, resp, body, 200, "ok GET /after")
 	h.logs.waitContains(t, "path=/after ")
 	if strings.Contains(h.logs.String(), "/smuggled") {
@@ -143,12 +147,12 @@ func TestGuardRejectsHostileHeads(t *testing.T) {
 // worker sees the request. The 413 is the watchdog's own (§7.2).
 func TestGuardLeavesToNetHTTP(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) { c.MaxRequestBody = 1000 })
+	h := start(t, func(c *config.Config) { c.MaxRequestBody = 1000 })
 	for _, tc := range []struct {
 		name    string
 		request string
 		status  int
-		typ     errorType // "" for net/http's plain-text answer
+		typ     wire.ErrorType // "" for net/http's plain-text answer
 	}{
 		{"RFC 9110 §5.5: NUL in a field value", guardHead + "X: a\x00b\r\n\r\n", 400, ""},
 		{"RFC 9110 §5.5: CR in a field value", guardHead + "X: a\rb\r\n\r\n", 400, ""},
@@ -157,7 +161,7 @@ func TestGuardLeavesToNetHTTP(t *testing.T) {
 		{"RFC 9112 §6.1: Transfer-Encoding gzip, chunked", "POST /x HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501, ""},
 		{"llhttp transfer-encoding.md: Ignoring pigeons", "PUT /x HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: pigeons\r\n\r\n", 501, ""},
 		{"RFC 9112 §6.1: two Transfer-Encoding lines", "POST /x HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 501, ""},
-		{"PROTOCOL.md §7.2: oversized body", "POST /x HTTP/1.1\r\nHost: fn\r\nContent-Length: 1001\r\n\r\n" + strings.Repeat("z", 1001), 413, errBodyTooLarge},
+		{"PROTOCOL.md §7.2: oversized body", "POST /x HTTP/1.1\r\nHost: fn\r\nContent-Length: 1001\r\n\r\n" + strings.Repeat("z", 1001), 413, wire.ErrBodyTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h.t = t
@@ -181,7 +185,7 @@ func TestGuardLeavesToNetHTTP(t *testing.T) {
 	if n := strings.Count(h.logs.String(), "path=/x "); n != 1 {
 		t.Errorf("%d access-log lines for /x; want only the 413:\n%s", n, h.logs.String())
 	}
-	if got := counter(t, h.wd.m.restarts, "request_aborted"); got != 0 {
+	if got := counter(t, h.wd.m.Restarts, "request_aborted"); got != 0 {
 		t.Errorf(`restarts_total{reason="request_aborted"} = %v; want 0`, got)
 	}
 }
@@ -198,14 +202,14 @@ func TestGuardRejectsBadChunks(t *testing.T) {
 	for i, tc := range []struct {
 		name   string
 		body   string
-		reason *rejectReason
+		reason *guard.RejectReason
 	}{
-		{"RFC 9112 §7.1: non-hex chunk size", "zz\r\nhello\r\n0\r\n\r\n", reasonChunkSize},
-		{"HTTP Garden: chunk size 0x5", "0x5\r\nhello\r\n0\r\n\r\n", reasonChunkSize},
-		{"HTTP Garden: chunk size +5", "+5\r\nhello\r\n0\r\n\r\n", reasonChunkSize},
-		{"llhttp transfer-encoding.md: no semicolon before chunk extensions", "2 erfrferferf\r\naa\r\n0\r\n\r\n", reasonChunkSize},
-		{"PROTOCOL.md §4.3 rule 9: 17 hex digits", "00000000000000005\r\nhello\r\n0\r\n\r\n", reasonChunkSize},
-		{"HTTP Garden: chunk data not followed by CRLF", "5\r\nhelloXX\r\n0\r\n\r\n", reasonChunkCRLF},
+		{"RFC 9112 §7.1: non-hex chunk size", "zz\r\nhello\r\n0\r\n\r\n", guard.ReasonChunkSize},
+		{"HTTP Garden: chunk size 0x5", "0x5\r\nhello\r\n0\r\n\r\n", guard.ReasonChunkSize},
+		{"HTTP Garden: chunk size +5", "+5\r\nhello\r\n0\r\n\r\n", guard.ReasonChunkSize},
+		{"llhttp transfer-encoding.md: no semicolon before chunk extensions", "2 erfrferferf\r\naa\r\n0\r\n\r\n", guard.ReasonChunkSize},
+		{"PROTOCOL.md §4.3 rule 9: 17 hex digits", "00000000000000005\r\nhello\r\n0\r\n\r\n", guard.ReasonChunkSize},
+		{"HTTP Garden: chunk data not followed by CRLF", "5\r\nhelloXX\r\n0\r\n\r\n", guard.ReasonChunkCRLF},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h.t = t
@@ -213,13 +217,13 @@ func TestGuardRejectsBadChunks(t *testing.T) {
 			if len(got) != 1 {
 				t.Fatalf("got %d responses; want 1 then close", len(got))
 			}
-			wantError(t, got[0].resp, got[0].body, 400, errBadRequest)
-			h.logs.waitContains(t, tc.reason.text)
-			h.waitState("the worker replaced", func(st status, ready bool) bool { return ready })
-			if n := counter(t, h.wd.m.restarts, "request_aborted"); n != float64(i+1) {
+			wantError(t, got[0].resp, got[0].body, 400, wire.ErrBadRequest)
+			h.logs.waitContains(t, tc.reason.Text)
+			h.waitState("the worker replaced", func(st pool.Status, ready bool) bool { return ready })
+			if n := counter(t, h.wd.m.Restarts, "request_aborted"); n != float64(i+1) {
 				t.Errorf(`restarts_total{reason="request_aborted"} = %v; want %d`, n, i+1)
 			}
-			resp, body := h.get("/x")
+			resp, body := h.Get("/x")
 			wantBody(t, resp, body, 200, "ok GET /x")
 		})
 	}
@@ -233,7 +237,7 @@ func TestGuardRejectsBadChunks(t *testing.T) {
 func TestGuardSlowClients(t *testing.T) {
 	t.Parallel()
 	const readTimeout = 300 * time.Millisecond
-	h := start(t, func(c *Config) { c.ReadTimeout = readTimeout })
+	h := start(t, func(c *config.Config) { c.ReadTimeout = readTimeout })
 	defer func() { h.t = t }() // subtests borrow the harness
 	// drip sends s and then an endless field value, a byte every 20 ms,
 	// until the watchdog closes the connection.
@@ -259,7 +263,7 @@ func TestGuardSlowClients(t *testing.T) {
 			t.Fatalf("reading the response: %v; want 408", err)
 		}
 		body, _ := io.ReadAll(resp.Body)
-		wantError(t, resp, string(body), 408, errRequestTimeout)
+		wantError(t, resp, string(body), 408, wire.ErrRequestTimeout)
 		if took := time.Since(since); took < readTimeout*9/10 {
 			t.Errorf("answered after %v; want read_timeout (%v)", took, readTimeout)
 		}
@@ -270,10 +274,10 @@ func TestGuardSlowClients(t *testing.T) {
 			t.Errorf("after the 408: read %d bytes, %v; want the connection closed", n, err)
 		}
 		h.logs.waitContains(t, "path=/slowloris status=408")
-		if got := counter(t, h.wd.m.rejected, string(errRequestTimeout)); got != rejected {
+		if got := counter(t, h.wd.m.Rejected, string(wire.ErrRequestTimeout)); got != rejected {
 			t.Errorf(`requests_rejected_total{type="request_timeout"} = %v; want %v`, got, rejected)
 		}
-		resp, b := h.get("/x")
+		resp, b := h.Get("/x")
 		wantBody(t, resp, b, 200, "ok GET /x")
 		for _, l := range strings.Split(h.logs.String(), "\n") {
 			if strings.Contains(l, "path=/slowloris") && strings.Contains(l, "worker=w") {
@@ -338,7 +342,7 @@ func TestGuardSlowClients(t *testing.T) {
 		if took := time.Since(started); took < readTimeout*9/10 {
 			t.Errorf("closed after %v; want read_timeout (%v)", took, readTimeout)
 		}
-		if got := counter(t, h.wd.m.rejected, string(errRequestTimeout)); got != 3 {
+		if got := counter(t, h.wd.m.Rejected, string(wire.ErrRequestTimeout)); got != 3 {
 			t.Errorf(`requests_rejected_total{type="request_timeout"} = %v; want 3 (no new one)`, got)
 		}
 	})
@@ -357,12 +361,12 @@ func TestGuardSlowClients(t *testing.T) {
 			t.Fatalf("reading the response: %v", err)
 		}
 		body, _ := io.ReadAll(resp.Body)
-		wantError(t, resp, string(body), 400, errBadRequest)
-		h.waitState("the worker replaced", func(st status, ready bool) bool { return ready })
-		if n := counter(t, h.wd.m.restarts, "request_aborted"); n != 1 {
+		wantError(t, resp, string(body), 400, wire.ErrBadRequest)
+		h.waitState("the worker replaced", func(st pool.Status, ready bool) bool { return ready })
+		if n := counter(t, h.wd.m.Restarts, "request_aborted"); n != 1 {
 			t.Errorf(`restarts_total{reason="request_aborted"} = %v; want 1`, n)
 		}
-		resp2, body2 := h.get("/x")
+		resp2, body2 := h.Get("/x")
 		wantBody(t, resp2, body2, 200, "ok GET /x")
 	})
 }
@@ -391,15 +395,15 @@ func TestGuardClientGone(t *testing.T) {
 			}
 			io.WriteString(c, tc.sent)
 			if tc.restarts > 0 {
-				h.waitState("busy", func(st status, ready bool) bool { return st.Busy == 1 })
+				h.waitState("busy", func(st pool.Status, ready bool) bool { return st.Busy == 1 })
 			}
 			c.Close()
 			if tc.restarts > 0 {
 				h.logs.waitContains(t, "could not be completed")
 			}
-			resp, body := h.get("/x")
+			resp, body := h.Get("/x")
 			wantBody(t, resp, body, 200, "ok GET /x")
-			if n := counter(t, h.wd.m.restarts, "request_aborted"); n != tc.restarts {
+			if n := counter(t, h.wd.m.Restarts, "request_aborted"); n != tc.restarts {
 				t.Errorf(`restarts_total{reason="request_aborted"} = %v; want %v`, n, tc.restarts)
 			}
 		})

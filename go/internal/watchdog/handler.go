@@ -5,6 +5,12 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/buffer"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/exchange"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/guard"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -16,7 +22,7 @@ import (
 // hands every other request to a worker: /metrics too, unless metrics_port
 // is MetricsOnPort.
 func (wd *Watchdog) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	if r.RequestURI == wd.guard.target && wd.serveRejected(rw, r) {
+	if r.RequestURI == wd.guard.Target && wd.serveRejected(rw, r) {
 		return // PROTOCOL.md §10.5: stands for a head the guard rejected
 	}
 	switch r.URL.Path {
@@ -27,7 +33,7 @@ func (wd *Watchdog) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		wd.serveStatus(rw, true)
 		return
 	case "/metrics":
-		if wd.cfg.MetricsPort == MetricsOnPort {
+		if wd.cfg.MetricsPort == config.MetricsOnPort {
 			wd.metricsHandler.ServeHTTP(rw, r)
 			return
 		}
@@ -38,7 +44,7 @@ func (wd *Watchdog) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 // serveStatus answers /_/health or /_/ready (PROTOCOL.md §9.2) with the
 // counts of workers by state.
 func (wd *Watchdog) serveStatus(rw http.ResponseWriter, readiness bool) {
-	st, ready := wd.pool.snapshot()
+	st, ready := wd.pool.Snapshot()
 	ok := !wd.stopping.Load()
 	if readiness {
 		ok = ok && ready
@@ -55,24 +61,24 @@ func (wd *Watchdog) serveStatus(rw http.ResponseWriter, readiness bool) {
 // functionRequest is what serving one client request keeps: its access-log
 // entry and its exchange, in one allocation.
 type functionRequest struct {
-	entry accessEntry
-	x     exchange
+	entry obs.AccessEntry
+	x     exchange.Exchange
 }
 
 // serveFunction carries one client request through a worker.
 func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
-	fr := &functionRequest{entry: accessEntry{
-		start:     time.Now(),
-		requestID: requestID(r.Header, wd.cfg.TrustRequestID),
-		method:    r.Method,
-		path:      r.URL.EscapedPath(),
+	fr := &functionRequest{entry: obs.AccessEntry{
+		Start:     time.Now(),
+		RequestID: requestID(r.Header, wd.cfg.TrustRequestID),
+		Method:    r.Method,
+		Path:      r.URL.EscapedPath(),
 	}}
 	e := &fr.entry
 	defer func() {
 		// Runs on the panic of §8.7 too.
-		d := time.Since(e.start)
-		wd.log.access(e, d)
-		wd.m.observeRequest(e.status, d.Seconds())
+		d := time.Since(e.Start)
+		wd.log.Access(e, d)
+		wd.m.ObserveRequest(e.Status, d.Seconds())
 	}()
 
 	// PROTOCOL.md §7.2: an announced body over the limit never reaches a worker.
@@ -80,41 +86,41 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 		// Closing the connection lets net/http answer at once instead of
 		// first reading the unwanted body from the client.
 		rw.Header().Set("Connection", "close")
-		wd.fail(rw, errBodyTooLarge, e)
+		wd.fail(rw, wire.ErrBodyTooLarge, e)
 		return
 	}
 	// PROTOCOL.md §7.1: net/http's MaxHeaderBytes is approximate; this is
 	// the exact count, answered with the JSON body of §8.1.
 	if headSize(r) > wd.cfg.MaxHeaderBytes {
-		wd.fail(rw, errHeadersTooLarge, e)
+		wd.fail(rw, wire.ErrHeadersTooLarge, e)
 		return
 	}
 	target := requestTarget(r)
 	if target == "" {
-		wd.fail(rw, errBadRequest, e)
+		wd.fail(rw, wire.ErrBadRequest, e)
 		return
 	}
 	// PROTOCOL.md §6.6: a body of known length is read whole before the
 	// request takes a worker, or even a place in the queue.
-	var buffered *bufferedBody
-	received := e.start
+	var buffered *buffer.BufferedBody
+	received := e.Start
 	if wd.cfg.RequestBuffering && r.ContentLength > 0 {
-		b, t := wd.requests.bufferBody(r)
+		b, t := wd.requests.BufferBody(r)
 		switch {
 		case t != "":
 			rw.Header().Set("Connection", "close") // the body was not read to its end
 			wd.fail(rw, t, e)
 			return
 		case b != nil:
-			defer b.release()
+			defer b.Release()
 			buffered, received = b, time.Now()
 		}
 	}
-	if t := wd.pool.enter(); t != "" {
+	if t := wd.pool.Enter(); t != "" {
 		wd.fail(rw, t, e)
 		return
 	}
-	defer wd.pool.leave()
+	defer wd.pool.Leave()
 
 	var deadline time.Time
 	if d := wd.cfg.ExecTimeout; d > 0 {
@@ -125,15 +131,15 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 	var body io.Reader = r.Body
 	for attempt := 1; ; attempt++ {
 		if buffered != nil {
-			body = buffered.reader() // §6.6: replayed whole, whatever its size
+			body = buffered.Reader() // §6.6: replayed whole, whatever its size
 		}
-		l, t, waited := wd.pool.acquire(r.Context(), deadline)
-		wd.m.queueWait.Observe(waited.Seconds())
+		l, t, waited := wd.pool.Acquire(r.Context(), deadline)
+		wd.m.QueueWait.Observe(waited.Seconds())
 		if l == nil {
 			if t == "" {
 				// The client went away while queued. Abort rather than let
 				// net/http send an empty 200 should the connection live on.
-				e.status = 499
+				e.Status = 499
 				panic(http.ErrAbortHandler)
 			}
 			wd.fail(rw, t, e)
@@ -142,36 +148,36 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 		// §5.2: the deadline passed in the queue, or during a first attempt.
 		// A worker taken at once from a first attempt's start cannot be late.
 		if (waited > 0 || attempt > 1) && !deadline.IsZero() && !time.Now().Before(deadline) {
-			wd.pool.release(l, "")
-			wd.fail(rw, errTimeout, e)
+			wd.pool.Release(l, "")
+			wd.fail(rw, wire.ErrTimeout, e)
 			return
 		}
-		e.worker = l.w.id
-		if wd.pool.iso != nil {
-			l.w.lastRequest.Store(&e.requestID) // §2.7: for the report of what it leaves behind
+		e.Worker = l.W.Id
+		if wd.pool.Iso != nil {
+			l.W.LastRequest.Store(&e.RequestID) // §2.7: for the report of what it leaves behind
 		}
 		x := &fr.x // a second attempt's starts afresh (§9.3)
-		*x = exchange{
-			env:      wd.xenv,
-			w:        l.w,
-			l:        l,
-			rw:       rw,
-			r:        r,
-			id:       e.requestID,
-			target:   target,
-			deadline: deadline,
-			entry:    e,
-			body:     body,
-			buffered: buffered,
+		*x = exchange.Exchange{
+			Env:      wd.xenv,
+			W:        l.W,
+			L:        l,
+			Rw:       rw,
+			R:        r,
+			Id:       e.RequestID,
+			Target:   target,
+			Deadline: deadline,
+			Entry:    e,
+			Body:     body,
+			Buffered: buffered,
 		}
-		if neverRead := x.run(); !neverRead {
+		if neverRead := x.Run(); !neverRead {
 			return
 		}
-		if buffered == nil && len(x.replay) > 0 {
-			body = io.MultiReader(bytes.NewReader(x.replay), r.Body)
+		if buffered == nil && len(x.Replay) > 0 {
+			body = io.MultiReader(bytes.NewReader(x.Replay), r.Body)
 		}
 		if attempt == 2 {
-			wd.fail(rw, errWorkerCrashed, e)
+			wd.fail(rw, wire.ErrWorkerCrashed, e)
 			return
 		}
 	}
@@ -179,13 +185,13 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 
 // fail answers an error the watchdog raised (PROTOCOL.md §8.1) and counts it.
 // While shutting down it closes the connection (§9.4).
-func (wd *Watchdog) fail(rw http.ResponseWriter, t errorType, e *accessEntry) {
-	wd.m.rejected.WithLabelValues(string(t)).Inc()
+func (wd *Watchdog) fail(rw http.ResponseWriter, t wire.ErrorType, e *obs.AccessEntry) {
+	wd.m.Rejected.WithLabelValues(string(t)).Inc()
 	if wd.stopping.Load() {
 		rw.Header().Set("Connection", "close")
 	}
-	status, n := writeError(rw, t, e.requestID)
-	e.status, e.bytes = status, int64(n)
+	status, n := wire.WriteError(rw, t, e.RequestID)
+	e.Status, e.Bytes = status, int64(n)
 }
 
 // requestID returns the request id of PROTOCOL.md §5.1: the client's
@@ -259,19 +265,19 @@ func requestTarget(r *http.Request) string {
 // worker. It returns false, and answers nothing, for a request that does
 // not stand for a rejection.
 func (wd *Watchdog) serveRejected(rw http.ResponseWriter, r *http.Request) bool {
-	gc, _ := r.Context().Value(guardConnKey{}).(*guardConn)
+	gc, _ := r.Context().Value(guard.ConnKey{}).(*guard.Conn)
 	if gc == nil {
 		return false
 	}
-	rej := gc.rej.Load()
-	if rej == nil || rej.inBody {
+	rej := gc.Rej.Load()
+	if rej == nil || rej.InBody {
 		return false
 	}
-	e := &accessEntry{start: rej.at, requestID: requestID(nil, false), method: rej.method, path: rej.path}
-	wd.log.printf("request %s from %s rejected: %s", e.requestID, r.RemoteAddr, rej.text)
+	e := &obs.AccessEntry{Start: rej.At, RequestID: requestID(nil, false), Method: rej.Method, Path: rej.Path}
+	wd.log.Printf("request %s from %s rejected: %s", e.RequestID, r.RemoteAddr, rej.Text)
 	rw.Header().Set("Connection", "close")
-	wd.fail(rw, rej.typ, e)
-	wd.log.access(e, time.Since(e.start))
-	wd.m.observeRequest(e.status, time.Since(e.start).Seconds())
+	wd.fail(rw, rej.Typ, e)
+	wd.log.Access(e, time.Since(e.Start))
+	wd.m.ObserveRequest(e.Status, time.Since(e.Start).Seconds())
 	return true
 }

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/exchange"
 	"io"
 	"net"
 	"net/http"
@@ -16,8 +18,8 @@ import (
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	h := start(t, nil)
-	h.get("/x")
-	resp, body := h.get("/metrics")
+	h.Get("/x")
+	resp, body := h.Get("/metrics")
 	if resp.StatusCode != 200 {
 		t.Fatalf("/metrics: %d", resp.StatusCode)
 	}
@@ -69,7 +71,7 @@ func TestMetricsPort(t *testing.T) {
 		metricsPort int
 	}{
 		{"own listener", 0},
-		{"on port", MetricsOnPort},
+		{"on port", config.MetricsOnPort},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -78,7 +80,7 @@ func TestMetricsPort(t *testing.T) {
 			cfg.MetricsPort = tc.metricsPort
 			logs := &syncBuffer{}
 			cfg.Log = logs
-			cfg.env = []string{"AFTERBURN_TEST_CHILD=1"}
+			cfg.Env = []string{"AFTERBURN_TEST_CHILD=1"}
 			wd, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -100,7 +102,7 @@ func TestMetricsPort(t *testing.T) {
 					metricsLine = l
 				}
 			}
-			if tc.metricsPort == MetricsOnPort {
+			if tc.metricsPort == config.MetricsOnPort {
 				if metricsLine != "" {
 					t.Errorf("metrics_port -1 logged %q; want no listener of its own", metricsLine)
 				}
@@ -185,12 +187,12 @@ func TestRequestTargets(t *testing.T) {
 // serving.
 func TestHealthcheck(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) { c.HealthcheckInterval = 5 * time.Millisecond })
+	h := start(t, func(c *config.Config) { c.HealthcheckInterval = 5 * time.Millisecond })
 	for range 20 {
-		resp, body := h.get("/x")
+		resp, body := h.Get("/x")
 		wantBody(t, resp, body, 200, "ok GET /x")
 	}
-	if got := counter(t, h.wd.m.restarts, "unresponsive"); got != 0 {
+	if got := counter(t, h.wd.m.Restarts, "unresponsive"); got != 0 {
 		t.Errorf(`restarts_total{reason="unresponsive"} = %v; want 0`, got)
 	}
 }
@@ -199,13 +201,13 @@ func TestHealthcheck(t *testing.T) {
 // a liveness handshake within init_timeout is replaced.
 func TestHealthcheckUnresponsive(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) {
+	h := start(t, func(c *config.Config) {
 		c.HealthcheckInterval = 20 * time.Millisecond
 		c.InitTimeout = 200 * time.Millisecond
 	}, "AFTERBURN_TEST_INIT=handshake-once")
 	h.logs.waitContains(t, "w1 failed its liveness handshake")
 	h.logs.waitContains(t, "replaced: unresponsive")
-	if got := counter(t, h.wd.m.restarts, "unresponsive"); got < 1 {
+	if got := counter(t, h.wd.m.Restarts, "unresponsive"); got < 1 {
 		t.Errorf(`restarts_total{reason="unresponsive"} = %v; want >= 1`, got)
 	}
 }
@@ -217,7 +219,7 @@ func TestShuttingDownNotReady(t *testing.T) {
 	h := start(t, nil)
 	h.wd.stopping.Store(true)
 	for _, path := range []string{"/_/health", "/_/ready"} {
-		if resp, _ := h.get(path); resp.StatusCode != 503 {
+		if resp, _ := h.Get(path); resp.StatusCode != 503 {
 			t.Errorf("%s while stopping: %d; want 503", path, resp.StatusCode)
 		}
 	}
@@ -240,11 +242,11 @@ func TestRequestIDsAreRandomHex(t *testing.T) {
 // value within a second and a new one the next.
 func TestDateField(t *testing.T) {
 	at := time.Date(2026, 11, 26, 1, 2, 3, 0, time.FixedZone("x", 3600))
-	a, b := dateField(at), dateField(at.Add(999*time.Millisecond))
+	a, b := exchange.DateField(at), exchange.DateField(at.Add(999*time.Millisecond))
 	if len(a) != 1 || a[0] != "Thu, 26 Nov 2026 00:02:03 GMT" || b[0] != a[0] || cap(a) != 1 {
 		t.Fatalf("dateField = %q (cap %d), then %q; want [Thu, 26 Nov 2026 00:02:03 GMT], capped", a, cap(a), b)
 	}
-	if c := dateField(at.Add(time.Second)); c[0] != "Thu, 26 Nov 2026 00:02:04 GMT" {
+	if c := exchange.DateField(at.Add(time.Second)); c[0] != "Thu, 26 Nov 2026 00:02:04 GMT" {
 		t.Fatalf("a second later: %q", c)
 	}
 }

@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -105,8 +108,8 @@ type harness struct {
 }
 
 // testConfig is a small, fast configuration: one worker, short limits.
-func testConfig() Config {
-	return Config{
+func testConfig() config.Config {
+	return config.Config{
 		Command:         []string{os.Args[0]},
 		Workers:         1,
 		ExecTimeout:     10 * time.Second,
@@ -123,17 +126,17 @@ func testConfig() Config {
 		// Streaming request bodies, as before §6.6, unless a test asks for
 		// buffering: most tests here are about the exchange itself.
 		RequestBuffering:     false,
-		RequestBufferMemory:  defaultRequestBufferMemory,
+		RequestBufferMemory:  config.DefaultRequestBufferMemory,
 		ResponseBuffering:    true,
 		ResponseBufferMemory: 1 << 20,
 		BufferSpillMax:       1 << 30,
-		MetricsPort:          MetricsOnPort, // start serves no metrics listener
+		MetricsPort:          config.MetricsOnPort, // start serves no metrics listener
 	}
 }
 
 // start runs a watchdog configured by testConfig, then mut, with extra
 // environment for the child.
-func start(t *testing.T, mut func(*Config), childEnv ...string) *harness {
+func start(t *testing.T, mut func(*config.Config), childEnv ...string) *harness {
 	t.Helper()
 	cfg := testConfig()
 	if mut != nil {
@@ -141,7 +144,7 @@ func start(t *testing.T, mut func(*Config), childEnv ...string) *harness {
 	}
 	logs := &syncBuffer{}
 	cfg.Log = logs
-	cfg.env = append([]string{"AFTERBURN_TEST_CHILD=1"}, childEnv...)
+	cfg.Env = append([]string{"AFTERBURN_TEST_CHILD=1"}, childEnv...)
 	wd, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -187,19 +190,19 @@ func (h *harness) stop() error {
 }
 
 // waitState waits until cond holds for the pool's state.
-func (h *harness) waitState(what string, cond func(st status, ready bool) bool) {
+func (h *harness) waitState(what string, cond func(st pool.Status, ready bool) bool) {
 	h.t.Helper()
 	timeout := time.NewTimer(waitLimit)
 	defer timeout.Stop()
 	for {
-		ch := h.wd.pool.watch()
-		if st, ready := h.wd.pool.snapshot(); cond(st, ready) {
+		ch := h.wd.pool.Watch()
+		if st, ready := h.wd.pool.Snapshot(); cond(st, ready) {
 			return
 		}
 		select {
 		case <-ch:
 		case <-timeout.C:
-			st, ready := h.wd.pool.snapshot()
+			st, ready := h.wd.pool.Snapshot()
 			h.t.Fatalf("pool never reached %s; now %+v ready=%v", what, st, ready)
 		}
 	}
@@ -220,7 +223,7 @@ func (h *harness) do(req *http.Request) (*http.Response, string) {
 	return resp, string(b)
 }
 
-func (h *harness) get(path string) (*http.Response, string) {
+func (h *harness) Get(path string) (*http.Response, string) {
 	h.t.Helper()
 	req, _ := http.NewRequest("GET", h.url+path, nil)
 	return h.do(req)
@@ -266,7 +269,7 @@ func counter(t *testing.T, vec *prometheus.CounterVec, label string) float64 {
 }
 
 // wantError checks an error response of PROTOCOL.md §8.1.
-func wantError(t *testing.T, resp *http.Response, body string, status int, typ errorType) {
+func wantError(t *testing.T, resp *http.Response, body string, status int, typ wire.ErrorType) {
 	t.Helper()
 	if resp.StatusCode != status {
 		t.Fatalf("status %d; want %d (body %q)", resp.StatusCode, status, body)
@@ -277,7 +280,7 @@ func wantError(t *testing.T, resp *http.Response, body string, status int, typ e
 	if got := resp.Header.Get("AfterBurn-Error"); got != string(typ) {
 		t.Errorf("AfterBurn-Error %q; want %q", got, typ)
 	}
-	var e errorBody
+	var e wire.ErrorBody
 	if err := json.Unmarshal([]byte(body), &e); err != nil {
 		t.Fatalf("error body %q: %v", body, err)
 	}
@@ -319,8 +322,8 @@ func (h *harness) waitQueued(n int) {
 	timeout := time.NewTimer(waitLimit)
 	defer timeout.Stop()
 	for {
-		ch := h.wd.pool.watch()
-		if h.wd.pool.queued() == n {
+		ch := h.wd.pool.Watch()
+		if h.wd.pool.Queued() == n {
 			return
 		}
 		select {

@@ -10,6 +10,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/exchange"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"io"
 	"net"
 	"net/http"
@@ -108,7 +112,7 @@ func bigHead(target string, n int, fields ...string) string {
 func TestSplicedEcho(t *testing.T) {
 	t.Parallel()
 	h := start(t, nil)
-	_, pid := h.get("/pid")
+	_, pid := h.Get("/pid")
 	payload := patterned(5<<20 + 7)
 	// Over 4 KiB of short lines: the guard reads head and body bytes into
 	// its grown buffer, and net/http's 4 KiB reader leaves some with it.
@@ -152,10 +156,10 @@ func TestSplicedEcho(t *testing.T) {
 		resp, again := bc.next("GET /pid HTTP/1.1\r\nHost: fn\r\n\r\n")
 		wantBody(t, resp, again, 200, pid)
 	}
-	resp, again := h.get("/pid")
+	resp, again := h.Get("/pid")
 	wantBody(t, resp, again, 200, pid)
 	// The last /pid may not be counted yet.
-	if got := counter(t, h.wd.m.requests, "200"); got < 8 {
+	if got := counter(t, h.wd.m.Requests, "200"); got < 8 {
 		t.Errorf(`requests_total{code="200"} = %v; want at least 8`, got)
 	}
 }
@@ -177,7 +181,7 @@ func TestSplicedGuardFollows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantError(t, resp, string(body), 400, errBadRequest)
+	wantError(t, resp, string(body), 400, wire.ErrBadRequest)
 	if !resp.Close {
 		t.Errorf("the rejection did not close the connection")
 	}
@@ -226,8 +230,8 @@ func TestSplicedChunkedResponse(t *testing.T) {
 // pages by its slots, not by bytes.
 func TestSplicedEarlyAnswer(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) { c.MaxRequestBody = 64 << 20 })
-	_, pid := h.get("/pid")
+	h := start(t, func(c *config.Config) { c.MaxRequestBody = 64 << 20 })
+	_, pid := h.Get("/pid")
 	payload := patterned(48 << 20)
 	bc := h.sendBig(bigHead("/sleep?ms=100", len(payload)), payload, false)
 	resp, body, err := bc.response()
@@ -249,13 +253,13 @@ func TestSplicedEarlyAnswer(t *testing.T) {
 // Content-Length or chunked. The worker is replaced each time.
 func TestSplicedWorkerCrash(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) { c.MaxRequestBody = 64 << 20 })
+	h := start(t, func(c *config.Config) { c.MaxRequestBody = 64 << 20 })
 	crashes := 0
 	replaced := func() {
 		t.Helper()
 		crashes++
-		h.waitState("a new idle worker", func(st status, ready bool) bool { return st.Idle == 1 })
-		if got := counter(t, h.wd.m.restarts, "crashed"); got != float64(crashes) {
+		h.waitState("a new idle worker", func(st pool.Status, ready bool) bool { return st.Idle == 1 })
+		if got := counter(t, h.wd.m.Restarts, "crashed"); got != float64(crashes) {
 			t.Errorf(`restarts_total{reason="crashed"} = %v; want %d`, got, crashes)
 		}
 	}
@@ -263,7 +267,7 @@ func TestSplicedWorkerCrash(t *testing.T) {
 	for range 3 {
 		req, _ := http.NewRequest("POST", h.url+"/crash-after?n=1048576", bytes.NewReader(large))
 		resp, body := h.do(req)
-		wantError(t, resp, body, 502, errWorkerCrashed)
+		wantError(t, resp, body, 502, wire.ErrWorkerCrashed)
 		replaced()
 	}
 	payload := patterned(6 << 20)
@@ -276,7 +280,7 @@ func TestSplicedWorkerCrash(t *testing.T) {
 		}
 		replaced()
 	}
-	resp, body := h.get("/x")
+	resp, body := h.Get("/x")
 	wantBody(t, resp, body, 200, "ok GET /x")
 }
 
@@ -286,11 +290,11 @@ func TestSplicedWorkerCrash(t *testing.T) {
 func TestSplicedNotRetried(t *testing.T) {
 	t.Parallel()
 	h := start(t, nil)
-	resp, body := h.get("/exit-later")
+	resp, body := h.Get("/exit-later")
 	wantBody(t, resp, body, 200, "bye")
-	req, _ := http.NewRequest("POST", h.url+"/echo", bytes.NewReader(patterned(spliceBodyMin)))
+	req, _ := http.NewRequest("POST", h.url+"/echo", bytes.NewReader(patterned(exchange.SpliceBodyMin)))
 	resp, body = h.do(req)
-	wantError(t, resp, body, 502, errWorkerCrashed)
+	wantError(t, resp, body, 502, wire.ErrWorkerCrashed)
 }
 
 // TestSplicedDeadline: §5.2, §8.6, §8.7, §6.4 — the client sends part of
@@ -300,11 +304,11 @@ func TestSplicedDeadline(t *testing.T) {
 	t.Parallel()
 	n := 4 << 20
 	part := patterned(n)[:1<<20]
-	execTimeout := func(c *Config) { c.ExecTimeout = 500 * time.Millisecond }
-	readTimeout := func(c *Config) { c.ReadTimeout = 500 * time.Millisecond }
+	execTimeout := func(c *config.Config) { c.ExecTimeout = 500 * time.Millisecond }
+	readTimeout := func(c *config.Config) { c.ReadTimeout = 500 * time.Millisecond }
 	for _, tc := range []struct {
 		name, path string
-		mut        func(*Config)
+		mut        func(*config.Config)
 		status     int // 200: the response is cut short
 		reason     string
 	}{
@@ -319,16 +323,16 @@ func TestSplicedDeadline(t *testing.T) {
 			resp, body, err := bc.response()
 			switch tc.status {
 			case 504:
-				wantError(t, resp, string(body), 504, errTimeout)
+				wantError(t, resp, string(body), 504, wire.ErrTimeout)
 			case 400:
-				wantError(t, resp, string(body), 400, errBadRequest)
+				wantError(t, resp, string(body), 400, wire.ErrBadRequest)
 			default:
 				if resp.StatusCode != 200 || err == nil || len(body) > len(part) {
 					t.Errorf("status %d, %d bytes, %v; want 200 and a read error", resp.StatusCode, len(body), err)
 				}
 			}
-			h.waitState("a new idle worker", func(st status, ready bool) bool { return st.Idle == 1 })
-			if got := counter(t, h.wd.m.restarts, tc.reason); got != 1 {
+			h.waitState("a new idle worker", func(st pool.Status, ready bool) bool { return st.Idle == 1 })
+			if got := counter(t, h.wd.m.Restarts, tc.reason); got != 1 {
 				t.Errorf(`restarts_total{reason=%q} = %v; want 1`, tc.reason, got)
 			}
 		})
@@ -340,18 +344,18 @@ func TestSplicedDeadline(t *testing.T) {
 // exec_timeout + write_timeout; the worker, past its deadline, is replaced.
 func TestSplicedClientNotReading(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) {
+	h := start(t, func(c *config.Config) {
 		c.ExecTimeout = 2 * time.Second // time for the head to go out first
 		c.WriteTimeout = 300 * time.Millisecond
 	})
-	payload := patterned(spliceBodyMin)
+	payload := patterned(exchange.SpliceBodyMin)
 	bc := h.sendBig(bigHead("/big?n=30000000", len(payload), "X-Request-Id: stalled"), payload, false)
 	if err := <-bc.sent; err != nil {
 		t.Fatal(err)
 	}
 	h.logs.waitContains(t, "id=stalled method=POST path=/big status=200")
-	h.waitState("a new idle worker", func(st status, ready bool) bool { return st.Idle == 1 })
-	if got := counter(t, h.wd.m.restarts, "timeout"); got != 1 {
+	h.waitState("a new idle worker", func(st pool.Status, ready bool) bool { return st.Idle == 1 })
+	if got := counter(t, h.wd.m.Restarts, "timeout"); got != 1 {
 		t.Errorf(`restarts_total{reason="timeout"} = %v; want 1`, got)
 	}
 }
@@ -370,10 +374,10 @@ func TestSplicedClientGone(t *testing.T) {
 		if err := <-bc.sent; err != nil {
 			t.Fatal(err)
 		}
-		h.waitState("busy", func(st status, ready bool) bool { return st.Busy == 1 })
+		h.waitState("busy", func(st pool.Status, ready bool) bool { return st.Busy == 1 })
 		bc.c.Close()
 		h.logs.waitContains(t, "id="+id+" method=POST path=/headers status=400")
-		h.waitState("a new idle worker", func(st status, ready bool) bool { return st.Idle == 1 })
+		h.waitState("a new idle worker", func(st pool.Status, ready bool) bool { return st.Idle == 1 })
 	}
 	openFDs := func() int {
 		fds, err := os.ReadDir("/proc/self/fd")
@@ -391,7 +395,7 @@ func TestSplicedClientGone(t *testing.T) {
 	for i := 1; i <= rounds; i++ {
 		abandon(i)
 	}
-	if got := counter(t, h.wd.m.restarts, "request_aborted"); got != rounds+1 {
+	if got := counter(t, h.wd.m.Restarts, "request_aborted"); got != rounds+1 {
 		t.Errorf(`restarts_total{reason="request_aborted"} = %v; want %d`, got, rounds+1)
 	}
 	// Slack for the log pipes of the last worker replaced, which close as

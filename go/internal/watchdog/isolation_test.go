@@ -10,16 +10,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	dto "github.com/prometheus/client_model/go"
 )
 
 // Isolation, PROTOCOL.md §2.7, with testdata/template.c as the template.
 
 // startIsolated runs a watchdog with isolation=request and the C template.
-func startIsolated(t *testing.T, mut func(*Config), env ...string) *harness {
+func startIsolated(t *testing.T, mut func(*config.Config), env ...string) *harness {
 	t.Helper()
-	return startFork(t, func(c *Config) {
-		c.Isolation = IsolationRequest
+	return startFork(t, func(c *config.Config) {
+		c.Isolation = config.IsolationRequest
 		c.IsolationGrace = 200 * time.Millisecond
 		if mut != nil {
 			mut(c)
@@ -30,7 +32,7 @@ func startIsolated(t *testing.T, mut func(*Config), env ...string) *harness {
 // isolatedReply is what template.c answers: its fields by name.
 func (h *harness) isolatedGet(path string) map[string]string {
 	h.t.Helper()
-	resp, body := h.get(path)
+	resp, body := h.Get(path)
 	if resp.StatusCode != 200 {
 		h.t.Fatalf("GET %s: status %d, body %q", path, resp.StatusCode, body)
 	}
@@ -64,7 +66,7 @@ func pathExists(p string) func() bool {
 }
 
 func TestIsolationOneRequestPerWorker(t *testing.T) {
-	h := startIsolated(t, func(c *Config) { c.Workers = 2 })
+	h := startIsolated(t, func(c *config.Config) { c.Workers = 2 })
 	h.waitState("two forked spares", forkReady(2))
 	pids := map[string]bool{}
 	var dirs []string
@@ -78,8 +80,8 @@ func TestIsolationOneRequestPerWorker(t *testing.T) {
 		}
 		pids[r["pid"]] = true
 		dir := r["tmpdir"]
-		if dir == "" || !strings.HasPrefix(dir, h.wd.pool.iso.root+"/") {
-			t.Fatalf("request %d: TMPDIR %q; want a directory of its own under %s", i, dir, h.wd.pool.iso.root)
+		if dir == "" || !strings.HasPrefix(dir, h.wd.pool.Iso.Root+"/") {
+			t.Fatalf("request %d: TMPDIR %q; want a directory of its own under %s", i, dir, h.wd.pool.Iso.Root)
 		}
 		dirs = append(dirs, dir)
 		waitGone(t, "pid "+r["pid"], func() bool { return !gone(atoi(r["pid"])) })
@@ -88,15 +90,15 @@ func TestIsolationOneRequestPerWorker(t *testing.T) {
 		waitGone(t, d, pathExists(d))
 	}
 	h.waitState("two forked spares again", forkReady(2))
-	if n := counter(t, h.wd.m.workerStarts, "fork"); n < 8 {
+	if n := counter(t, h.wd.m.WorkerStarts, "fork"); n < 8 {
 		t.Fatalf("afterburn_worker_starts_total{kind=fork} = %v; want at least 8: two spares and one per request", n)
 	}
-	for _, r := range restartReasons {
-		if n := counter(t, h.wd.m.restarts, string(r)); n != 0 {
+	for _, r := range wire.RestartReasons {
+		if n := counter(t, h.wd.m.Restarts, string(r)); n != 0 {
 			t.Fatalf("afterburn_worker_restarts_total{reason=%s} = %v; want none: a worker ending after its request is not a restart", r, n)
 		}
 	}
-	root := h.wd.pool.iso.root
+	root := h.wd.pool.Iso.Root
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +108,7 @@ func TestIsolationOneRequestPerWorker(t *testing.T) {
 }
 
 func TestIsolationConcurrentRequestsEachAFreshProcess(t *testing.T) {
-	h := startIsolated(t, func(c *Config) { c.Workers = 4 })
+	h := startIsolated(t, func(c *config.Config) { c.Workers = 4 })
 	h.waitState("four forked spares", forkReady(4))
 	var mu sync.Mutex
 	pids := map[string]int{}
@@ -116,7 +118,7 @@ func TestIsolationConcurrentRequestsEachAFreshProcess(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 5 {
-				resp, body := h.get("/")
+				resp, body := h.Get("/")
 				if resp.StatusCode != 200 {
 					t.Errorf("GET /: %d %q", resp.StatusCode, body)
 					return
@@ -143,7 +145,7 @@ func TestIsolationLingeringWorkerKilledAndCounted(t *testing.T) {
 		t.Fatalf("report %q; want the worker and its request", line)
 	}
 	waitGone(t, "pid "+r["pid"], func() bool { return !gone(pid) })
-	if n := counterValue(h.wd.m.isolationKills); n != 1 {
+	if n := counterValue(h.wd.m.IsolationKills); n != 1 {
 		t.Fatalf("afterburn_isolation_kills_total = %v; want 1", n)
 	}
 	waitGone(t, r["tmpdir"], pathExists(r["tmpdir"]))
@@ -166,7 +168,7 @@ func TestIsolationLeftoversReportedAndKilled(t *testing.T) {
 			t.Fatalf("report %q; want the worker, its request and what it left", line)
 		}
 		waitGone(t, "left-behind pid "+strconv.Itoa(left), func() bool { return !gone(left) })
-		if n := counterValue(h.wd.m.isolationLeftovers); n != float64(i+1) {
+		if n := counterValue(h.wd.m.IsolationLeftovers); n != float64(i+1) {
 			t.Fatalf("afterburn_isolation_leftovers_total = %v; want %d", n, i+1)
 		}
 	}
@@ -188,22 +190,22 @@ func TestIsolationTempDirRemovedWithoutFollowingLinks(t *testing.T) {
 }
 
 func TestIsolationCrashCostsOnlyItsRequest(t *testing.T) {
-	h := startIsolated(t, func(c *Config) { c.Workers = 2 })
+	h := startIsolated(t, func(c *config.Config) { c.Workers = 2 })
 	h.waitState("two forked spares", forkReady(2))
-	if resp, _ := h.get("/crash"); resp.StatusCode != 502 {
+	if resp, _ := h.Get("/crash"); resp.StatusCode != 502 {
 		t.Fatalf("GET /crash: status %d; want 502", resp.StatusCode)
 	}
 	for range 3 {
 		h.isolatedGet("/")
 	}
-	if n := counter(t, h.wd.m.restarts, "crashed"); n != 1 {
+	if n := counter(t, h.wd.m.Restarts, "crashed"); n != 1 {
 		t.Fatalf("afterburn_worker_restarts_total{reason=crashed} = %v; want 1", n)
 	}
 }
 
 func TestIsolationSlowForksQueueThenOverloadAndTimeout(t *testing.T) {
 	// Each fork takes 300 ms: one spare, then requests wait for the next fork (§10.3).
-	h := startIsolated(t, func(c *Config) {
+	h := startIsolated(t, func(c *config.Config) {
 		c.MaxInflight = 2
 		c.ExecTimeout = 150 * time.Millisecond
 	}, "TPL_FORK_DELAY_MS=300")
@@ -213,7 +215,7 @@ func TestIsolationSlowForksQueueThenOverloadAndTimeout(t *testing.T) {
 	h.waitQueued(1)
 	second := h.getLater("/")
 	h.waitQueued(2)
-	if resp, body := h.get("/"); resp.StatusCode != 429 {
+	if resp, body := h.Get("/"); resp.StatusCode != 429 {
 		t.Fatalf("a third request while two are held with max_inflight 2: %d %q; want 429", resp.StatusCode, body)
 	}
 	for _, ch := range []<-chan string{slow, second} {

@@ -14,14 +14,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
 	dto "github.com/prometheus/client_model/go"
 )
 
 // startLanes runs a watchdog over the lane child (lanechild_test.go) with
 // lanes lanes per worker, the child stating stated.
-func startLanes(t *testing.T, lanes int, stated string, mut func(*Config), childEnv ...string) *harness {
+func startLanes(t *testing.T, lanes int, stated string, mut func(*config.Config), childEnv ...string) *harness {
 	t.Helper()
-	return start(t, func(c *Config) {
+	return start(t, func(c *config.Config) {
 		c.Lanes = lanes
 		c.CancelGrace = 5 * time.Second
 		if mut != nil {
@@ -30,9 +34,9 @@ func startLanes(t *testing.T, lanes int, stated string, mut func(*Config), child
 	}, append([]string{"AFTERBURN_TEST_CHILD=lanes", "AFTERBURN_TEST_STREAMS=" + stated}, childEnv...)...)
 }
 
-func (h *harness) waitLanes(what string, cond func(c laneCounts) bool) {
+func (h *harness) waitLanes(what string, cond func(c pool.LaneCounts) bool) {
 	h.t.Helper()
-	h.waitState(what, func(st status, ready bool) bool { return st.Lanes != nil && cond(*st.Lanes) })
+	h.waitState(what, func(st pool.Status, ready bool) bool { return st.Lanes != nil && cond(*st.Lanes) })
 }
 
 // pidOf is the pid a lane child's answer names.
@@ -52,7 +56,7 @@ func TestLanesInUse(t *testing.T) {
 		{4, true, "", 1}, {4, true, "0", 1}, {4, true, "-3", 1}, {4, true, "x", 1},
 		{4, true, " 2", 1}, {4, true, "99999999999", 1},
 	} {
-		if got := lanesInUse(c.k, c.streams, c.n); got != c.want {
+		if got := worker.LanesInUse(c.k, c.streams, c.n); got != c.want {
 			t.Errorf("lanesInUse(%d, %v, %q) = %d; want %d", c.k, c.streams, c.n, got, c.want)
 		}
 	}
@@ -70,7 +74,7 @@ func TestLanesConfigRefused(t *testing.T) {
 		{[]string{"-lanes", "4", "-spawn", "fork", "--", "x"}, "spawn=fork is not supported"},
 		{[]string{"-cancel_grace", "0", "--", "x"}, "bad cancel_grace"},
 	} {
-		_, err := ParseConfig(c.args, func(string) string { return "" }, nil)
+		_, err := config.ParseConfig(c.args, func(string) string { return "" }, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v; want one containing %q", c.args, err, c.want)
 		}
@@ -81,7 +85,7 @@ func TestLanesConfigRefused(t *testing.T) {
 // of its own.
 func TestLanesOverlap(t *testing.T) {
 	h := startLanes(t, 4, "64", nil)
-	h.waitLanes("4 free lanes", func(c laneCounts) bool { return c.Free == 4 })
+	h.waitLanes("4 free lanes", func(c pool.LaneCounts) bool { return c.Free == 4 })
 	start := time.Now()
 	var got []<-chan string
 	for range 4 {
@@ -109,11 +113,11 @@ func TestLanesOverlap(t *testing.T) {
 // that many; one that does not list streams serves one.
 func TestLanesLibraryStatesFewer(t *testing.T) {
 	h := startLanes(t, 4, "2", nil)
-	h.waitLanes("2 free lanes", func(c laneCounts) bool { return c.Free == 2 })
+	h.waitLanes("2 free lanes", func(c pool.LaneCounts) bool { return c.Free == 2 })
 	h.logs.waitContains(t, "the library serves 2 lane(s) where lanes=4 asks for 4")
 	h2 := startLanes(t, 4, "none", nil)
-	h2.waitLanes("1 free lane", func(c laneCounts) bool { return c.Free == 1 })
-	resp, body := h2.get("/lane")
+	h2.waitLanes("1 free lane", func(c pool.LaneCounts) bool { return c.Free == 1 })
+	resp, body := h2.Get("/lane")
 	wantBody(t, resp, body, 200, "lane 1 pid "+pidOf(body))
 }
 
@@ -121,30 +125,30 @@ func TestLanesLibraryStatesFewer(t *testing.T) {
 // asked to cancel, and the late response is drained: the worker lives on
 // and another lane's exchange is undisturbed.
 func TestLaneDeadlineCancelsAndDrains(t *testing.T) {
-	h := startLanes(t, 2, "64", func(c *Config) { c.ExecTimeout = 300 * time.Millisecond })
-	h.waitLanes("2 free lanes", func(c laneCounts) bool { return c.Free == 2 })
-	_, before := h.get("/lane")
+	h := startLanes(t, 2, "64", func(c *config.Config) { c.ExecTimeout = 300 * time.Millisecond })
+	h.waitLanes("2 free lanes", func(c pool.LaneCounts) bool { return c.Free == 2 })
+	_, before := h.Get("/lane")
 	other := h.getLater("/sleep?ms=100")
-	resp, body := h.get("/sleep?ms=10000")
-	wantError(t, resp, body, 504, errTimeout)
+	resp, body := h.Get("/sleep?ms=10000")
+	wantError(t, resp, body, 504, wire.ErrTimeout)
 	if r := <-other; !strings.HasPrefix(r, "200 slept") {
 		t.Fatalf("the other lane's exchange got %q", r)
 	}
 	h.logs.waitContains(t, "child: cancelled ")
-	h.waitLanes("the lane drained", func(c laneCounts) bool { return c.Free == 2 && c.Draining == 0 })
-	if n := metricValue(t, h.wd.m.lateDiscarded); n != 1 {
+	h.waitLanes("the lane drained", func(c pool.LaneCounts) bool { return c.Free == 2 && c.Draining == 0 })
+	if n := metricValue(t, h.wd.m.LateDiscarded); n != 1 {
 		t.Errorf("late responses discarded %v; want 1", n)
 	}
-	if n := metricValue(t, h.wd.m.laneCancels); n != 1 {
+	if n := metricValue(t, h.wd.m.LaneCancels); n != 1 {
 		t.Errorf("cancellations %v; want 1", n)
 	}
 	for range 4 {
-		resp, body = h.get("/lane")
+		resp, body = h.Get("/lane")
 		if resp.StatusCode != 200 || pidOf(body) != pidOf(before) {
 			t.Fatalf("after the drain got %d %q; want the same worker, pid %s", resp.StatusCode, body, pidOf(before))
 		}
 	}
-	if n := counter(t, h.wd.m.restarts, "timeout"); n != 0 {
+	if n := counter(t, h.wd.m.Restarts, "timeout"); n != 0 {
 		t.Errorf("restarts{timeout} %v; want 0: a late response is not a fault", n)
 	}
 }
@@ -153,26 +157,26 @@ func TestLaneDeadlineCancelsAndDrains(t *testing.T) {
 // stuck after cancel_grace; the worker is replaced make-before-break: its
 // other exchange finishes, then it is killed.
 func TestLaneStuckReplacesWorkerMakeBeforeBreak(t *testing.T) {
-	h := startLanes(t, 2, "64", func(c *Config) {
+	h := startLanes(t, 2, "64", func(c *config.Config) {
 		c.ExecTimeout = 1500 * time.Millisecond
 		c.CancelGrace = 200 * time.Millisecond
 	})
-	h.waitLanes("2 free lanes", func(c laneCounts) bool { return c.Free == 2 })
-	_, before := h.get("/lane")
+	h.waitLanes("2 free lanes", func(c pool.LaneCounts) bool { return c.Free == 2 })
+	_, before := h.Get("/lane")
 	slow := h.getLater("/sleep?ms=1200")
-	h.waitLanes("one busy lane", func(c laneCounts) bool { return c.Busy == 1 })
-	resp, body := h.get("/ignore?ms=60000")
-	wantError(t, resp, body, 504, errTimeout)
+	h.waitLanes("one busy lane", func(c pool.LaneCounts) bool { return c.Busy == 1 })
+	resp, body := h.Get("/ignore?ms=60000")
+	wantError(t, resp, body, 504, wire.ErrTimeout)
 	h.logs.waitContains(t, "did not end within cancel_grace")
 	if r := <-slow; !strings.HasPrefix(r, "200 slept") || pidOf(r) != pidOf(before) {
 		t.Fatalf("the other exchange of the stuck worker got %q; want 200 from pid %s", r, pidOf(before))
 	}
 	h.logs.waitContains(t, "pid "+pidOf(before)+" replaced: stuck (")
-	resp, body = h.get("/lane")
+	resp, body = h.Get("/lane")
 	if resp.StatusCode != 200 || pidOf(body) == pidOf(before) {
 		t.Fatalf("after the replacement got %d %q; want a new worker", resp.StatusCode, body)
 	}
-	if n := counter(t, h.wd.m.restarts, "stuck"); n != 1 {
+	if n := counter(t, h.wd.m.Restarts, "stuck"); n != 1 {
 		t.Errorf("restarts{stuck} %v; want 1", n)
 	}
 }
@@ -180,17 +184,17 @@ func TestLaneStuckReplacesWorkerMakeBeforeBreak(t *testing.T) {
 // PROTOCOL.md §2.5, §8.4: a worker's crash fails exactly the exchanges in
 // flight on its lanes, each with its own 502, and nothing else.
 func TestLaneCrashFailsOnlyItsExchanges(t *testing.T) {
-	h := startLanes(t, 3, "64", func(c *Config) { c.Workers = 2 })
-	h.waitLanes("6 free lanes", func(c laneCounts) bool { return c.Free == 6 })
+	h := startLanes(t, 3, "64", func(c *config.Config) { c.Workers = 2 })
+	h.waitLanes("6 free lanes", func(c pool.LaneCounts) bool { return c.Free == 6 })
 	var sleeps []<-chan string
 	for range 4 {
 		sleeps = append(sleeps, h.getLater("/sleep?ms=2500"))
 	}
-	h.waitLanes("4 busy lanes", func(c laneCounts) bool { return c.Busy == 4 })
+	h.waitLanes("4 busy lanes", func(c pool.LaneCounts) bool { return c.Busy == 4 })
 	// Each read by its worker, so none can be retried elsewhere (§9.3).
 	h.logs.waitCount(t, "child: lane", 4)
-	resp, body := h.get("/crash")
-	wantError(t, resp, body, 502, errWorkerCrashed)
+	resp, body := h.Get("/crash")
+	wantError(t, resp, body, 502, wire.ErrWorkerCrashed)
 	codes := map[string]int{}
 	for _, ch := range sleeps {
 		codes[(<-ch)[:3]]++
@@ -199,7 +203,7 @@ func TestLaneCrashFailsOnlyItsExchanges(t *testing.T) {
 	if codes["502"] != 2 || codes["200"] != 2 {
 		t.Errorf("in-flight exchanges answered %v; want two 502 and two 200", codes)
 	}
-	if n := counter(t, h.wd.m.restarts, "crashed"); n != 1 {
+	if n := counter(t, h.wd.m.Restarts, "crashed"); n != 1 {
 		t.Errorf("restarts{crashed} %v; want 1", n)
 	}
 }
@@ -211,25 +215,25 @@ type gatedLanes struct {
 	t      *testing.T
 	h      *harness
 	gate   string
-	before string  // GET /lane's answer from the worker
-	pid    int     // its process
-	old    *member // and the pool's worker
+	before string       // GET /lane's answer from the worker
+	pid    int          // its process
+	old    *pool.Member // and the pool's worker
 }
 
 func startGated(t *testing.T) *gatedLanes {
 	t.Helper()
 	g := &gatedLanes{t: t, gate: filepath.Join(t.TempDir(), "gate")}
 	g.h = startLanes(t, 2, "64", nil, "AFTERBURN_TEST_GATE="+g.gate)
-	g.h.waitLanes("2 free lanes", func(c laneCounts) bool { return c.Free == 2 })
-	_, g.before = g.h.get("/lane")
+	g.h.waitLanes("2 free lanes", func(c pool.LaneCounts) bool { return c.Free == 2 })
+	_, g.before = g.h.Get("/lane")
 	var err error
 	if g.pid, err = strconv.Atoi(pidOf(g.before)); err != nil {
 		t.Fatalf("GET /lane: %q names no pid", g.before)
 	}
 	p := g.h.wd.pool
-	p.mu.Lock()
-	g.old = p.slots[0].w
-	p.mu.Unlock()
+	p.Mu.Lock()
+	g.old = p.Slots[0].W
+	p.Mu.Unlock()
 	if err := syscall.Mkfifo(g.gate, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +254,7 @@ func (g *gatedLanes) openGate() {
 func (g *gatedLanes) wantCrashedNotExited() {
 	g.t.Helper()
 	for reason, want := range map[string]float64{"crashed": 1, "exited": 0} {
-		if n := counter(g.t, g.h.wd.m.restarts, reason); n != want {
+		if n := counter(g.t, g.h.wd.m.Restarts, reason); n != want {
 			g.t.Errorf("restarts{%s} %v; want %v", reason, n, want)
 		}
 	}
@@ -266,8 +270,8 @@ func (g *gatedLanes) wantCrashedNotExited() {
 func TestLaneCrashWithExitSeenLateCountsCrashed(t *testing.T) {
 	g := startGated(t)
 	h, pid := g.h, g.pid
-	resp, body := h.get("/close-all")
-	wantError(t, resp, body, 502, errWorkerCrashed)
+	resp, body := h.Get("/close-all")
+	wantError(t, resp, body, 502, wire.ErrWorkerCrashed)
 	h.logs.waitContains(t, "crashed on lane") // the make-before-break path
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -275,7 +279,7 @@ func TestLaneCrashWithExitSeenLateCountsCrashed(t *testing.T) {
 	// Its exit is handled (onExit) while the successor is still starting.
 	waitOnExit(t, h.wd.pool, g.old)
 	g.openGate()
-	h.waitLanes("2 free lanes of the successor", func(c laneCounts) bool { return c.Free == 2 })
+	h.waitLanes("2 free lanes of the successor", func(c pool.LaneCounts) bool { return c.Free == 2 })
 	g.wantCrashedNotExited()
 }
 
@@ -310,23 +314,23 @@ func TestLaneCrashAfterFreeLaneHangUpCountsCrashed(t *testing.T) {
 
 // waitOnExit waits until the pool has handled w's exit (onExit runs on its
 // own goroutine once w is reaped).
-func waitOnExit(t *testing.T, p *pool, w *member) {
+func waitOnExit(t *testing.T, p *pool.Pool, w *pool.Member) {
 	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	select {
-	case <-w.exited:
+	case <-w.Exited:
 	case <-time.After(waitLimit):
-		t.Fatalf("pid %d was not reaped within %v", w.pid, waitLimit)
+		t.Fatalf("pid %d was not reaped within %v", w.Pid, waitLimit)
 	}
 	for {
-		p.mu.Lock()
-		gone := w.gone
-		p.mu.Unlock()
+		p.Mu.Lock()
+		gone := w.Gone
+		p.Mu.Unlock()
 		if gone {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the exit of pid %d was never handled", w.pid)
+			t.Fatalf("the exit of pid %d was never handled", w.Pid)
 		}
 		runtime.Gosched()
 	}
@@ -336,17 +340,17 @@ func waitOnExit(t *testing.T, p *pool, w *member) {
 // the worker's other exchange finishes and the worker is replaced.
 func TestLaneClosedByWorker(t *testing.T) {
 	h := startLanes(t, 2, "64", nil)
-	h.waitLanes("2 free lanes", func(c laneCounts) bool { return c.Free == 2 })
-	_, before := h.get("/lane")
+	h.waitLanes("2 free lanes", func(c pool.LaneCounts) bool { return c.Free == 2 })
+	_, before := h.Get("/lane")
 	slow := h.getLater("/sleep?ms=800")
-	h.waitLanes("one busy lane", func(c laneCounts) bool { return c.Busy == 1 })
-	resp, body := h.get("/close-lane")
-	wantError(t, resp, body, 502, errWorkerCrashed)
+	h.waitLanes("one busy lane", func(c pool.LaneCounts) bool { return c.Busy == 1 })
+	resp, body := h.Get("/close-lane")
+	wantError(t, resp, body, 502, wire.ErrWorkerCrashed)
 	if r := <-slow; !strings.HasPrefix(r, "200 slept") {
 		t.Fatalf("the other exchange got %q", r)
 	}
 	h.logs.waitContains(t, "pid "+pidOf(before)+" replaced: crashed (")
-	resp, body = h.get("/lane")
+	resp, body = h.Get("/lane")
 	if resp.StatusCode != 200 || pidOf(body) == pidOf(before) {
 		t.Fatalf("after the replacement got %d %q; want a new worker", resp.StatusCode, body)
 	}
@@ -360,16 +364,16 @@ func TestLaneClosedByWorker(t *testing.T) {
 func TestLaneFaultedWorkerIsNotIdle(t *testing.T) {
 	g := startGated(t)
 	h := g.h
-	resp, body := h.get("/close-lane")
-	wantError(t, resp, body, 502, errWorkerCrashed)
+	resp, body := h.Get("/close-lane")
+	wantError(t, resp, body, 502, wire.ErrWorkerCrashed)
 	h.logs.waitContains(t, "crashed on lane") // the make-before-break path
-	st, ready := h.wd.pool.snapshot()
+	st, ready := h.wd.pool.Snapshot()
 	if st.Idle != 0 || st.Starting != 1 || ready {
 		t.Errorf("while the successor waits at its gate: %+v ready %v; want starting 1, idle 0, not ready", st, ready)
 	}
 	g.openGate()
-	h.waitState("the successor idle", func(st status, ready bool) bool { return st.Idle == 1 && ready })
-	if resp, body := h.get("/lane"); resp.StatusCode != 200 || pidOf(body) == pidOf(g.before) {
+	h.waitState("the successor idle", func(st pool.Status, ready bool) bool { return st.Idle == 1 && ready })
+	if resp, body := h.Get("/lane"); resp.StatusCode != 200 || pidOf(body) == pidOf(g.before) {
 		t.Fatalf("after the replacement got %d %q; want a new worker", resp.StatusCode, body)
 	}
 }
@@ -377,8 +381,8 @@ func TestLaneFaultedWorkerIsNotIdle(t *testing.T) {
 // PROTOCOL.md §2.5: a client that does not read its response fills its own
 // lane's pipe only.
 func TestLaneSlowReaderDoesNotStallOthers(t *testing.T) {
-	h := startLanes(t, 2, "64", func(c *Config) { c.ResponseBuffering = false })
-	h.waitLanes("2 free lanes", func(c laneCounts) bool { return c.Free == 2 })
+	h := startLanes(t, 2, "64", func(c *config.Config) { c.ResponseBuffering = false })
+	h.waitLanes("2 free lanes", func(c pool.LaneCounts) bool { return c.Free == 2 })
 	c, err := net.Dial("tcp", h.addr)
 	if err != nil {
 		t.Fatal(err)
@@ -388,9 +392,9 @@ func TestLaneSlowReaderDoesNotStallOthers(t *testing.T) {
 	if _, err := c.Write([]byte("GET /big?size=33554432 HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
 		t.Fatal(err)
 	}
-	h.waitLanes("one busy lane", func(c laneCounts) bool { return c.Busy == 1 })
+	h.waitLanes("one busy lane", func(c pool.LaneCounts) bool { return c.Busy == 1 })
 	for range 3 {
-		resp, body := h.get("/sleep?ms=1")
+		resp, body := h.Get("/sleep?ms=1")
 		if resp.StatusCode != 200 || !strings.HasPrefix(body, "slept lane ") {
 			t.Fatalf("got %d %q", resp.StatusCode, body)
 		}
@@ -401,12 +405,12 @@ func TestLaneSlowReaderDoesNotStallOthers(t *testing.T) {
 // the worker gets EOF on each lane and exits 0.
 func TestLanesShutdownDrainsAll(t *testing.T) {
 	h := startLanes(t, 3, "64", nil)
-	h.waitLanes("3 free lanes", func(c laneCounts) bool { return c.Free == 3 })
+	h.waitLanes("3 free lanes", func(c pool.LaneCounts) bool { return c.Free == 3 })
 	var got []<-chan string
 	for range 3 {
 		got = append(got, h.getLater("/sleep?ms=500"))
 	}
-	h.waitLanes("3 busy lanes", func(c laneCounts) bool { return c.Busy == 3 })
+	h.waitLanes("3 busy lanes", func(c pool.LaneCounts) bool { return c.Busy == 3 })
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); h.stop() }()
@@ -421,13 +425,13 @@ func TestLanesShutdownDrainsAll(t *testing.T) {
 
 func TestLanesMetricsAndReady(t *testing.T) {
 	h := startLanes(t, 2, "64", nil)
-	h.waitLanes("2 free lanes", func(c laneCounts) bool { return c.Free == 2 })
+	h.waitLanes("2 free lanes", func(c pool.LaneCounts) bool { return c.Free == 2 })
 	req, _ := http.NewRequest("GET", h.url+"/_/ready", nil)
 	_, body := h.do(req)
 	if !strings.Contains(body, `"lanes":{"free":2,"busy":0,"draining":0}`) {
 		t.Errorf("/_/ready %s; want the lane counts", body)
 	}
-	if v := h.wd.pool.laneCounts().get("free"); v != 2 {
+	if v := h.wd.pool.LaneCounts().Get("free"); v != 2 {
 		t.Errorf("afterburn_lanes{state=free} %d; want 2", v)
 	}
 }
@@ -455,10 +459,10 @@ func (s *syncBuffer) waitCount(t *testing.T, sub string, n int) {
 // another lane of the dying worker had read before it exited gets its own
 // 502 (§8.4), never another request's answer; and most go through.
 func TestLanesUnreadRequestRetried(t *testing.T) {
-	h := startLanes(t, 4, "64", func(c *Config) { c.Workers = 2 })
-	h.waitLanes("8 free lanes", func(c laneCounts) bool { return c.Free == 8 })
+	h := startLanes(t, 4, "64", func(c *config.Config) { c.Workers = 2 })
+	h.waitLanes("8 free lanes", func(c pool.LaneCounts) bool { return c.Free == 8 })
 	for round := 1; round <= 20; round++ {
-		resp, _ := h.get("/exit-after")
+		resp, _ := h.Get("/exit-after")
 		if resp.StatusCode != 200 {
 			t.Fatalf("round %d: /exit-after got %d", round, resp.StatusCode)
 		}
@@ -481,11 +485,11 @@ func TestLanesUnreadRequestRetried(t *testing.T) {
 // PROTOCOL.md §2.5, §8.4: a worker that crashed with free lanes gives none
 // of them to a later request: each is served by a live worker.
 func TestLanesOfACrashedWorkerTakeNothing(t *testing.T) {
-	h := startLanes(t, 4, "64", func(c *Config) { c.Workers = 2 })
+	h := startLanes(t, 4, "64", func(c *config.Config) { c.Workers = 2 })
 	for round := 1; round <= 5; round++ {
-		h.waitLanes("8 free lanes", func(c laneCounts) bool { return c.Free == 8 })
-		resp, body := h.get("/crash")
-		wantError(t, resp, body, 502, errWorkerCrashed)
+		h.waitLanes("8 free lanes", func(c pool.LaneCounts) bool { return c.Free == 8 })
+		resp, body := h.Get("/crash")
+		wantError(t, resp, body, 502, wire.ErrWorkerCrashed)
 		h.logs.waitCount(t, "replaced: crashed", round)
 		a, b := h.getLater("/lane"), h.getLater("/lane")
 		for _, ch := range []<-chan string{a, b} {

@@ -1,10 +1,14 @@
 package watchdog
 
-import "testing"
+import (
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
+	"testing"
+)
 
 func (h *harness) pid() string {
 	h.t.Helper()
-	resp, body := h.get("/pid")
+	resp, body := h.Get("/pid")
 	if resp.StatusCode != 200 {
 		h.t.Fatalf("/pid: %d %q", resp.StatusCode, body)
 	}
@@ -16,8 +20,8 @@ func (h *harness) pid() string {
 // them out in turn would rotate through all three.
 func TestIdleWorkersMostRecentFirst(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) { c.Workers = 3 })
-	h.waitState("three idle workers", func(st status, ready bool) bool { return st.Idle == 3 })
+	h := start(t, func(c *config.Config) { c.Workers = 3 })
+	h.waitState("three idle workers", func(st pool.Status, ready bool) bool { return st.Idle == 3 })
 
 	a := h.pid()
 	for i := range 6 {

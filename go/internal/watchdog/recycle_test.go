@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -20,10 +23,10 @@ import (
 // succeeds and the pids change exactly on the budget.
 func TestRecycleMaxRequests(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) { c.MaxRequests = 3 })
+	h := start(t, func(c *config.Config) { c.MaxRequests = 3 })
 	var pids []string
 	for i := 0; i < 9; i++ {
-		resp, pid := h.get("/pid")
+		resp, pid := h.Get("/pid")
 		if resp.StatusCode != 200 {
 			t.Fatalf("request %d: status %d", i, resp.StatusCode)
 		}
@@ -43,7 +46,7 @@ func TestRecycleMaxRequests(t *testing.T) {
 			t.Errorf("request %d: pid %s not recycled after 3 requests: %v", i, pids[i], pids)
 		}
 	}
-	if got := counter(t, h.wd.m.restarts, "recycled"); got < 2 {
+	if got := counter(t, h.wd.m.Restarts, "recycled"); got < 2 {
 		t.Errorf(`restarts_total{reason="recycled"} = %v; want >= 2`, got)
 	}
 }
@@ -57,14 +60,14 @@ func TestRecycleMaxRequests(t *testing.T) {
 // one).
 func TestRecycleUnderLoad(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) {
+	h := start(t, func(c *config.Config) {
 		c.Workers = 2
 		c.MaxRequests = 10
 	})
 	const wantRecycled, maxRequests = 4, 4000 // requests per client at most
 	recycled := func() float64 {
 		var m dto.Metric
-		h.wd.m.restarts.WithLabelValues("recycled").Write(&m)
+		h.wd.m.Restarts.WithLabelValues("recycled").Write(&m)
 		return m.GetCounter().GetValue()
 	}
 	var wg sync.WaitGroup
@@ -101,7 +104,7 @@ func TestRecycleUnderLoad(t *testing.T) {
 		t.Errorf(`restarts_total{reason="recycled"} = %v after %d requests with max_requests 10..11; want >= %d`, got, sent.Load(), wantRecycled)
 	}
 	for _, reason := range []string{"crashed", "exited", "timeout"} {
-		if got := counter(t, h.wd.m.restarts, reason); got != 0 {
+		if got := counter(t, h.wd.m.Restarts, reason); got != 0 {
 			t.Errorf("restarts_total{reason=%q} = %v; want 0", reason, got)
 		}
 	}
@@ -110,11 +113,11 @@ func TestRecycleUnderLoad(t *testing.T) {
 // TestRecycleMaxAge: §9.7 — an idle worker past max_age is replaced too.
 func TestRecycleMaxAge(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) { c.MaxAge = 200 * time.Millisecond })
-	_, pid1 := h.get("/pid")
+	h := start(t, func(c *config.Config) { c.MaxAge = 200 * time.Millisecond })
+	_, pid1 := h.Get("/pid")
 	h.logs.waitContains(t, "older than max_age")
 	h.logs.waitContains(t, "pid "+pid1+" recycled")
-	_, pid2 := h.get("/pid")
+	_, pid2 := h.Get("/pid")
 	if pid2 == pid1 {
 		t.Errorf("pid %s still serving after max_age", pid1)
 	}
@@ -124,8 +127,8 @@ func TestRecycleMaxAge(t *testing.T) {
 // after its exchange (any process is over one byte).
 func TestRecycleMaxWorkerRSS(t *testing.T) {
 	t.Parallel()
-	h := start(t, func(c *Config) { c.MaxWorkerRSS = 1 })
-	_, pid1 := h.get("/pid")
+	h := start(t, func(c *config.Config) { c.MaxWorkerRSS = 1 })
+	_, pid1 := h.Get("/pid")
 	line := h.logs.waitContains(t, "over max_worker_rss")
 	if !strings.Contains(line, "pid "+pid1) {
 		t.Errorf("recycling line %q; want pid %s", line, pid1)
@@ -142,7 +145,7 @@ func TestRecycleMaxWorkerRSSFastLeak(t *testing.T) {
 	t.Parallel()
 	leak := func(h *harness) (pid string, rss int64) {
 		t.Helper()
-		resp, body := h.get("/leak")
+		resp, body := h.Get("/leak")
 		pid, size, ok := strings.Cut(body, " ")
 		rss, err := strconv.ParseInt(size, 10, 64)
 		if resp.StatusCode != 200 || !ok || err != nil || rss == 0 {
@@ -156,7 +159,7 @@ func TestRecycleMaxWorkerRSSFastLeak(t *testing.T) {
 	probe.stop()
 	limit := startRSS + 64<<20
 
-	h := start(t, func(c *Config) { c.MaxWorkerRSS = limit })
+	h := start(t, func(c *config.Config) { c.MaxWorkerRSS = limit })
 	first, peak := "", int64(0)
 	for i := 0; ; i++ {
 		if i == 400 {
@@ -184,14 +187,14 @@ func TestRecycleMaxWorkerRSSFastLeak(t *testing.T) {
 // by the time the successor is idle. The successor waits at a FIFO gate.
 func TestRecycleParkedWorkerIsNotIdle(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "gate")
-	h := startLanes(t, 1, "1", func(c *Config) { c.MaxWorkerRSS = 1 }, "AFTERBURN_TEST_GATE="+gate)
-	h.waitState("one idle worker", func(st status, ready bool) bool { return st.Idle == 1 })
+	h := startLanes(t, 1, "1", func(c *config.Config) { c.MaxWorkerRSS = 1 }, "AFTERBURN_TEST_GATE="+gate)
+	h.waitState("one idle worker", func(st pool.Status, ready bool) bool { return st.Idle == 1 })
 	if err := syscall.Mkfifo(gate, 0o600); err != nil { // for the successor only
 		t.Fatal(err)
 	}
-	_, before := h.get("/lane")
+	_, before := h.Get("/lane")
 	h.logs.waitContains(t, "no more requests until its replacement is ready")
-	st, ready := h.wd.pool.snapshot()
+	st, ready := h.wd.pool.Snapshot()
 	if st.Idle != 0 || st.Starting != 1 || ready {
 		t.Errorf("while the successor waits at its gate: %+v ready %v; want starting 1, idle 0, not ready", st, ready)
 	}
@@ -201,11 +204,11 @@ func TestRecycleParkedWorkerIsNotIdle(t *testing.T) {
 	}
 	os.Remove(gate) // the successor's own successor (it is over 1 byte too) does not wait
 	open.Close()
-	h.waitState("the successor idle", func(st status, ready bool) bool { return st.Idle == 1 && ready })
-	if n := counter(t, h.wd.m.restarts, "recycled"); n != 1 {
+	h.waitState("the successor idle", func(st pool.Status, ready bool) bool { return st.Idle == 1 && ready })
+	if n := counter(t, h.wd.m.Restarts, "recycled"); n != 1 {
 		t.Errorf("restarts{recycled} %v once the successor is idle; want 1", n)
 	}
-	if _, body := h.get("/lane"); pidOf(body) == pidOf(before) {
+	if _, body := h.Get("/lane"); pidOf(body) == pidOf(before) {
 		t.Errorf("after the replacement %q; want a new worker", body)
 	}
 }
@@ -217,10 +220,10 @@ func TestRecycleParkedWorkerIsNotIdle(t *testing.T) {
 func BenchmarkResidentBytes(b *testing.B) {
 	pid := os.Getpid()
 	b.Run("statm pread", func(b *testing.B) {
-		w := &worker{pid: pid}
-		defer func() { w.statm.Close() }()
+		w := &worker.Worker{Pid: pid}
+		defer func() { w.Statm.Close() }()
 		for b.Loop() {
-			if w.residentBytes() == 0 {
+			if w.ResidentBytes() == 0 {
 				b.Fatal("no resident size")
 			}
 		}
@@ -246,7 +249,7 @@ func TestStatmResident(t *testing.T) {
 		{"1234", 0},
 		{"1234 x 1", 0},
 	} {
-		if got := statmResident([]byte(tc.in)); got != tc.want {
+		if got := worker.StatmResident([]byte(tc.in)); got != tc.want {
 			t.Errorf("statmResident(%q) = %d; want %d", tc.in, got, tc.want)
 		}
 	}
@@ -254,16 +257,16 @@ func TestStatmResident(t *testing.T) {
 
 func TestRecycleConfig(t *testing.T) {
 	for _, args := range [][]string{{"-max_requests", "-1"}, {"-max_worker_rss", "-5"}, {"-max_age", "-1s"}} {
-		if _, err := ParseConfig(append(args, "--", "true"), func(string) string { return "" }, nil); err == nil {
+		if _, err := config.ParseConfig(append(args, "--", "true"), func(string) string { return "" }, nil); err == nil {
 			t.Errorf("ParseConfig(%v): no error", args)
 		}
 	}
-	cfg, err := ParseConfig([]string{"-max_requests", "1000", "-max_age", "90", "-max_worker_rss", "536870912", "--", "true"}, func(string) string { return "" }, nil)
+	cfg, err := config.ParseConfig([]string{"-max_requests", "1000", "-max_age", "90", "-max_worker_rss", "536870912", "--", "true"}, func(string) string { return "" }, nil)
 	if err != nil || cfg.MaxRequests != 1000 || cfg.MaxAge != 90*time.Second || cfg.MaxWorkerRSS != 512<<20 {
 		t.Errorf("ParseConfig = %+v, %v", cfg, err)
 	}
 	for i := 0; i < 1000; i++ {
-		if n := withJitter(100); n < 100 || n > 110 {
+		if n := pool.WithJitter(100); n < 100 || n > 110 {
 			t.Fatalf("withJitter(100) = %d; want 100..110", n)
 		}
 	}

@@ -12,12 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/exchange"
 	dto "github.com/prometheus/client_model/go"
 )
 
 // buffering turns on request buffering (PROTOCOL.md §6.6) in a test config.
-func buffering(mut func(*Config)) func(*Config) {
-	return func(c *Config) {
+func buffering(mut func(*config.Config)) func(*config.Config) {
+	return func(c *config.Config) {
 		c.RequestBuffering = true
 		c.BufferDir = os.TempDir()
 		if mut != nil {
@@ -38,14 +40,14 @@ func TestBufferedBodyHoldsNoWorker(t *testing.T) {
 	fmt.Fprintf(c, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n0123456789")
 	// The one worker serves other requests while that body is missing...
 	for i := 0; i < 3; i++ {
-		resp, body := h.get("/meanwhile")
+		resp, body := h.Get("/meanwhile")
 		wantBody(t, resp, body, 200, "ok GET /meanwhile")
 	}
 	// ...and nothing happens to it when the client leaves.
 	c.Close()
-	resp, body := h.get("/after")
+	resp, body := h.Get("/after")
 	wantBody(t, resp, body, 200, "ok GET /after")
-	if got := counter(t, h.wd.m.restarts, "request_aborted"); got != 0 {
+	if got := counter(t, h.wd.m.Restarts, "request_aborted"); got != 0 {
 		t.Errorf(`restarts_total{reason="request_aborted"} = %v; want 0`, got)
 	}
 }
@@ -55,7 +57,7 @@ func TestBufferedBodyHoldsNoWorker(t *testing.T) {
 func TestBufferedBodySpillsToFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	h := start(t, buffering(func(c *Config) { c.RequestBufferMemory = 1024; c.BufferDir = dir }))
+	h := start(t, buffering(func(c *config.Config) { c.RequestBufferMemory = 1024; c.BufferDir = dir }))
 	payload := strings.Repeat("0123456789abcdef", 300<<10/16)
 	resp, body := h.post("/digest", payload)
 	sum := sha256.Sum256([]byte(payload))
@@ -71,15 +73,15 @@ func TestBufferedBodySpillsToFile(t *testing.T) {
 			t.Errorf("afterburn_request_buffer_bytes{where=%q} = %v after the request; want 0", where, got)
 		}
 	}
-	if h.wd.spill.used.Load() != 0 {
-		t.Errorf("spill budget still holds %d bytes", h.wd.spill.used.Load())
+	if h.wd.spill.Used.Load() != 0 {
+		t.Errorf("spill budget still holds %d bytes", h.wd.spill.Used.Load())
 	}
 }
 
 func gaugeValue(t *testing.T, h *harness, where string) float64 {
 	t.Helper()
 	var m dto.Metric
-	if err := h.wd.m.requestBuffered.WithLabelValues(where).Write(&m); err != nil {
+	if err := h.wd.m.RequestBuffered.WithLabelValues(where).Write(&m); err != nil {
 		t.Fatal(err)
 	}
 	return m.GetGauge().GetValue()
@@ -92,14 +94,14 @@ func TestBufferedBodySpillRefusedStreams(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name string
-		mut  func(*Config)
+		mut  func(*config.Config)
 		why  string
 	}{
-		{"buffer_spill_max", func(c *Config) { c.BufferSpillMax = 1000 }, "buffer_spill_max reached"},
-		{"buffer_dir", func(c *Config) { c.BufferDir = "/nonexistent/afterburn" }, "no such file"},
+		{"buffer_spill_max", func(c *config.Config) { c.BufferSpillMax = 1000 }, "buffer_spill_max reached"},
+		{"buffer_dir", func(c *config.Config) { c.BufferDir = "/nonexistent/afterburn" }, "no such file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := start(t, buffering(func(c *Config) { c.RequestBufferMemory = 1024; tc.mut(c) }))
+			h := start(t, buffering(func(c *config.Config) { c.RequestBufferMemory = 1024; tc.mut(c) }))
 			for i := 0; i < 2; i++ {
 				payload := strings.Repeat("y", 4096)
 				resp, body := h.post("/digest", payload)
@@ -124,9 +126,9 @@ func TestBufferedBodySpillRefusedStreams(t *testing.T) {
 func TestBufferedBodyReplayedWhole(t *testing.T) {
 	t.Parallel()
 	h := start(t, buffering(nil))
-	resp, body := h.get("/exit-later")
+	resp, body := h.Get("/exit-later")
 	wantBody(t, resp, body, 200, "bye")
-	payload := strings.Repeat("x", 4*replayMax)
+	payload := strings.Repeat("x", 4*exchange.ReplayMax)
 	resp, body = h.post("/digest", payload)
 	sum := sha256.Sum256([]byte(payload))
 	wantBody(t, resp, body, 200, hex.EncodeToString(sum[:]))
@@ -137,7 +139,7 @@ func TestBufferedBodyReplayedWhole(t *testing.T) {
 // body is in: a slow upload does not eat the handler's time.
 func TestBufferedBodyDeadlineStartsWhenComplete(t *testing.T) {
 	t.Parallel()
-	h := start(t, buffering(func(c *Config) { c.ExecTimeout = time.Second }))
+	h := start(t, buffering(func(c *config.Config) { c.ExecTimeout = time.Second }))
 	c, err := net.Dial("tcp", h.addr)
 	if err != nil {
 		t.Fatal(err)

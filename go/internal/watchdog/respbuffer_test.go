@@ -3,6 +3,9 @@ package watchdog
 import (
 	"bufio"
 	"bytes"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/buffer"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
 	"io"
 	"net"
 	"net/http"
@@ -80,7 +83,7 @@ func firstDifference(a, b []byte) int {
 func wantBuffersEmpty(t *testing.T, h *harness) {
 	t.Helper()
 	for _, where := range []string{"memory", "file"} {
-		if got := h.wd.buffers.heldBytes(where); got != 0 {
+		if got := h.wd.buffers.HeldBytes(where); got != 0 {
 			t.Errorf(`afterburn_response_buffer_bytes{where=%q} = %d after the response; want 0`, where, got)
 		}
 	}
@@ -92,13 +95,13 @@ func wantBuffersEmpty(t *testing.T, h *harness) {
 // whole when the client reads it.
 func TestBufferedSlowClientFreesWorker(t *testing.T) {
 	h := start(t, nil) // one worker
-	_, pid := h.get("/pid")
+	_, pid := h.Get("/pid")
 	const n = 8 << 20
 	c := h.slowClient("GET /pattern?n=8388608 HTTP/1.1\r\nHost: fn\r\n\r\n")
-	h.waitState("the slow client's request on the worker", func(st status, ready bool) bool { return st.Busy == 1 })
-	resp, body := h.get("/pid")
+	h.waitState("the slow client's request on the worker", func(st pool.Status, ready bool) bool { return st.Busy == 1 })
+	resp, body := h.Get("/pid")
 	wantBody(t, resp, body, 200, pid)
-	if held := h.wd.buffers.heldBytes("memory") + h.wd.buffers.heldBytes("file"); held == 0 {
+	if held := h.wd.buffers.HeldBytes("memory") + h.wd.buffers.HeldBytes("file"); held == 0 {
 		t.Errorf("nothing is held in response buffers while the client reads nothing of %d bytes", n)
 	}
 	readPattern(t, c, n, false)
@@ -115,16 +118,16 @@ func TestBufferedSpill(t *testing.T) {
 		t.Run("chunked="+strconv.FormatBool(chunked), func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			h := start(t, func(c *Config) { c.ResponseBufferMemory, c.BufferDir = memory, dir })
+			h := start(t, func(c *config.Config) { c.ResponseBufferMemory, c.BufferDir = memory, dir })
 			const n = 8 << 20
 			target := "/pattern?n=8388608"
 			if chunked {
 				target += "&chunked=1"
 			}
 			c := h.slowClient("GET " + target + " HTTP/1.1\r\nHost: fn\r\n\r\n")
-			h.waitState("busy", func(st status, ready bool) bool { return st.Busy == 1 })
-			h.waitState("the worker released", func(st status, ready bool) bool { return st.Idle == 1 })
-			file, mem := h.wd.buffers.heldBytes("file"), h.wd.buffers.heldBytes("memory")
+			h.waitState("busy", func(st pool.Status, ready bool) bool { return st.Busy == 1 })
+			h.waitState("the worker released", func(st pool.Status, ready bool) bool { return st.Idle == 1 })
+			file, mem := h.wd.buffers.HeldBytes("file"), h.wd.buffers.HeldBytes("memory")
 			if file == 0 || mem > memory {
 				t.Errorf("with the worker released and the client reading nothing: %d bytes in memory, %d in a file; want at most %d in memory and the rest in a file",
 					mem, file, memory)
@@ -148,28 +151,28 @@ func TestBufferedBackPressure(t *testing.T) {
 	const small = 64 << 10
 	for _, tc := range []struct {
 		name string
-		mut  func(*Config)
+		mut  func(*config.Config)
 		log  string // the watchdog's word that it waits, or why it will
 	}{
-		{"buffers full", func(c *Config) { c.ResponseBufferMemory, c.BufferSpillMax = small, small }, "waits for the client of request"},
-		{"buffer_dir unusable", func(c *Config) {
+		{"buffers full", func(c *config.Config) { c.ResponseBufferMemory, c.BufferSpillMax = small, small }, "waits for the client of request"},
+		{"buffer_dir unusable", func(c *config.Config) {
 			c.ResponseBufferMemory, c.BufferDir = small, filepath.Join(t.TempDir(), "missing")
 		}, "responses will be buffered in memory only"},
-		{"response_buffering off", func(c *Config) { c.ResponseBuffering = false }, ""},
+		{"response_buffering off", func(c *config.Config) { c.ResponseBuffering = false }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := start(t, tc.mut)
-			_, pid := h.get("/pid")
+			_, pid := h.Get("/pid")
 			const n = 8 << 20
 			c := h.slowClient("GET /pattern?n=8388608 HTTP/1.1\r\nHost: fn\r\n\r\n")
-			h.waitState("busy", func(st status, ready bool) bool { return st.Busy == 1 })
+			h.waitState("busy", func(st pool.Status, ready bool) bool { return st.Busy == 1 })
 			if tc.log != "" {
 				h.logs.waitContains(t, tc.log)
 			}
 			// The kernel may take more of the response into the socket's
 			// send buffer as it grows, making room again for a while.
-			if got := h.wd.buffers.heldBytes("file"); got > h.wd.cfg.BufferSpillMax {
+			if got := h.wd.buffers.HeldBytes("file"); got > h.wd.cfg.BufferSpillMax {
 				t.Errorf(`afterburn_response_buffer_bytes{where="file"} = %d; want at most buffer_spill_max, %d`, got, h.wd.cfg.BufferSpillMax)
 			}
 			got := h.getLater("/pid")
@@ -179,7 +182,7 @@ func TestBufferedBackPressure(t *testing.T) {
 				t.Errorf("the request queued meanwhile got %q; want 200 from the same worker, %s", b, pid)
 			}
 			for _, reason := range []string{"crashed", "timeout", "bad_response", "request_aborted"} {
-				if n := counter(t, h.wd.m.restarts, reason); n != 0 {
+				if n := counter(t, h.wd.m.Restarts, reason); n != 0 {
 					t.Errorf("restarts{reason=%q} = %v; want 0", reason, n)
 				}
 			}
@@ -196,7 +199,7 @@ func TestBufferedCrashMidBody(t *testing.T) {
 	for _, chunked := range []bool{false, true} {
 		t.Run("chunked="+strconv.FormatBool(chunked), func(t *testing.T) {
 			t.Parallel()
-			h := start(t, func(c *Config) { c.ResponseBufferMemory = 64 << 10 })
+			h := start(t, func(c *config.Config) { c.ResponseBufferMemory = 64 << 10 })
 			target := "/pattern?n=4194304&crash=1048576"
 			if chunked {
 				target += "&chunked=1"
@@ -216,7 +219,7 @@ func TestBufferedCrashMidBody(t *testing.T) {
 				t.Errorf("got %d bytes before the abort, first difference at %d; want the %d bytes the worker wrote",
 					len(body), firstDifference(body, want), k)
 			}
-			if got := counter(t, h.wd.m.restarts, "crashed"); got != 1 {
+			if got := counter(t, h.wd.m.Restarts, "crashed"); got != 1 {
 				t.Errorf(`restarts_total{reason="crashed"} = %v; want 1`, got)
 			}
 			h.logs.waitContains(t, "path=/pattern status=200")
@@ -229,16 +232,16 @@ func TestBufferedCrashMidBody(t *testing.T) {
 // waits for it with full buffers costs no worker: the watchdog reads the
 // rest of the response, discarding it, and the same worker serves on.
 func TestBufferedClientGone(t *testing.T) {
-	h := start(t, func(c *Config) { c.ResponseBufferMemory, c.BufferSpillMax = 64<<10, 64<<10 })
-	_, pid := h.get("/pid")
+	h := start(t, func(c *config.Config) { c.ResponseBufferMemory, c.BufferSpillMax = 64<<10, 64<<10 })
+	_, pid := h.Get("/pid")
 	c := h.slowClient("GET /pattern?n=8388608 HTTP/1.1\r\nHost: fn\r\n\r\n")
 	h.logs.waitContains(t, "waits for the client of request")
 	c.Close()
 	h.logs.waitContains(t, "path=/pattern status=200")
-	resp, body := h.get("/pid")
+	resp, body := h.Get("/pid")
 	wantBody(t, resp, body, 200, pid)
 	for _, reason := range []string{"crashed", "timeout", "bad_response", "request_aborted"} {
-		if n := counter(t, h.wd.m.restarts, reason); n != 0 {
+		if n := counter(t, h.wd.m.Restarts, reason); n != 0 {
 			t.Errorf("restarts{reason=%q} = %v; want 0", reason, n)
 		}
 	}
@@ -266,7 +269,7 @@ func TestChunkedEndIn(t *testing.T) {
 		{"10000000000000000\r\n0\r\n\r\n", false},
 		{"zz\r\n0\r\n\r\n", false},
 	} {
-		if got := chunkedEndIn([]byte(tc.in)); got != tc.want {
+		if got := buffer.ChunkedEndIn([]byte(tc.in)); got != tc.want {
 			t.Errorf("chunkedEndIn(%q) = %v; want %v", tc.in, got, tc.want)
 		}
 	}
@@ -277,7 +280,7 @@ func TestChunkedEndIn(t *testing.T) {
 // killed after cancel_grace like any other, and the client, reading at last,
 // gets the bytes read before it, intact, then an aborted response.
 func TestBufferedDeadline(t *testing.T) {
-	h := start(t, func(c *Config) {
+	h := start(t, func(c *config.Config) {
 		c.ResponseBufferMemory, c.BufferSpillMax = 64<<10, 64<<10
 		c.ExecTimeout = 500 * time.Millisecond
 		c.CancelGrace = 100 * time.Millisecond
@@ -300,10 +303,10 @@ func TestBufferedDeadline(t *testing.T) {
 		t.Errorf("the %d bytes before the abort differ from the pattern at %d", len(body), firstDifference(body, want))
 	}
 	h.logs.waitContains(t, "replaced: timeout")
-	if got := counter(t, h.wd.m.restarts, "timeout"); got != 1 {
+	if got := counter(t, h.wd.m.Restarts, "timeout"); got != 1 {
 		t.Errorf(`restarts_total{reason="timeout"} = %v; want 1`, got)
 	}
-	resp2, body2 := h.get("/x")
+	resp2, body2 := h.Get("/x")
 	wantBody(t, resp2, body2, 200, "ok GET /x")
 	h.logs.waitContains(t, "path=/pattern status=200")
 	wantBuffersEmpty(t, h)

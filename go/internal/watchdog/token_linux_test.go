@@ -4,6 +4,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,15 +22,15 @@ func unreadBytes(in *os.File) int {
 // read a byte of the request proves no handler saw it: the request goes to
 // another worker, and the client gets its own answer.
 func TestExchangeTokenUnreadRequestResent(t *testing.T) {
-	h := start(t, func(c *Config) { c.Workers = 2 }, "AFTERBURN_TEST_TOKENS=1")
-	h.waitState("two idle workers", func(st status, _ bool) bool { return st.Idle == 2 })
-	resp, body := h.get("/stale-then-hang")
+	h := start(t, func(c *config.Config) { c.Workers = 2 }, "AFTERBURN_TEST_TOKENS=1")
+	h.waitState("two idle workers", func(st pool.Status, _ bool) bool { return st.Idle == 2 })
+	resp, body := h.Get("/stale-then-hang")
 	wantBody(t, resp, body, 200, "armed")
 	// The worker that answered went idle last: it gets the next request (§10.3).
-	resp, body = h.get("/after")
+	resp, body = h.Get("/after")
 	wantBody(t, resp, body, 200, "ok GET /after")
 	h.logs.waitContains(t, "before reading it: sending it to another worker")
-	if got := counter(t, h.wd.m.protocolErrors, "exchange"); got != 1 {
+	if got := counter(t, h.wd.m.ProtocolErrors, "exchange"); got != 1 {
 		t.Errorf("protocol errors {kind=exchange} = %v; want 1", got)
 	}
 }

@@ -2,6 +2,8 @@ package watchdog
 
 import (
 	"encoding/json"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"net/http"
 	"testing"
 )
@@ -21,17 +23,17 @@ func TestExchangeTokenStaleResponseNeverDelivered(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := start(t, nil, "AFTERBURN_TEST_TOKENS=1")
 			if tc.arm != "" {
-				resp, body := h.get(tc.arm)
+				resp, body := h.Get(tc.arm)
 				wantBody(t, resp, body, 200, "armed")
 			}
-			resp, body := h.get(tc.next)
-			wantError(t, resp, body, http.StatusBadGateway, errBadResponse)
+			resp, body := h.Get(tc.next)
+			wantError(t, resp, body, http.StatusBadGateway, wire.ErrBadResponse)
 			h.logs.waitContains(t, "with a response that is not its own")
 			h.logs.waitContains(t, "replaced: bad_response")
-			if got := counter(t, h.wd.m.protocolErrors, "exchange"); got != 1 {
+			if got := counter(t, h.wd.m.ProtocolErrors, "exchange"); got != 1 {
 				t.Errorf("protocol errors {kind=exchange} = %v; want 1", got)
 			}
-			resp, body = h.get("/next")
+			resp, body = h.Get("/next")
 			wantBody(t, resp, body, 200, "ok GET /next")
 		})
 	}
@@ -42,7 +44,7 @@ func TestExchangeTokenStaleResponseNeverDelivered(t *testing.T) {
 // gets no token (it would not echo it).
 func TestNoTokenForLibraryWithoutCapability(t *testing.T) {
 	h := start(t, nil)
-	_, body := h.get("/headers")
+	_, body := h.Get("/headers")
 	var seen childSeen
 	if err := json.Unmarshal([]byte(body), &seen); err != nil {
 		t.Fatal(err)
@@ -58,7 +60,7 @@ func TestTokensUniquePerExchange(t *testing.T) {
 	h := start(t, nil, "AFTERBURN_TEST_TOKENS=1")
 	seenTokens := map[string]bool{}
 	for i := 0; i < 5; i++ {
-		resp, body := h.get("/headers")
+		resp, body := h.Get("/headers")
 		if v := resp.Header.Values("AfterBurn-Exchange"); len(v) != 0 {
 			t.Fatalf("the client got AfterBurn-Exchange %q", v)
 		}
@@ -77,7 +79,7 @@ func TestTokensUniquePerExchange(t *testing.T) {
 // PROTOCOL.md §3.5, §4.6: a repeated handshake carries a token; a reply
 // with another one fails the liveness check.
 func TestRepeatedHandshakeToken(t *testing.T) {
-	h := start(t, func(c *Config) { c.HealthcheckInterval = 20e6 }, "AFTERBURN_TEST_TOKENS=1",
+	h := start(t, func(c *config.Config) { c.HealthcheckInterval = 20e6 }, "AFTERBURN_TEST_TOKENS=1",
 		"AFTERBURN_TEST_INIT=wrong-token-on-repeat")
 	h.logs.waitContains(t, "failed its liveness handshake: handshake reply carries AfterBurn-Exchange")
 	h.logs.waitContains(t, "replaced: unresponsive")
@@ -96,7 +98,7 @@ func TestListsCapability(t *testing.T) {
 		{[]string{"exchanges"}, false},
 		{[]string{"fork,streams"}, false},
 	} {
-		if got := listsCapability(tc.values, "exchange"); got != tc.want {
+		if got := wire.ListsCapability(tc.values, "exchange"); got != tc.want {
 			t.Errorf("listsCapability(%q) = %v; want %v", tc.values, got, tc.want)
 		}
 	}

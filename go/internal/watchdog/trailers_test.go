@@ -2,6 +2,8 @@ package watchdog
 
 import (
 	"bufio"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"io"
 	"net"
 	"net/http"
@@ -23,7 +25,7 @@ func TestTrailersBothWays(t *testing.T) {
 		"5\r\nhello\r\n0\r\nX-Checksum: abc\r\nX-Checksum: def\r\nHost: evil\r\nContent-Length: 99\r\n" +
 		"Content-Type: text/evil\r\nAuthorization: Basic evil\r\nAfterBurn-Exchange: forged\r\n\r\n"
 	for _, buffering := range []bool{true, false} {
-		h := start(t, func(c *Config) { c.ResponseBuffering = buffering })
+		h := start(t, func(c *config.Config) { c.ResponseBuffering = buffering })
 		raw := rawExchange(t, h, request)
 		resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(raw)), nil)
 		if err != nil {
@@ -61,7 +63,7 @@ func TestTrailersBothWays(t *testing.T) {
 func TestTrailerDeclaredAndInHead(t *testing.T) {
 	t.Parallel()
 	for _, buffering := range []bool{true, false} {
-		h := start(t, func(c *Config) { c.ResponseBuffering = buffering })
+		h := start(t, func(c *config.Config) { c.ResponseBuffering = buffering })
 		raw := rawExchange(t, h, "GET /trailer-in-head HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 		resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(raw)), nil)
 		if err != nil {
@@ -101,7 +103,7 @@ func TestTrailerAllowed(t *testing.T) {
 		"Host": false, "Trailer": false, "Authorization": false, "Set-Cookie": false, "Te": false,
 		"Connection": false, "Afterburn-Error": false, "Afterburn-Request-Id": false,
 	} {
-		if got := trailerAllowed(name); got != want {
+		if got := wire.TrailerAllowed(name); got != want {
 			t.Errorf("trailerAllowed(%q) = %v; want %v", name, got, want)
 		}
 	}

@@ -19,51 +19,58 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/buffer"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/exchange"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/guard"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/proc"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Watchdog is an AfterBurn/1 watchdog: an http.Handler in front of a pool of
 // workers. Create one with New.
 type Watchdog struct {
-	cfg            Config
-	log            *logger
-	pool           *pool
-	buffers        *respBuffers // PROTOCOL.md §6.1 (respbuffer.go)
-	m              *metrics
-	guard          *clientGuard // PROTOCOL.md §10.5
-	rejoin         *rejoinListener
+	cfg            config.Config
+	log            *obs.Logger
+	pool           *pool.Pool
+	buffers        *buffer.RespBuffers // PROTOCOL.md §6.1 (respbuffer.go)
+	m              *obs.Metrics
+	guard          *guard.Guard // PROTOCOL.md §10.5
+	rejoin         *exchange.RejoinListener
 	metricsHandler http.Handler
-	xenv           *exchangeEnv // what every exchange shares
+	xenv           *exchange.Env // what every exchange shares
 	stopping       atomic.Bool
 	startOnce      sync.Once
-	spill          spillBudget     // buffer_spill_max (§6.6)
-	requests       *requestBuffers // PROTOCOL.md §6.6
+	spill          buffer.SpillBudget     // buffer_spill_max (§6.6)
+	requests       *buffer.RequestBuffers // PROTOCOL.md §6.6
 }
 
 // New checks cfg and returns a Watchdog whose workers are not started yet.
-func New(cfg Config) (*Watchdog, error) {
+func New(cfg config.Config) (*Watchdog, error) {
 	if cfg.Lanes == 0 {
 		cfg.Lanes = 1 // a Config built by hand: one lane, as before §2.5
 	}
-	if err := cfg.check(); err != nil {
+	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
 	out := cfg.Log
 	if out == nil {
 		out = os.Stderr
 	}
-	wd := &Watchdog{cfg: cfg, log: newLogger(out, cfg.PrefixLogs)}
-	wd.log.json = cfg.logFormat() == LogJSON
-	wd.spill.max = cfg.BufferSpillMax
-	wd.pool = newPool(&wd.cfg, wd.log)
-	wd.buffers = newRespBuffers(&wd.cfg, &wd.spill, wd.log)
-	wd.m = newMetrics(wd.pool, wd.buffers)
-	wd.requests = &requestBuffers{cfg: &wd.cfg, spill: &wd.spill, m: wd.m, log: wd.log}
-	wd.pool.m = wd.m
-	wd.guard = newClientGuard(cfg.MaxHeaderBytes, cfg.ReadTimeout, wd.log)
-	wd.metricsHandler = promhttp.HandlerFor(wd.m.reg, promhttp.HandlerOpts{})
-	wd.xenv = &exchangeEnv{cfg: &wd.cfg, log: wd.log, m: wd.m, pool: wd.pool, buffers: wd.buffers,
-		fail: wd.fail, writeTimeout: wd.writeTimeout()}
+	wd := &Watchdog{cfg: cfg, log: obs.NewLogger(out, cfg.PrefixLogs)}
+	wd.log.Json = cfg.LogFormatOrText() == config.LogJSON
+	wd.spill.Max = cfg.BufferSpillMax
+	wd.pool = pool.New(&wd.cfg, wd.log)
+	wd.buffers = buffer.NewRespBuffers(&wd.cfg, &wd.spill, wd.log)
+	wd.m = obs.NewMetrics(wd.pool, wd.buffers)
+	wd.requests = &buffer.RequestBuffers{Cfg: &wd.cfg, Spill: &wd.spill, M: wd.m, Log: wd.log}
+	wd.pool.M = wd.m
+	wd.guard = guard.New(cfg.MaxHeaderBytes, cfg.ReadTimeout, wd.log)
+	wd.metricsHandler = promhttp.HandlerFor(wd.m.Reg, promhttp.HandlerOpts{})
+	wd.xenv = &exchange.Env{Cfg: &wd.cfg, Log: wd.log, M: wd.m, Pool: wd.pool, Buffers: wd.buffers,
+		Fail: wd.fail, WriteTimeout: wd.writeTimeout()}
 	return wd, nil
 }
 
@@ -72,11 +79,11 @@ func New(cfg Config) (*Watchdog, error) {
 func (wd *Watchdog) Start() {
 	wd.startOnce.Do(func() {
 		// PROTOCOL.md §2.2: workers get the protocol's descriptors, no others.
-		if err := markInheritedCloseOnExec(); err != nil {
-			wd.log.warnf("could not mark inherited descriptors close-on-exec: %v; workers may inherit them", err)
+		if err := proc.MarkInheritedCloseOnExec(); err != nil {
+			wd.log.Warnf("could not mark inherited descriptors close-on-exec: %v; workers may inherit them", err)
 		}
-		wd.buffers.checkDir()
-		wd.pool.start()
+		wd.buffers.CheckDir()
+		wd.pool.Start()
 	})
 }
 
@@ -84,13 +91,13 @@ func (wd *Watchdog) Start() {
 // until ctx ends, then shuts down gracefully (PROTOCOL.md §9.4) and returns
 // nil.
 func (wd *Watchdog) Run(ctx context.Context) error {
-	defer wd.log.flush() // lines still lingering in the queue (logs.go)
+	defer wd.log.Flush() // lines still lingering in the queue (logs.go)
 	ln, err := net.Listen("tcp", net.JoinHostPort(wd.cfg.ListenHost, strconv.Itoa(wd.cfg.Port)))
 	if err != nil {
 		return errors.New("watchdog: " + err.Error())
 	}
 	var mln net.Listener
-	if wd.cfg.MetricsPort != MetricsOnPort {
+	if wd.cfg.MetricsPort != config.MetricsOnPort {
 		if mln, err = net.Listen("tcp", net.JoinHostPort(wd.cfg.ListenHost, strconv.Itoa(wd.cfg.MetricsPort))); err != nil {
 			ln.Close()
 			return errors.New("watchdog: " + err.Error())
@@ -103,18 +110,18 @@ func (wd *Watchdog) Run(ctx context.Context) error {
 // served on port (MetricsOnPort).
 func (wd *Watchdog) serve(ctx context.Context, ln, mln net.Listener) error {
 	if os.Getpid() == 1 {
-		startReaper()
+		proc.StartReaper()
 	}
 	wd.Start()
 	srv := wd.newServer(wd)
 	// PROTOCOL.md §10.5: client bytes pass the guard before net/http reads
 	// them; the metrics listener is not guarded (guard.go says why).
-	srv.ConnContext = withGuardConn
+	srv.ConnContext = guard.WithConn
 	// Client connections that spliced exchanges took come back through
 	// rejoin (hijack.go). Shutdown closes it, as ln; serve does too, in
 	// case it returns before that Serve began.
-	wd.rejoin = newRejoinListener(ln.Addr())
-	wd.xenv.rejoin = wd.rejoin
+	wd.rejoin = exchange.NewRejoinListener(ln.Addr())
+	wd.xenv.Rejoin = wd.rejoin
 	defer wd.rejoin.Close()
 	go srv.Serve(wd.rejoin)
 	errc := make(chan error, 2)
@@ -127,19 +134,19 @@ func (wd *Watchdog) serve(ctx context.Context, ln, mln net.Listener) error {
 		go func() { errc <- msrv.Serve(mln) }()
 		// Before "listening on": whoever waits for that line (the
 		// conformance suite) finds this one in the log already.
-		wd.log.printf("metrics on %s", dialAddr(mln.Addr()))
+		wd.log.Printf("metrics on %s", dialAddr(mln.Addr()))
 	}
-	go func() { errc <- srv.Serve(guardListener{ln, wd.guard}) }()
+	go func() { errc <- srv.Serve(guard.Listener{Listener: ln, Guard: wd.guard}) }()
 	// The conformance suite reads the address from this line.
-	wd.log.printf("listening on %s", dialAddr(ln.Addr()))
+	wd.log.Printf("listening on %s", dialAddr(ln.Addr()))
 	select {
 	case <-ctx.Done():
 		return wd.shutdown(srv, msrv)
 	case err := <-errc:
 		wd.shutdown(srv, msrv)
 		return errors.New("watchdog: " + err.Error())
-	case err := <-wd.pool.fatal:
-		wd.log.errorf("%v", err)
+	case err := <-wd.pool.Fatal:
+		wd.log.Errorf("%v", err)
 		wd.shutdown(srv, msrv)
 		return err
 	}
@@ -179,10 +186,10 @@ func (wd *Watchdog) writeTimeout() time.Duration {
 }
 
 // serverLog routes net/http's own messages to the watchdog's log.
-type serverLog struct{ l *logger }
+type serverLog struct{ l *obs.Logger }
 
 func (s serverLog) Write(p []byte) (int, error) {
-	s.l.warnf("%s", bytes.TrimRight(p, "\n"))
+	s.l.Warnf("%s", bytes.TrimRight(p, "\n"))
 	return len(p), nil
 }
 
@@ -200,7 +207,7 @@ const shutdownAnswerMax = time.Second
 func (wd *Watchdog) shutdown(servers ...*http.Server) error {
 	deadline := time.Now().Add(wd.cfg.ShutdownTimeout)
 	wd.stopping.Store(true)
-	wd.log.printf("shutting down: finishing requests for up to %v", wd.cfg.ShutdownTimeout)
+	wd.log.Printf("shutting down: finishing requests for up to %v", wd.cfg.ShutdownTimeout)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	var late []*http.Server
@@ -211,12 +218,12 @@ func (wd *Watchdog) shutdown(servers ...*http.Server) error {
 	}
 	// Exchanges on connections taken from net/http (hijack.go) are not
 	// net/http's to wait for: the pool counts every request it holds.
-	drained := wd.pool.waitHeld(deadline)
+	drained := wd.pool.WaitHeld(deadline)
 	if late != nil || !drained {
-		wd.log.warnf("requests still running after shutdown_timeout: answering them 503 and closing their connections")
-		wd.pool.abandon()
+		wd.log.Warnf("requests still running after shutdown_timeout: answering them 503 and closing their connections")
+		wd.pool.Abandon()
 		deadline = time.Now().Add(shutdownAnswerMax)
-		wd.pool.waitHeld(deadline)
+		wd.pool.WaitHeld(deadline)
 		ctx, cancel := context.WithDeadline(context.Background(), deadline)
 		defer cancel()
 		for _, s := range late {
@@ -225,7 +232,7 @@ func (wd *Watchdog) shutdown(servers ...*http.Server) error {
 			}
 		}
 	}
-	wd.pool.close(deadline)
-	wd.log.printf("stopped")
+	wd.pool.Close(deadline)
+	wd.log.Printf("stopped")
 	return nil
 }

@@ -1,0 +1,285 @@
+package exchange
+
+import (
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/buffer"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
+	"io"
+	"net/http"
+	"time"
+)
+
+// bodyFailure is why the request body could not be written in full.
+type bodyFailure int32
+
+const (
+	BodyOK       bodyFailure = iota
+	bodyTooLarge             // a chunked body crossed max_request_body (§7.2)
+	bodyClient               // the client went away or stalled (§6.4)
+	bodyWorker               // the request pipe failed: the worker's fault
+)
+
+// exchangeEnv is what an exchange needs of the watchdog around it; the
+// Watchdog makes one in New.
+type Env struct {
+	Cfg     *config.Config
+	Log     *obs.Logger
+	M       *obs.Metrics
+	Pool    *pool.Pool
+	Buffers *buffer.RespBuffers // PROTOCOL.md §6.1 (respbuffer.go)
+	// rejoin takes back the client connections spliced exchanges took
+	// (hijack.go); set by serve before the first request.
+	Rejoin *RejoinListener
+	// fail answers an error the watchdog raised (PROTOCOL.md §8.1).
+	Fail func(rw http.ResponseWriter, t wire.ErrorType, e *obs.AccessEntry)
+	// writeTimeout bounds writing a response (§10.2); 0: none.
+	WriteTimeout time.Duration
+}
+
+// exchange is one request carried by one worker (PROTOCOL.md §4).
+type Exchange struct {
+	Env      *Env
+	W        *pool.Member // l's worker
+	L        *pool.Lease  // the pipes it runs on (PROTOCOL.md §2.5)
+	Rw       http.ResponseWriter
+	Rc       *http.ResponseController // made when first needed (controller)
+	hj       *hijackedResponse        // rw, when the body is spliced (hijack.go)
+	rb       *buffer.RespBuffer       // the response body's buffer, when it has one (respbuffer.go)
+	R        *http.Request
+	Id       string
+	Target   string
+	Deadline time.Time // zero: no exec_timeout
+	Entry    *obs.AccessEntry
+	token    wire.ExchangeToken // PROTOCOL.md §4.6; zero when the worker takes none
+
+	headLen  int  // bytes of the request head written to the worker
+	headSent bool // the response head went to the client
+	// body is where the request body comes from: the client's, or on a
+	// second attempt (§9.3) the bytes the first worker never read followed
+	// by the rest of the client's.
+	Body io.Reader
+	// replay keeps a copy of the body bytes sent, while they could all be
+	// sitting unread in the pipe (at most replayMax), so that a worker that
+	// dies without reading any of them does not lose the request (§9.3).
+	Replay      []byte
+	replayLost  bool  // more was sent than replay keeps
+	bodyWritten int64 // bytes of body framing and data written to the pipe
+	respDone    bool  // the response was read to its end
+	respBegun   bool  // a byte of the response was read (lanedrain.go)
+	unsent      int   // bytes of head and inline body still buffered when writing them failed
+	closeAfter  bool  // the worker sent Connection: close
+	// aborting is closed by the body goroutine before it kills the worker
+	// because the body cannot be completed (§6.4).
+	Aborting chan struct{}
+	scratch  [24]byte
+	// inline is a small body read whole before the head was written, to go
+	// with it in one write (PROTOCOL.md §6.1); nil when the body streams.
+	inline []byte
+	// buffered is the whole body, read before the worker was taken (§6.6);
+	// nil when the body comes from the client as the exchange runs.
+	Buffered *buffer.BufferedBody
+}
+
+// controller is net/http's ResponseController on x.rw, made on first use:
+// most exchanges never need one.
+func (x *Exchange) controller() *http.ResponseController {
+	if x.Rc == nil {
+		x.Rc = http.NewResponseController(x.Rw)
+	}
+	return x.Rc
+}
+
+// flush sends what x.rw holds to the client, as ResponseController.Flush
+// does, without making one for it.
+func (x *Exchange) Flush() error {
+	if f, ok := x.Rw.(interface{ FlushError() error }); ok {
+		return f.FlushError()
+	}
+	return x.controller().Flush()
+}
+
+// run writes the request, forwards the response, and gives the worker back
+// or has it replaced. It panics with http.ErrAbortHandler when the exchange
+// failed after the response head went out (PROTOCOL.md §8.7). It returns
+// true, having answered nothing, when the worker died without reading a byte
+// of a bodiless request: the caller sends it to another worker (§9.3).
+func (x *Exchange) Run() (neverRead bool) {
+	w, l := x.W, x.L
+	// PROTOCOL.md §6.1: a buffered response goes on to the client after the
+	// worker was given back; the exchange ends, or is aborted (§8.7), only
+	// once it is out (respbuffer.go).
+	defer x.awaitBuffered()
+	// PROTOCOL.md §5.2: the deadline runs to the end of the response; every
+	// read and write on the worker's pipes stops there.
+	l.RespR.SetReadDeadline(x.Deadline)
+	l.ReqW.SetWriteDeadline(x.Deadline)
+
+	var fail *wire.Failure
+	var bodyDone chan bodyFailure
+	headWritten := false // the head, and an inline body, reached the pipe
+	if x.Buffered != nil {
+		if x.Buffered.Small() {
+			x.inline = x.Buffered.Mem // §6.1: with its head, in one write
+		}
+	} else if n := x.R.ContentLength; n > 0 && n <= buffer.InlineBodyMax {
+		if t := x.readInline(); t != "" {
+			// PROTOCOL.md §6.1, §6.4: no byte of the request reached the
+			// worker, so it goes back to the pool as it was.
+			x.Env.Pool.Release(l, "")
+			x.Env.Log.Printf("the client did not deliver the %d-byte body of request %s", n, x.Id)
+			x.Rw.Header().Set("Connection", "close")
+			x.Env.Fail(x.Rw, t, x.Entry)
+			return false
+		}
+	}
+	if err := x.WriteHead(); err != nil {
+		fail = wire.Classify(err)
+		// What never left the buffer never reached the worker (§9.3): a
+		// worker with lanes can be killed, for another lane's crash, while
+		// this head is written (§2.5).
+		x.unsent = l.Bw.Buffered()
+	} else {
+		headWritten = true
+		if x.R.ContentLength != 0 && x.inline == nil {
+			send := x.SendBody
+			if x.Buffered == nil && x.hijack() {
+				// §6.1: the body is spliced (hijack.go). The client's
+				// connection is the exchange's until its end, then given
+				// back or closed; also on the panic of §8.7, which
+				// net/http recovers without closing a taken connection.
+				defer func() { x.hj.Close(!x.headSent || x.respDone) }()
+				send = x.spliceBody
+			}
+			// PROTOCOL.md §6.2: write the body while reading the response.
+			x.controller().EnableFullDuplex()
+			bodyDone = make(chan bodyFailure, 1)
+			x.Aborting = make(chan struct{})
+			go func() { bodyDone <- send() }()
+		}
+		fail = x.forward()
+	}
+
+	bf, caused := BodyOK, true
+	if bodyDone != nil {
+		if fail != nil {
+			select {
+			case bf = <-bodyDone:
+			case <-x.Aborting:
+				bf = <-bodyDone // the body failed first and killed the worker
+			default:
+				// Unblock the body goroutine wherever it waits: on the
+				// worker (stopWorker) or on the client (read deadline). The
+				// client's connection cannot be reused after that, and
+				// whatever the body reports now is a consequence.
+				if fail == wire.FailTimeout {
+					// §8.6: the worker gets cancel_grace before any kill.
+					l.Wake()
+				} else {
+					x.stopWorker()
+				}
+				x.controller().SetReadDeadline(time.Now())
+				x.Rw.Header().Set("Connection", "close")
+				bf, caused = <-bodyDone, false
+			}
+		} else {
+			bf = <-bodyDone // §6.3: back to the pool only once the body is written
+		}
+	}
+	if bf != BodyOK {
+		x.Rw.Header().Set("Connection", "close") // the body was not read to its end
+	}
+	switch {
+	case !caused:
+	case bf == bodyTooLarge:
+		fail = &wire.Failure{Reason: wire.ReasonRequestAborted, Etype: wire.ErrBodyTooLarge} // §6.4, §7.2
+	case bf == bodyClient:
+		fail = &wire.Failure{Reason: wire.ReasonRequestAborted, Etype: wire.ErrBadRequest} // §6.4
+	case bf == bodyWorker && fail == nil:
+		fail = wire.FailCrashed // it stopped reading its request
+	}
+	if fail == wire.FailTimeout && w.WasKilled() && (x.Deadline.IsZero() || time.Now().Before(x.Deadline)) {
+		// Its worker was killed for another reason (another lane's fault,
+		// §2.5, or the end of shutdown's grace, §9.4), not this deadline.
+		fail = wire.FailCrashed
+	}
+	if fail == wire.FailTimeout {
+		// PROTOCOL.md §8.6, §2.5: the exchange is cancelled and its lane
+		// drained, or, when it cannot be, stopped after cancel_grace.
+		return x.cancelExchange(headWritten && bf == BodyOK && caused)
+	}
+	if fail == wire.FailCrashed && w.InUse > 1 {
+		// A crash of the worker (every lane fails, §8.4), or one lane
+		// closed (§2.5): its exit decides, if it comes.
+		w.AwaitExit()
+	}
+
+	if fail == nil {
+		var reason wire.RestartReason
+		if l.Br.Buffered() > 0 {
+			// PROTOCOL.md §9.6: bytes after the end of the response.
+			reason = x.Env.Pool.IdleCheck(l)
+		} else if x.closeAfter {
+			reason = wire.ReasonWorkerClosed // §4.4: delivered, then replaced
+		}
+		x.Env.Pool.Release(l, reason)
+		return false
+	}
+
+	// PROTOCOL.md §9.3: every byte of the request still in the pipe means the
+	// worker never saw it (the idle-exit race), so no handler ran for it.
+	// Asked before release, which closes the pipes.
+	if fail == wire.FailExchange && w.InUse == 1 {
+		// §4.6: the worker is alive and may still read the request. Only
+		// once it is dead is the unread count below final.
+		w.Kill()
+		<-w.Exited
+	}
+	// PROTOCOL.md §9.4: the end of shutdown's grace period killed the
+	// worker; the request is answered 503, not retried.
+	cut := x.Env.Pool.IsAbandoned()
+	// A worker with several lanes that lives on may still read the request
+	// (§2.5): the count is final only once it has exited.
+	final := w.InUse == 1 || w.HasExited()
+	neverRead = !cut && final && (fail == wire.FailCrashed || fail == wire.FailExchange) && !x.headSent && caused && !x.replayLost &&
+		(bf == BodyOK || bf == bodyWorker) && x.headLen > 0 &&
+		int64(l.UnreadRequestBytes()) == int64(x.headLen)+x.bodyWritten-int64(x.unsent)
+
+	switch {
+	case cut:
+		x.Env.Log.Warnf("w%d: request %s cut short at the end of shutdown_timeout", w.Id, x.Id)
+		fail = &wire.Failure{Reason: fail.Reason, Etype: wire.ErrUnavailable}
+	case fail == wire.FailExchange:
+		x.Env.M.ProtocolErrors.WithLabelValues("exchange").Inc()
+		if neverRead {
+			x.Env.Log.Warnf("w%d answered with a response that is not request %s's (PROTOCOL.md §4.6) before reading it: sending it to another worker", w.Id, x.Id)
+		} else {
+			x.Env.Log.Warnf("w%d answered request %s with a response that is not its own (PROTOCOL.md §4.6): replacing the worker", w.Id, x.Id)
+		}
+	case fail.Reason == wire.ReasonBadResponse:
+		x.Env.M.ProtocolErrors.WithLabelValues("bad_response").Inc()
+		x.Env.Log.Warnf("w%d sent a malformed response to request %s", w.Id, x.Id)
+	case fail.Reason == wire.ReasonCrashed:
+		if neverRead {
+			x.Env.Log.Warnf("w%d exited before reading request %s: sending it to another worker", w.Id, x.Id)
+		} else {
+			x.Env.Log.Warnf("w%d exited or closed a pipe during request %s", w.Id, x.Id)
+		}
+	case fail.Reason == wire.ReasonRequestAborted:
+		x.Env.Log.Warnf("w%d: the body of request %s could not be completed: replacing the worker", w.Id, x.Id)
+	}
+	x.Env.Pool.Release(l, fail.Reason)
+	if neverRead {
+		return true
+	}
+	if !x.headSent {
+		x.Env.Fail(x.Rw, fail.Etype, x.Entry)
+		return false
+	}
+	if x.respDone {
+		return false // the response was complete; only the worker had to go
+	}
+	// PROTOCOL.md §8.7: make the client's response visibly incomplete.
+	panic(http.ErrAbortHandler)
+}

@@ -1,0 +1,362 @@
+package exchange
+
+// Large bodies by splice(2) (PROTOCOL.md §6.1).
+//
+// Carried through the watchdog's buffers, a body is copied twice on each
+// way: socket to user space to request pipe, response pipe to user space to
+// socket; for a large echo that is most of the watchdog's CPU. For a request
+// whose body Content-Length announces as at least spliceBodyMin, the
+// exchange takes the client's connection from net/http (a hijack: net/http
+// does not expose it otherwise, and bytes of the body may already sit in its
+// reader), and the kernel moves the request body from the socket to the
+// request pipe, and a response body framed by Content-Length from the
+// response pipe to the socket (splice_linux.go). hijackedResponse stands in
+// for net/http's ResponseWriter on that connection, so the exchange (run,
+// forward, the error answers of §8, deadlines, §9.3, the access log and
+// metrics) is the same on both paths. Then the connection goes back to
+// net/http (rejoinListener) for the client's next request, unless the
+// client or the exchange asked for it to close.
+
+import (
+	"bufio"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/guard"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// spliceBodyMin is the smallest request body, announced by Content-Length,
+// that is spliced. Taking the connection, two pipes for the splices and
+// net/http's state for the connection again cost some system calls and
+// allocations per exchange, little beside the copies saved from 1 MiB up (a
+// 1 MiB echo then costs the watchdog half the CPU). Far above replayMax, it
+// leaves every body that a second attempt could replay (§9.3) on the copy
+// path.
+const SpliceBodyMin = 1 << 20
+
+// lingerMax bounds how long a connection closed with part of its request body
+// unread is read on, discarding, so that the client gets to read the answer
+// before the unread bytes make the kernel reset the connection; net/http
+// waits as long (rstAvoidanceDelay).
+const lingerMax = 500 * time.Millisecond
+
+// hijackedResponse is the http.ResponseWriter of an exchange on a hijacked
+// connection. It writes the head and frames the body as net/http would, and
+// has the methods http.ResponseController looks for.
+type hijackedResponse struct {
+	conn *guard.Conn
+	tcp  *net.TCPConn    // under conn
+	sock syscall.RawConn // tcp's, for splice(2)
+	br   *bufio.Reader   // net/http's: the first body bytes may be in it
+	bw   *bufio.Writer
+	req  *http.Request
+
+	header   http.Header
+	status   int  // 0 until WriteHeader
+	bodyless bool // HEAD, 1xx, 204, 304
+	chunked  bool
+	keep     bool // the head did not say Connection: close
+	// bodyLeft is how many bytes of the request body were not read from the
+	// client yet; the body goroutine's until run has its result.
+	bodyLeft int64
+	in, out  *splicePipe // for the request body and the response body
+	rejoin   *RejoinListener
+}
+
+// hijack takes the client's connection from net/http when x.r's body is to
+// be spliced, and has the exchange answer on it and send the body with
+// spliceBody. It returns false, having changed nothing, for every other
+// request: a smaller or chunked body, HTTP/2, a connection that is not TCP
+// through the guard, or no splice(2) (off Linux).
+func (x *Exchange) hijack() bool {
+	r := x.R
+	if r.ContentLength < SpliceBodyMin || r.ProtoMajor != 1 {
+		return false
+	}
+	gc, _ := r.Context().Value(guard.ConnKey{}).(*guard.Conn)
+	if gc == nil {
+		return false
+	}
+	tcp, ok := gc.Conn.(*net.TCPConn)
+	if !ok {
+		return false
+	}
+	sock, err := tcp.SyscallConn()
+	if err != nil {
+		return false
+	}
+	in, err := newSplicePipe()
+	if err != nil {
+		return false
+	}
+	out, err := newSplicePipe()
+	if err != nil {
+		in.Close()
+		return false
+	}
+	_, brw, err := x.controller().Hijack()
+	if err != nil {
+		in.Close()
+		out.Close()
+		return false
+	}
+	hj := &hijackedResponse{
+		conn: gc, tcp: tcp, sock: sock, br: brw.Reader, bw: brw.Writer, req: r,
+		header: make(http.Header), bodyLeft: r.ContentLength, in: in, out: out, rejoin: x.Env.Rejoin,
+	}
+	// The socket is spliced from now on, not read through gc: its read
+	// deadlines must reach it at once.
+	gc.ReadsAround()
+	// net/http clears a hijacked connection's deadlines: read_timeout and
+	// write_timeout (§10.2) again, from the request's start as net/http
+	// counts them from its head.
+	if rt := x.Env.Cfg.ReadTimeout; rt > 0 {
+		gc.SetReadDeadline(x.Entry.Start.Add(rt))
+	}
+	if wt := x.Env.WriteTimeout; wt > 0 {
+		gc.SetWriteDeadline(x.Entry.Start.Add(wt))
+	}
+	// PROTOCOL.md §5.4: net/http no longer sends 100 Continue once the
+	// connection is hijacked. It lets an HTTP/1.1 request with an Expect
+	// through only for 100-continue; an HTTP/1.0 client's is ignored (RFC
+	// 9110 §10.1.1). A failed write is met again reading the body.
+	if r.ProtoAtLeast(1, 1) && r.Header.Get("Expect") != "" {
+		hj.bw.WriteString("HTTP/1.1 100 Continue\r\n\r\n")
+		hj.bw.Flush()
+	}
+	x.hj, x.Rw, x.Rc = hj, hj, http.NewResponseController(hj)
+	// §9.3: a spliced body never is in user space to be kept for a replay
+	// (and is larger than replayMax).
+	x.replayLost = true
+	return true
+}
+
+// spliceBody is sendBody on a hijacked connection: the body bytes already
+// read from the socket (by net/http's reader, or held by the guard) are
+// written first, then the rest is spliced from the socket to the request
+// pipe. It fails as sendBody does (§6.4).
+func (x *Exchange) spliceBody() bodyFailure {
+	hj, l := x.hj, x.L
+	for hj.bodyLeft > 0 && (hj.br.Buffered() > 0 || hj.conn.Held() > 0) {
+		buf := l.BodyBuffer()
+		n, _ := hj.br.Read(buf[:min(int64(len(buf)), hj.bodyLeft)])
+		hj.bodyLeft -= int64(n)
+		nw, err := l.ReqW.Write(buf[:n])
+		x.bodyWritten += int64(nw)
+		if err != nil {
+			return bodyWorker
+		}
+	}
+	dst, err := l.ReqW.SyscallConn()
+	if err != nil {
+		return bodyWorker
+	}
+	read, written, rerr, werr := hj.in.move(dst, hj.sock, hj.bodyLeft)
+	hj.bodyLeft -= read
+	hj.conn.Bypassed(read)
+	x.bodyWritten += written
+	switch {
+	case werr != nil:
+		return bodyWorker
+	case rerr != nil:
+		return x.abortBody(bodyClient)
+	}
+	return BodyOK
+}
+
+// spliceResponse forwards a response body of n bytes framed by
+// Content-Length to a hijacked connection: the bytes the worker's reader
+// already holds, then the rest spliced from the response pipe to the
+// socket. The reader is left in step with the pipe, nothing skipped, for the
+// worker's next response (§4.1). When the client goes away the rest is read
+// and discarded (§6.5).
+func (x *Exchange) spliceResponse(n int64) *wire.Failure {
+	l, hj := x.L, x.hj
+	k := int(min(int64(l.Br.Buffered()), n))
+	b, _ := l.Br.Peek(k)
+	_, werr := hj.Write(b)
+	if werr == nil {
+		werr = hj.FlushError() // the head and these before the spliced bytes
+	}
+	l.Br.Discard(k)
+	done := int64(k)
+	if werr == nil {
+		x.Entry.Bytes += int64(k)
+		src, err := l.RespR.SyscallConn()
+		if err != nil {
+			return wire.Classify(err)
+		}
+		var read, written int64
+		var rerr error
+		read, written, rerr, werr = hj.out.move(hj.sock, src, n-done)
+		done += read
+		x.Entry.Bytes += written
+		if rerr != nil {
+			return wire.Classify(rerr)
+		}
+	}
+	if werr != nil {
+		if _, err := io.CopyN(io.Discard, l.Br, n-done); err != nil {
+			return wire.Classify(err)
+		}
+	}
+	x.respDone = true
+	return nil
+}
+
+func (hj *hijackedResponse) Header() http.Header { return hj.header }
+
+// hijackedOwnFields are written by WriteHeader itself, never from the header.
+var hijackedOwnFields = map[string]bool{"Connection": true, "Transfer-Encoding": true}
+
+// WriteHeader writes the status line and fields as net/http does: sorted,
+// one line per value, Date unless set, then the framing and Connection:
+// close when the connection is to close. That is when the client or the
+// exchange (run) asks for it, and for an HTTP/1.0 client. RFC 9112 §6.3: no
+// body follows for HEAD, 1xx, 204 and 304; a body of unknown length is
+// chunked, or to an HTTP/1.0 client, which cannot take chunks, ends with the
+// connection.
+func (hj *hijackedResponse) WriteHeader(code int) {
+	if hj.status != 0 {
+		return
+	}
+	hj.status = code
+	r, bw, h := hj.req, hj.bw, hj.header
+	_, framed := h["Content-Length"]
+	hj.bodyless = r.Method == http.MethodHead || code < 200 || code == http.StatusNoContent || code == http.StatusNotModified
+	hj.chunked = !hj.bodyless && !framed && r.ProtoAtLeast(1, 1)
+	hj.keep = r.ProtoAtLeast(1, 1) && !r.Close && h.Get("Connection") != "close"
+	if r.ProtoAtLeast(1, 1) {
+		bw.WriteString("HTTP/1.1 ")
+	} else {
+		bw.WriteString("HTTP/1.0 ")
+	}
+	bw.WriteString(strconv.Itoa(code))
+	bw.WriteByte(' ')
+	bw.WriteString(http.StatusText(code))
+	bw.WriteString("\r\n")
+	h.WriteSubset(bw, hijackedOwnFields)
+	if _, ok := h["Date"]; !ok {
+		bw.WriteString("Date: ")
+		bw.WriteString(time.Now().UTC().Format(http.TimeFormat))
+		bw.WriteString("\r\n")
+	}
+	if hj.chunked {
+		bw.WriteString("Transfer-Encoding: chunked\r\n")
+	}
+	if !hj.keep {
+		bw.WriteString("Connection: close\r\n")
+	}
+	bw.WriteString("\r\n")
+}
+
+// Write writes body bytes, as one chunk when the body is chunked. Like
+// net/http it drops a body that must not be sent (the error body of §8.1
+// answering a HEAD).
+func (hj *hijackedResponse) Write(p []byte) (int, error) {
+	switch {
+	case hj.bodyless:
+		return len(p), nil
+	case !hj.chunked:
+		return hj.bw.Write(p)
+	case len(p) == 0:
+		return 0, nil // a chunk of size 0 would end the body
+	}
+	hj.bw.WriteString(strconv.FormatInt(int64(len(p)), 16))
+	hj.bw.WriteString("\r\n")
+	hj.bw.Write(p)
+	_, err := hj.bw.WriteString("\r\n") // bufio.Writer keeps the first error
+	return len(p), err
+}
+
+func (hj *hijackedResponse) FlushError() error { return hj.bw.Flush() }
+
+func (hj *hijackedResponse) SetReadDeadline(t time.Time) error { return hj.conn.SetReadDeadline(t) }
+
+func (hj *hijackedResponse) SetWriteDeadline(t time.Time) error { return hj.conn.SetWriteDeadline(t) }
+
+// EnableFullDuplex has nothing to do: the connection is the exchange's own,
+// read and written at once.
+func (hj *hijackedResponse) EnableFullDuplex() error { return nil }
+
+// close ends the exchange on the client's connection. A complete response
+// gets the last chunk, with the trailers forward set (§4.4), and is flushed;
+// one that must look incomplete (§8.7) does not. The connection then goes
+// back to net/http when its head did not say it would close and the request
+// body was read to its end. Otherwise it is closed; when the request body
+// was not read to its end, only after the watchdog stopped writing and read
+// on, discarding, until the client closes or lingerMax passes, as net/http
+// does.
+func (hj *hijackedResponse) Close(complete bool) {
+	defer hj.in.Close()
+	defer hj.out.Close()
+	if complete {
+		if hj.chunked {
+			trailers := make(http.Header)
+			for k, vv := range hj.header {
+				if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok {
+					trailers[name] = vv
+				}
+			}
+			hj.bw.WriteString("0\r\n")
+			trailers.Write(hj.bw)
+			hj.bw.WriteString("\r\n")
+		}
+		switch {
+		case hj.bw.Flush() != nil:
+		case hj.bodyLeft > 0:
+			hj.tcp.CloseWrite()
+			hj.tcp.SetReadDeadline(time.Now().Add(lingerMax))
+			io.Copy(io.Discard, hj.tcp)
+		case hj.keep:
+			hj.rejoin.Give(hj.conn)
+			return
+		}
+	}
+	hj.conn.Close()
+}
+
+// rejoinListener gives net/http back, as new connections, the client
+// connections of spliced exchanges that can carry another request
+// (hijackedResponse.close): keep-alive goes on as on net/http's path.
+type RejoinListener struct {
+	addr   net.Addr
+	conns  chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func NewRejoinListener(addr net.Addr) *RejoinListener {
+	return &RejoinListener{addr: addr, conns: make(chan net.Conn), closed: make(chan struct{})}
+}
+
+func (l *RejoinListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *RejoinListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *RejoinListener) Addr() net.Addr { return l.addr }
+
+// give hands c to net/http, or closes it once the server takes no more.
+func (l *RejoinListener) Give(c net.Conn) {
+	select {
+	case l.conns <- c:
+	case <-l.closed:
+		c.Close()
+	}
+}

@@ -1,0 +1,109 @@
+package pool
+
+import (
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
+	"slices"
+	"time"
+)
+
+// Stopping the pool (PROTOCOL.md §9.4): no restarts, queued requests
+// answered 503, workers given EOF, the grace period bounded by abandon.
+
+func (p *Pool) isClosing() bool {
+	p.Mu.Lock()
+	defer p.Mu.Unlock()
+	return p.closing
+}
+
+// closeLocked stops the pool (PROTOCOL.md §9.4): no restarts, every idle
+// worker's request pipe closed, busy ones closed as their exchange ends,
+// queued requests answered 503, workers not yet initialised killed. p.mu is
+// held; a second call does nothing.
+func (p *Pool) closeLocked() {
+	if p.closing {
+		return
+	}
+	p.closing = true
+	close(p.stop)
+	if p.Spawn != nil {
+		p.Spawn.Close() // §2.6: the template exits at the end of its control socket
+	}
+	for _, w := range slices.Clone(p.Idle) {
+		p.drainWorkerLocked(w) // lanes still busy close as their exchanges end
+	}
+	for _, wt := range p.waiters {
+		wt.ch <- acquired{err: wire.ErrUnavailable}
+	}
+	p.waiters = nil
+	for _, s := range p.Slots {
+		switch {
+		case s.W == nil:
+		case s.W.state == wsStarting:
+			s.W.Kill() // still initialising, it holds no request: nothing to finish
+		case s.W.state == wsParked:
+			p.drainWorkerLocked(s.W) // §9.7: waiting for a replacement that will not come
+		}
+	}
+}
+
+// abandon ends shutdown's grace period with requests still held
+// (PROTOCOL.md §9.4): those still queued are answered 503, and every worker
+// carrying an exchange is killed, so that the exchange ends now, answered
+// 503 when no response head was sent yet (exchange.run), else aborted
+// (§8.7). Workers without an exchange are left to exit on EOF.
+func (p *Pool) Abandon() {
+	p.Mu.Lock()
+	defer p.Mu.Unlock()
+	p.closeLocked()
+	p.abandoned = true
+	for _, s := range p.Slots {
+		if w := s.W; w != nil && w.busy > 0 {
+			p.Log.Warnf("w%d pid %d still running after shutdown_timeout: killing it", s.id, w.Pid)
+			w.cut = true
+			w.Kill()
+		}
+	}
+}
+
+func (p *Pool) IsAbandoned() bool {
+	p.Mu.Lock()
+	defer p.Mu.Unlock()
+	return p.abandoned
+}
+
+// close stops the pool (closeLocked) and waits for its workers to exit;
+// those still running at deadline are killed.
+func (p *Pool) Close(deadline time.Time) {
+	p.Mu.Lock()
+	p.closeLocked()
+	p.Mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		p.wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-done:
+		if p.Iso != nil {
+			p.Iso.Close()
+		}
+		return
+	case <-t.C:
+	}
+	p.Mu.Lock()
+	if p.Iso != nil {
+		defer p.Iso.Close() // after every worker is gone
+	}
+	for _, s := range p.Slots {
+		if s.W != nil {
+			if !s.W.cut {
+				p.Log.Warnf("w%d pid %d still running after shutdown_timeout: killing it", s.id, s.W.Pid)
+			}
+			s.W.Kill()
+		}
+	}
+	p.Mu.Unlock()
+	<-done
+}

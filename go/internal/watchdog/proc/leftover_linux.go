@@ -1,0 +1,122 @@
+package proc
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// leftProc is a process a request left behind (PROTOCOL.md §2.7).
+type leftProc struct {
+	Pid, pgrp int
+	Comm      string
+}
+
+// leftBehind lists the live children of the watchdog that belong to no
+// worker: those in the process group of dead (the worker that just exited,
+// whose children were re-parented to the watchdog, the child subreaper),
+// and session leaders (a daemon after setsid). A process that only made a
+// group of its own is not counted: so does a forked worker whose pid the
+// watchdog has not registered yet (or never will, its fork abandoned at
+// shutdown), and it must not be taken for what a request left.
+func LeftBehind(dead int) []leftProc {
+	var left []leftProc
+	seen := map[int]bool{}
+	for _, pid := range children() {
+		if seen[pid] {
+			continue
+		}
+		seen[pid] = true
+		if lp, ok := leftover(pid, dead); ok {
+			left = append(left, lp)
+		}
+	}
+	return left
+}
+
+// children lists the watchdog's children. The kernel attaches an orphan to
+// the first live thread of its subreaper (kernel/exit.c,
+// find_alive_thread): the main thread, which in Go never exits; every
+// thread's list is read only when the main thread's cannot be.
+func children() []int {
+	if b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(os.Getpid()) + "/children"); err == nil {
+		return parsePids(b)
+	}
+	tasks, _ := os.ReadDir("/proc/self/task")
+	var pids []int
+	for _, t := range tasks {
+		if b, err := os.ReadFile(filepath.Join("/proc/self/task", t.Name(), "children")); err == nil {
+			pids = append(pids, parsePids(b)...)
+		}
+	}
+	return pids
+}
+
+func parsePids(b []byte) []int {
+	var pids []int
+	for _, f := range bytes.Fields(b) {
+		if pid, err := strconv.Atoi(string(f)); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// leftover reports whether the watchdog's child pid is a process left
+// behind (leftBehind says which).
+func leftover(pid, dead int) (leftProc, bool) {
+	st, ok := readStat(pid)
+	if !ok || st.state == 'Z' {
+		return leftProc{}, false // gone, or dead and waiting for the orphan reaper
+	}
+	Procs.Mu.Lock()
+	known := Procs.Pids[pid]
+	Procs.Mu.Unlock()
+	if known {
+		return leftProc{}, false
+	}
+	if st.pgrp == dead || st.session == pid {
+		return leftProc{Pid: pid, pgrp: st.pgrp, Comm: st.comm}, true
+	}
+	return leftProc{}, false
+}
+
+// procStat is what leftBehind reads of /proc/PID/stat.
+type procStat struct {
+	comm          string
+	state         byte
+	pgrp, session int
+}
+
+func readStat(pid int) (procStat, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, false
+	}
+	// "pid (comm) state ppid pgrp session ...": comm may hold spaces and
+	// parentheses, so it ends at the last ')'.
+	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if open < 0 || end < open {
+		return procStat{}, false
+	}
+	f := bytes.Fields(b[end+1:])
+	if len(f) < 4 || len(f[0]) != 1 {
+		return procStat{}, false
+	}
+	pgrp, err1 := strconv.Atoi(string(f[2]))
+	session, err2 := strconv.Atoi(string(f[3]))
+	if err1 != nil || err2 != nil {
+		return procStat{}, false
+	}
+	return procStat{comm: string(b[open+1 : end]), state: f[0][0], pgrp: pgrp, session: session}, true
+}
+
+// killGroupOf kills a process left behind, and its group when it leads one.
+func KillGroupOf(lp leftProc) {
+	if lp.pgrp == lp.Pid {
+		syscall.Kill(-lp.Pid, syscall.SIGKILL)
+	}
+	syscall.Kill(lp.Pid, syscall.SIGKILL)
+}

@@ -1,0 +1,12 @@
+package proc
+
+import "syscall"
+
+// killGroup kills the process group led by pid (PROTOCOL.md §2.1). A forked
+// worker makes its group itself (§2.6): until it has, only the process can
+// be killed.
+func KillGroup(pid int) {
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err == syscall.ESRCH {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}

@@ -1,0 +1,68 @@
+package proc
+
+import (
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// sysProcAttr puts a worker in a process group of its own and asks the kernel
+// to kill it if the watchdog dies. PROTOCOL.md §2.1.
+func SysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// canPeekExit reports whether waitExitNoReap works here.
+const CanPeekExit = true
+
+// waitExitNoReap blocks until the process pid has exited, leaving it a
+// zombie: while it is one, its pid and process group id cannot be reused, so
+// the caller can still signal the group safely.
+func WaitExitNoReap(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// pollPipe reports, without blocking, whether the read end f has bytes
+// waiting (data) or its writers are all gone (hup).
+func PollPipe(f *os.File) (data, hup bool) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false, false
+	}
+	rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, 0)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || n == 0 {
+				return
+			}
+			data = fds[0].Revents&unix.POLLIN != 0
+			hup = fds[0].Revents&(unix.POLLHUP|unix.POLLERR) != 0
+			return
+		}
+	})
+	return data, hup
+}
+
+// IsChild reports whether pid is a child of the watchdog, without reaping
+// it: a template that named another process would have it killed and waited
+// for as a worker.
+func IsChild(pid int) bool {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return err == nil
+		}
+	}
+}
