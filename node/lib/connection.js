@@ -22,18 +22,53 @@
 // Responses owed to earlier requests are finished first; then the §8.1 error response is
 // written straight to the sink, unless the failing request's own response has already
 // started (its status is final then), and the connection stops with a non-zero status.
+// That life (failing, stopping, EOF) is the Lifecycle's (lifecycle.js), which the fetch
+// core shares; this file answers its questions from Node's own objects.
 
 const http = require('node:http');
 const { Duplex } = require('node:stream');
 const { FrameGuard } = require('./guard');
-const { errorBody, framingRecord, framingResponseBytes, fromParserError } = require('./errors');
+const { errorBody, fromParserError } = require('./errors');
 const { RequestContext, newRequestId, kContext } = require('./context');
 const { readMetadata, withoutMetadata } = require('./metadata');
-const { LIBRARY_VERSION, PROTOCOL_VERSION, DEFAULT_MAX_LANES, handshakeReply, answerHandshake, handlerFailureRecord } = require('./protocol');
+const { LIBRARY_VERSION, PROTOCOL_VERSION, handshakeReply } = require('./protocol');
 const { PipeResponse, kExchange, EXCHANGE } = require('./pipe-response');
+const { Lifecycle } = require('./lifecycle');
 
-// The request's exchange token on its response (§4.6): internal, no part of the API.
-class Connection {
+// An exchange as the lifecycle asks about it (lifecycle.js): Node's request and response
+// answer for it.
+class ListenerExchange {
+  constructor(req, res, ctx, exchange) {
+    this.req = req;
+    this.res = res;
+    this.ctx = ctx;
+    this.exchange = exchange; // the AfterBurn-Exchange token (§4.6), or null
+  }
+
+  get method() {
+    return this.req.method;
+  }
+
+  get url() {
+    return this.req.url;
+  }
+
+  /** llhttp has read the whole request. */
+  get complete() {
+    return this.req.complete;
+  }
+
+  get headSent() {
+    return this.res.headersSent;
+  }
+
+  /** The response is complete: the handler has ended it. */
+  get finished() {
+    return this.res.writableEnded;
+  }
+}
+
+class Connection extends Lifecycle {
   /**
    * @param {object} options
    * @param {{maxHead: number, maxBody: number}} options.limits PROTOCOL.md §7.3
@@ -52,27 +87,12 @@ class Connection {
    *   tracked by token for the cancel pipe (§2.5), or null
    * @param {'text' | 'json'} [options.logFormat] ctx.log's lines (AFTERBURN_LOG_FORMAT)
    */
-  constructor({ limits, handle, sink, log, pauseInput = () => {}, resumeInput = () => {},
-    maxLanes = DEFAULT_MAX_LANES, inFlight = null, logFormat = 'text' }) {
-    this.guard = new FrameGuard(limits);
-    this.logFormat = logFormat;
-    this.handshakeHead = handshakeReply(maxLanes).fields.flat();
-    this.maxLanes = maxLanes;
-    this.inFlight = inFlight;
-    this.handle = handle;
-    this.sink = sink;
-    this.log = log;
-    this.pauseInput = pauseInput;
-    this.resumeInput = resumeInput;
-
+  constructor(options) {
+    const { limits } = options;
+    super(options, new FrameGuard(limits));
+    this.handshakeHead = handshakeReply(this.maxLanes).fields.flat();
     this.dispatched = 0; // requests handed to _onRequest
     this.open = new Set(); // exchanges whose response has not finished
-    this.current = null; // the last exchange dispatched
-    this.inputEnded = false;
-    this.failure = null; // the framing error that stops the connection
-    this.failedExchange = null; // the exchange whose request body it broke, if any
-    this.pendingFailure = null; // one found by the guard, waiting for the parser to catch up
-    this.stopped = false;
 
     this.socket = new Duplex({
       allowHalfOpen: true,
@@ -124,7 +144,7 @@ class Connection {
    * reading until resumeInput is called.
    */
   push(chunk) {
-    if (this.failure || this.pendingFailure || this.stopped) return false;
+    if (!this.takesInput) return false;
     const { pass, error } = this.guard.write(chunk);
     let more = true;
     if (pass > 0) more = this.socket.push(pass === chunk.length ? chunk : chunk.subarray(0, pass));
@@ -134,29 +154,6 @@ class Connection {
     }
     if (!more) this.pauseInput();
     return more;
-  }
-
-  /** The request pipe reached EOF (PROTOCOL.md §9.4). */
-  end() {
-    if (this.failure || this.pendingFailure || this.stopped) return;
-    const error = this.guard.end();
-    if (error) {
-      this._failAfterParsed(error);
-      return;
-    }
-    this.inputEnded = true;
-    this._maybeFinish();
-  }
-
-  // Returns false when the sink wants the writer to wait for its onDrain callback.
-  _output(chunk) {
-    if (this.stopped) return true; // a response abandoned by §8.3 or §8.8
-    try {
-      return this.sink.write(chunk) !== false;
-    } catch (err) {
-      this._stop(1, `writing the response pipe: ${err.message}`);
-      return true;
-    }
   }
 
   _onRequest(req, res) {
@@ -182,7 +179,7 @@ class Connection {
     const ctx = new RequestContext(requestId || newRequestId(), timeoutMs, headReadAt, this.log, this.logFormat);
     // §2.5: the cancel pipe names the exchange by its token.
     if (exchange !== null && handshake === null && this.inFlight !== null) this.inFlight.add(exchange, ctx);
-    const ex = { req, res, ctx, exchange };
+    const ex = new ListenerExchange(req, res, ctx, exchange);
     req[kContext] = ctx;
     // The request as sent and, once the body is read, its trailers (§5.4), on ctx as in the
     // fetch style; ctx.addTrailers goes to res.addTrailers (fetch-listener.js unsets it).
@@ -214,12 +211,17 @@ class Connection {
     }
   }
 
-  _finished(ex) {
+  // The lifecycle's (lifecycle.js): ex's response is complete.
+  _closeExchange(ex) {
     this.open.delete(ex);
     this._abandonBody(ex.req); // §6.3: whatever the handler left unread is drained
-    ex.ctx._end();
-    if (this.failure) this._settleFailure();
-    else this._maybeFinish();
+    return true;
+  }
+
+  // The lifecycle's: whether a response to an exchange other than owner is still open.
+  _owesEarlier(owner) {
+    for (const ex of this.open) if (ex !== owner) return true;
+    return false;
   }
 
   // Node's own IncomingMessage._dump, for every case: the parser drops the rest of the
@@ -238,45 +240,26 @@ class Connection {
     }
   }
 
-  // PROTOCOL.md §3.1, §3.2: the library answers the handshake itself; the reply to a
-  // repeated one echoes its token (§4.6) like any head ServerResponse writes.
+  // PROTOCOL.md §3.1, §3.2 (lifecycle.js); the reply to a repeated one echoes its token
+  // (§4.6) like any head ServerResponse writes.
   _answerHandshake(ex, offered) {
-    const answer = answerHandshake(offered, ex.exchange, this.maxLanes);
-    if (!answer.ok) {
-      // §3.4: 400 version_mismatch listing the versions spoken, then exit non-zero: the
-      // whole worker, whatever its lanes (§2.5).
-      this.log(answer.record);
-      this.refused = true;
-      this._writeErrorAndStop(answer.bytes);
-      return;
-    }
+    if (this._handshake(ex, offered) === null) return;
     ex.res.writeHead(200, this.handshakeHead);
     ex.res.end();
   }
 
-  // PROTOCOL.md §8.3: the exception and its stack go to stderr in one write whose first
-  // line names the request id; the client sees only the §8.1 body.
-  _handlerFailed(ex, err) {
-    if (this.stopped) return;
-    const { req, res, ctx } = ex;
-    this.log(handlerFailureRecord(ctx.requestId, req.method, req.url, err));
-    if (this.failure) return; // the framing error decides what the client gets
-    if (res.writableEnded) return; // the response was already complete
-    if (!res.headersSent) {
-      for (const name of res.getHeaderNames()) res.removeHeader(name);
-      const body = errorBody('handler_error', ctx.requestId);
-      res.writeHead(500, [
-        'Content-Type', 'application/json',
-        'AfterBurn-Error', 'handler_error',
-        'Content-Length', String(Buffer.byteLength(body)),
-      ]);
-      res.end(body);
-      return;
-    }
-    // The head is out: the response must stay visibly incomplete (no last chunk, or short
-    // of its Content-Length). Send what was already written, then stop.
-    this._flushPending();
-    this._stop(1, `the handler failed after its response started (request ${ctx.requestId})`);
+  // The lifecycle's (§8.3): the §8.1 body through the ServerResponse, which puts the
+  // request's token on its head (§4.6), in place of whatever the handler had set.
+  _answerHandlerError(ex) {
+    const { res, ctx } = ex;
+    for (const name of res.getHeaderNames()) res.removeHeader(name);
+    const body = errorBody('handler_error', ctx.requestId);
+    res.writeHead(500, [
+      'Content-Type', 'application/json',
+      'AfterBurn-Error', 'handler_error',
+      'Content-Length', String(Buffer.byteLength(body)),
+    ]);
+    res.end(body);
   }
 
   // The guard finds an error in bytes the parser has not necessarily seen yet: the Duplex
@@ -294,37 +277,9 @@ class Connection {
     this._fail(error);
   }
 
-  /** A framing error (§8.8) from the guard or from llhttp. */
-  _fail(error) {
-    if (this.failure || this.stopped) return;
-    this.failure = error;
+  // The lifecycle's: after a framing error, read no more.
+  _holdInput() {
     this.pauseInput();
-    const cur = this.current;
-    // The error lies in the body of the last request dispatched if that body is not
-    // complete yet; otherwise in a request that never reached a handler.
-    this.failedExchange = cur && !cur.req.complete ? cur : null;
-    this.log(framingRecord(error, this.failedExchange));
-    this._settleFailure();
-  }
-
-  // Once every response owed to an earlier request is out, answer the failure.
-  _settleFailure() {
-    if (this.stopped) return;
-    const owner = this.failedExchange;
-    for (const ex of this.open) if (ex !== owner) return;
-    if (owner && owner.res.headersSent) {
-      // Its status is final: leave the response incomplete (§8.3, §8.8).
-      this._flushPending();
-      this._stop(1);
-      return;
-    }
-    this._writeErrorAndStop(framingResponseBytes(this.failure, owner));
-  }
-
-  _writeErrorAndStop(bytes) {
-    this._flushPending();
-    this._output(bytes);
-    this._stop(1);
   }
 
   // Node corks the connection while it writes a response and uncorks on the next tick;
@@ -333,12 +288,9 @@ class Connection {
     while (this.socket.writableCorked > 0) this.socket.uncork();
   }
 
-  _stop(code, reason) {
-    if (this.stopped) return;
-    this.stopped = true;
-    if (reason) this.log(`afterburn: ${reason}\n`);
+  // The lifecycle's: stopping, every exchange whose response is open ends.
+  _halt() {
     for (const ex of this.open) ex.ctx._end();
-    this.sink.end(code);
   }
 }
 

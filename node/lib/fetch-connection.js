@@ -28,17 +28,18 @@
 // A framing error (§8.8), from the guard or from llhttp, stops the input; the §8.1 error
 // response is written once the response owed to an earlier request is out, unless the
 // failing request's own response has already started (its status is final then), and the
-// connection stops with a non-zero status.
+// connection stops with a non-zero status. That life (failing, stopping, EOF) is the
+// Lifecycle's (lifecycle.js), which the listener core shares; this file answers its
+// questions from its own exchange records.
 
 const { Framer, MARK_BODY, MARK_END } = require('./framer');
-const { errorResponseBytes, framingRecord, framingResponseBytes, fromParserError } = require('./errors');
-const { DEFAULT_MAX_LANES, answerHandshake, handlerFailureRecord } = require('./protocol');
-const { requestURL, makeRequest } = require('./fetch');
-const { loadUndici } = require('./undici');
+const { errorResponseBytes, fromParserError } = require('./errors');
+const { startFetchHandler, requestURL, makeRequest } = require('./fetch');
 const { llhttpParser, requestBody, directBody, abandonBody } = require('./fetch-request');
-const { respond, output } = require('./fetch-response');
+const { respond } = require('./fetch-response');
+const { Lifecycle } = require('./lifecycle');
 
-class FetchConnection {
+class FetchConnection extends Lifecycle {
   /** lib/child.js may read into one buffer and push views of it (see retainsInput). */
   static readsInPlace = true;
 
@@ -52,29 +53,15 @@ class FetchConnection {
    *   those bytes, as write does; drained, if there (a lane's writer), returns a promise
    *   while the writer holds more than it likes, which a streamed body waits on (§2.5)
    */
-  constructor({ limits, handle, sink, log, pauseInput = () => {}, resumeInput = () => {},
-    maxLanes = DEFAULT_MAX_LANES, inFlight = null, logFormat = 'text' }) {
-    if (typeof handle !== 'function') throw new TypeError('afterburn: serve(handler) needs a function');
-    this.maxLanes = maxLanes;
-    this.logFormat = logFormat;
-    this.inFlight = inFlight;
-    loadUndici(); // at start-up, before the handshake: init is done before ready (§3.1)
-    this.framer = new Framer(limits);
-    this.guard = this.framer.guard;
-    this.handle = handle;
-    this.sink = sink;
-    this.log = log;
-    this.pauseInput = pauseInput;
-    this.resumeInput = resumeInput;
-
+  constructor(options) {
+    const { limits, handle } = options;
+    startFetchHandler(handle);
+    const framer = new Framer(limits);
+    super(options, framer.guard);
+    this.framer = framer;
     this.backlog = []; // passed by the guard, not yet parsed: [bytes, kind] (framer.js, marks)
-    this.current = null; // the exchange whose request llhttp is on, or last was
     this.driving = false;
     this.flowing = true;
-    this.inputEnded = false;
-    this.failure = null;
-    this.pendingFailure = null; // found by the guard, acted on once the bytes before it are parsed
-    this.stopped = false;
     this.retained = false; // see retainsInput
 
     // Fields and target that llhttp hands over in pieces (long heads, trailers).
@@ -93,7 +80,7 @@ class FetchConnection {
    * reading until resumeInput is called.
    */
   push(chunk) {
-    if (this.failure || this.pendingFailure || this.stopped) return false;
+    if (!this.takesInput) return false;
     this.retained = false;
     const marks = []; // (a new one costs less than emptying one)
     const { error } = this.framer.write(chunk, marks);
@@ -117,17 +104,11 @@ class FetchConnection {
     return this.retained || this.backlog.length > 0 || this.guard.partialLength > 0;
   }
 
-  /** The request pipe reached EOF (PROTOCOL.md §9.4). */
-  end() {
-    if (this.failure || this.pendingFailure || this.stopped) return;
-    const error = this.guard.end();
-    if (error) {
-      this.pendingFailure = error;
-      this._drive();
-      return;
-    }
-    this.inputEnded = true;
-    this._maybeFinish();
+  // The lifecycle's (lifecycle.js): the guard found an error ahead of llhttp; _drive acts
+  // on it once the backlog before it is parsed.
+  _failAfterParsed(error) {
+    this.pendingFailure = error;
+    this._drive();
   }
 
   // Hands the backlog to llhttp, a message at a time.
@@ -194,15 +175,10 @@ class FetchConnection {
   _start(ex, handshake, fields, omitA, omitB, omitC, host, framed) {
     const { method, url } = ex;
     if (handshake !== null) {
-      const answer = answerHandshake(handshake, ex.exchange, this.maxLanes); // §3.5: a repeated one has a token
-      if (!answer.ok) {
-        this.log(answer.record);
-        this.refused = true; // §3.4: the whole worker exits, whatever its lanes (§2.5)
-        this._writeErrorAndStop(answer.bytes);
-        return;
-      }
+      const answer = this._handshake(ex, handshake); // §3.1 (lifecycle.js)
+      if (answer === null) return;
       ex.abandoned = true;
-      output(this, answer.bytes);
+      this._output(answer.bytes);
       this._finished(ex);
       return;
     }
@@ -232,18 +208,18 @@ class FetchConnection {
     }
   }
 
-  /** The exchange's response is complete (fetch-response.js), or it had none to send. */
-  _finished(ex) {
-    if (ex.finished) return;
+  // The lifecycle's (lifecycle.js): ex's response is complete (fetch-response.js), or it had
+  // none to send.
+  _closeExchange(ex) {
+    if (ex.finished) return false;
     ex.finished = true;
     abandonBody(this, ex); // §6.3: whatever the handler left unread is drained
-    ex.ctx._end();
-    if (this.failure) {
-      this._settleFailure();
-      return;
-    }
+    return true;
+  }
+
+  // The lifecycle's: the next request may be parsed now (§2.1).
+  _nextRequest() {
     if (!this.driving) this._drive();
-    this._maybeFinish();
   }
 
   // §9.4: after EOF between requests, finish what is in progress, then stop with 0.
@@ -255,68 +231,31 @@ class FetchConnection {
     }
   }
 
-  // PROTOCOL.md §8.3: the exception and its stack go to stderr in one write whose first
-  // line names the request id; the client sees only the §8.1 body.
-  _handlerFailed(ex, err) {
-    if (this.stopped) return;
-    this.log(handlerFailureRecord(ex.ctx.requestId, ex.method, ex.url, err));
-    if (this.failure) return; // the framing error decides what the client gets
-    if (ex.finished) return; // the response was already complete
-    if (!ex.headSent) {
-      // §8.1, with the request's token (§4.6): errors.js makes it, in one write.
-      ex.headSent = true;
-      output(this, errorResponseBytes('handler_error', ex.ctx.requestId, ex.exchange));
-      this._finished(ex);
-      return;
-    }
-    // The head is out: the response must stay visibly incomplete (no last chunk, or short
-    // of its Content-Length). Stop.
-    this._stop(1, `the handler failed after its response started (request ${ex.ctx.requestId})`);
+  // The lifecycle's: whether the response to an exchange other than owner is still open
+  // (one exchange at a time: the current one's).
+  _owesEarlier(owner) {
+    const cur = this.current;
+    return cur !== null && cur !== owner && !cur.finished;
   }
 
-  /** A framing error (§8.8) from the guard or from llhttp. */
-  _fail(error) {
-    if (this.failure || this.stopped) return;
-    this.failure = error;
-    const cur = this.current;
-    // The error lies in the body of the last request parsed if that body is not complete
-    // yet; otherwise in a request that never reached a handler.
-    this.failedExchange = cur !== null && !cur.complete ? cur : null;
-    this.log(framingRecord(error, this.failedExchange));
-    this._settleFailure();
+  // The lifecycle's (§8.3): §8.1, with the request's token (§4.6): errors.js makes it, in
+  // one write.
+  _answerHandlerError(ex) {
+    ex.headSent = true;
+    this._output(errorResponseBytes('handler_error', ex.ctx.requestId, ex.exchange));
+    this._finished(ex);
+  }
+
+  // The lifecycle's: after a framing error, read no more.
+  _holdInput() {
     this._updateFlow();
   }
 
-  // Once the response owed to an earlier request is out, answer the failure.
-  _settleFailure() {
-    if (this.stopped) return;
-    const owner = this.failedExchange;
-    const cur = this.current;
-    if (cur !== null && cur !== owner && !cur.finished) return;
-    if (owner && owner.headSent) {
-      this._stop(1); // its status is final: leave the response incomplete (§8.3, §8.8)
-      return;
-    }
-    this._writeErrorAndStop(framingResponseBytes(this.failure, owner));
-  }
-
-  _writeErrorAndStop(bytes) {
-    output(this, bytes);
-    this._stop(1);
-  }
-
-  _internalError(err) {
-    this._stop(1, `internal error: ${err && err.stack ? err.stack : err}`);
-  }
-
-  _stop(code, reason) {
-    if (this.stopped) return;
-    this.stopped = true;
-    if (reason) this.log(`afterburn: ${reason}\n`);
+  // The lifecycle's: stopping, the open exchange ends and no input is wanted.
+  _halt() {
     const ex = this.current;
     if (ex !== null && !ex.finished) ex.ctx._end();
     this.flowing = false;
-    this.sink.end(code);
   }
 }
 

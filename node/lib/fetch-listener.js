@@ -17,10 +17,9 @@
 const { once } = require('node:events');
 const { Connection } = require('./connection');
 const {
-  requestURL, makeRequest, requestBodyStream, readResponse, bodyless, checkKnownLength, checkStreamedLength,
-  asBytes, nextTurn,
+  startFetchHandler, requestURL, makeRequest, requestBodyStream, readResponse, bodyless, checkKnownLength,
+  checkStreamedLength, asBytes, nextTurn,
 } = require('./fetch');
-const { loadUndici } = require('./undici');
 
 const EMPTY = new Uint8Array(0);
 
@@ -28,8 +27,7 @@ class FetchListenerConnection extends Connection {
   /** @param {object} options the same as FetchConnection's (fetch-connection.js) */
   constructor(options) {
     const { handle } = options;
-    if (typeof handle !== 'function') throw new TypeError('afterburn: serve(handler) needs a function');
-    loadUndici(); // at start-up, before the handshake: init is done before ready (§3.1)
+    startFetchHandler(handle);
     super({ ...options, handle: (req, res, ctx) => serveFetch(handle, req, res, ctx) });
   }
 }

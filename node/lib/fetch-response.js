@@ -15,8 +15,9 @@
 //
 // The functions take the connection first, as undici's client-h1.js takes its client: the
 // writer has no state of its own. From the connection they use its sink, whether it has
-// stopped or failed, and its _finished (the response is complete), _handlerFailed (§8.3) and
-// _stop (the response pipe broke).
+// stopped or failed, and its lifecycle (lifecycle.js): _output (bytes to the sink, which
+// stops the connection if the pipe broke), _sinkFailed, _finished (the response is
+// complete) and _handlerFailed (§8.3).
 
 const { readResponse, bodyless, checkKnownLength, checkStreamedLength, asBytes, nextTurn } = require('./fetch');
 const { lastChunk } = require('./trailers');
@@ -100,7 +101,7 @@ async function writeStream(conn, ex, status, reason, fields, declared, stream) {
         const chunk = asBytes(value);
         sent += chunk.byteLength;
         checkStreamedLength(declared, sent, false);
-        if (chunk.byteLength > 0) output(conn, chunk);
+        if (chunk.byteLength > 0) conn._output(chunk);
         if (conn.sink.drained !== undefined && !(await drained(conn))) return;
       }
       checkStreamedLength(declared, sent, true);
@@ -176,14 +177,14 @@ function writeHead(conn, ex, status, reason, fields, body) {
     return;
   }
   if (body.byteLength > COALESCE_MAX) {
-    output(conn, Buffer.from(text, 'latin1'));
-    output(conn, body);
+    conn._output(Buffer.from(text, 'latin1'));
+    conn._output(body);
     return;
   }
   const out = Buffer.allocUnsafe(text.length + body.byteLength);
   out.latin1Write(text, 0);
   out.set(body, text.length);
-  output(conn, out);
+  conn._output(out);
 }
 
 // A head with Content-Length and a short text body in one write.
@@ -200,7 +201,7 @@ function writeHeadAndText(conn, ex, status, reason, fields, text) {
   const out = Buffer.allocUnsafe(full.length + size);
   out.latin1Write(full, 0);
   out.utf8Write(text, full.length);
-  output(conn, out);
+  conn._output(out);
 }
 
 function writeChunk(conn, bytes) {
@@ -208,9 +209,9 @@ function writeChunk(conn, bytes) {
   if (n === 0) return; // an empty chunk would be the last one
   const size = `${n.toString(16)}\r\n`;
   if (n > COALESCE_MAX) {
-    output(conn, Buffer.from(size, 'latin1'));
-    output(conn, bytes);
-    output(conn, CRLF);
+    conn._output(Buffer.from(size, 'latin1'));
+    conn._output(bytes);
+    conn._output(CRLF);
     return;
   }
   const out = Buffer.allocUnsafe(size.length + n + 2);
@@ -218,23 +219,13 @@ function writeChunk(conn, bytes) {
   out.set(bytes, size.length);
   out[size.length + n] = 0x0d;
   out[size.length + n + 1] = 0x0a;
-  output(conn, out);
+  conn._output(out);
 }
 
 // The last chunk, with the trailers the handler added by now (ctx.addTrailers, §5.4).
 function writeLastChunk(conn, ex) {
   if (hasTrailers(ex)) outputLatin1(conn, lastChunk(ex.ctx._responseTrailers.lines()));
-  else output(conn, LAST_CHUNK);
-}
-
-/** Bytes to the sink; a sink that throws stops the connection. */
-function output(conn, chunk) {
-  if (conn.stopped) return; // a response abandoned by §8.3 or §8.8
-  try {
-    conn.sink.write(chunk);
-  } catch (err) {
-    conn._stop(1, `writing the response pipe: ${err.message}`);
-  }
+  else conn._output(LAST_CHUNK);
 }
 
 // Text of one byte per character (a head, or a head and an ASCII body). A sink that
@@ -247,7 +238,7 @@ function outputLatin1(conn, text) {
     if (conn.sink.writeLatin1 !== undefined) conn.sink.writeLatin1(text);
     else conn.sink.write(Buffer.from(text, 'latin1'));
   } catch (err) {
-    conn._stop(1, `writing the response pipe: ${err.message}`);
+    conn._sinkFailed(err);
   }
 }
 
@@ -257,4 +248,4 @@ function hasTrailers(ex) {
   return t !== null && t.pairs.length > 0;
 }
 
-module.exports = { respond, output };
+module.exports = { respond };

@@ -20,6 +20,15 @@ const { KnownBody, InHandBody } = require('./known-body');
 const { loadUndici } = require('./undici');
 
 /**
+ * What both fetch cores do with serve(handler)'s handler at start-up: check it, and load
+ * undici before the handshake, so init is done before ready (§3.1).
+ */
+function startFetchHandler(handle) {
+  if (typeof handle !== 'function') throw new TypeError('afterburn: serve(handler) needs a function');
+  loadUndici();
+}
+
+/**
  * The URL of a request: the raw target on the request's own Host (§4.2), as one string.
  * Concatenated, not resolved: a target such as //x/y is a path here, not an authority.
  * @returns {URL}
@@ -252,6 +261,6 @@ function nextTurn() {
 }
 
 module.exports = {
-  requestURL, makeRequest, requestBodyStream, readResponse, bodyless, checkKnownLength,
+  startFetchHandler, requestURL, makeRequest, requestBodyStream, readResponse, bodyless, checkKnownLength,
   checkStreamedLength, isResponseLike, asBytes, nextTurn, InHandBody,
 };

@@ -3,6 +3,7 @@
 // The FrameGuard alone: the §4.3 checks llhttp does not make, as bytes arrive.
 
 const { FrameGuard } = require('../lib/guard');
+const { Framer } = require('../lib/framer');
 const { plainView } = require('./support/core');
 
 const b = (s) => Buffer.from(s, 'latin1');
@@ -74,6 +75,7 @@ describe('FrameGuard', () => {
     expect(g.write(b('GET / HTTP/1.1\r\n'))).toMatchObject({ pass: 0, error: { status: 400 } });
   });
 
+  // (With the Framer's marks too (framer.js), which come from what the guard finds.)
   test('reads plain Uint8Arrays (lib/child.js passes views of its read buffer) as it reads Buffers', () => {
     const view = (text) => plainView(b(text));
     const streams = [
@@ -85,11 +87,16 @@ describe('FrameGuard', () => {
       'POST / HTTP/1.1\r\nHost: fn\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
       'GET * HTTP/1.1\r\nHost: fn\r\n\r\n',
     ];
+    const framer = () => new Framer({ maxHead: 1024, maxBody: 0 });
     for (const text of streams) {
+      const marksOfBuffer = [];
+      const marksOfView = [];
       const fromBuffer = guard().write(b(text));
       const fromView = guard().write(view(text));
       expect(fromView).toEqual(fromBuffer);
       expect(fromView.error && fromView.error.message).toEqual(fromBuffer.error && fromBuffer.error.message);
+      expect(framer().write(view(text), marksOfView)).toEqual(framer().write(b(text), marksOfBuffer));
+      expect(marksOfView).toEqual(marksOfBuffer);
     }
     expect(guard().write(view(streams[0])).error).toBeNull();
     expect(guard().write(view(streams[1])).error.message).toContain('"1x"');

@@ -7,6 +7,8 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
+const { Lifecycle } = require('../lib/lifecycle');
+
 const LIB = path.join(__dirname, '..', 'lib');
 
 /** The lib modules `name` requires, directly. */
@@ -50,5 +52,31 @@ describe('the layout of lib/', () => {
   test('guard.js requires errors.js alone and exports the FrameGuard alone, no marks', () => {
     expect(requires('guard.js')).toEqual(['errors.js']);
     expect(Object.keys(require('../lib/guard'))).toEqual(['FrameGuard']);
+  });
+
+  // One connection lifecycle for every core (lifecycle.js): its transitions are defined there
+  // once, no core keeps a copy, and each core answers every question the lifecycle asks.
+  const TRANSITIONS = ['end', '_output', '_sinkFailed', '_finished', '_handshake', '_handlerFailed', '_fail',
+    '_settleFailure', '_writeErrorAndStop', '_internalError', '_stop'];
+  const HOOKS = ['push', '_failAfterParsed', '_maybeFinish', '_closeExchange', '_nextRequest', '_owesEarlier',
+    '_holdInput', '_halt', '_answerHandlerError', '_flushPending'];
+
+  test('Lifecycle defines every transition', () => {
+    expect(TRANSITIONS.filter((m) => typeof Lifecycle.prototype[m] !== 'function')).toEqual([]);
+  });
+
+  test.each([
+    ['connection.js', 'Connection'],
+    ['fetch-connection.js', 'FetchConnection'],
+    ['fetch-listener.js', 'FetchListenerConnection'],
+  ])('%s: %s is a Lifecycle, redefines none of its transitions and answers it', (file, name) => {
+    const Core = require(path.join(LIB, file))[name];
+    expect(Core.prototype).toBeInstanceOf(Lifecycle);
+    const own = [];
+    for (let p = Core.prototype; p !== Lifecycle.prototype; p = Object.getPrototypeOf(p)) {
+      own.push(...Object.getOwnPropertyNames(p));
+    }
+    expect(own.filter((m) => TRANSITIONS.includes(m))).toEqual([]);
+    expect(HOOKS.filter((m) => typeof Core.prototype[m] !== 'function')).toEqual([]);
   });
 });
