@@ -53,9 +53,6 @@ func fuzzWatchdog(tb testing.TB) *Watchdog {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	wd.pool.Mu.Lock()
-	wd.pool.Idle = nil // a worker released by the previous input
-	wd.pool.Mu.Unlock()
 	return wd
 }
 
@@ -72,7 +69,9 @@ func fakeWorker(tb testing.TB, p *pool.Pool) (w *pool.Member, reqR, respW *os.Fi
 	}
 	pw := worker.New(1, reqW, reqR, respR)
 	pw.Dead = true
-	return p.Hold(pw), reqR, respW
+	w = p.Hold(pw)
+	tb.Cleanup(func() { p.Unhold(w) }) // its exchange's end put it in the idle list
+	return w, reqR, respW
 }
 
 // ---- response reading
@@ -148,10 +147,9 @@ func exchangeResponse(t *testing.T, wd *Watchdog, method string, resp []byte) re
 	if err := <-workerDone; err != nil {
 		t.Fatalf("fake worker: %v", err)
 	}
-	select {
-	case r := <-w.Retired:
+	if r, ok := w.RetiredReason(); ok {
 		out.reason = string(r)
-	default:
+	} else {
 		// Kept: the §9.6 check that acquire makes before the next request
 		// (pool.usable), now that the worker has written and exited.
 		out.reason = string(wd.pool.IdleCheck(w.First()))

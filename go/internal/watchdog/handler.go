@@ -153,7 +153,7 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 			return
 		}
 		e.Worker = l.W.Id
-		if wd.pool.Iso != nil {
+		if wd.pool.Isolated() {
 			l.W.LastRequest.Store(&e.RequestID) // §2.7: for the report of what it leaves behind
 		}
 		x := &fr.x // a second attempt's starts afresh (§9.3)

@@ -80,8 +80,8 @@ func TestIsolationOneRequestPerWorker(t *testing.T) {
 		}
 		pids[r["pid"]] = true
 		dir := r["tmpdir"]
-		if dir == "" || !strings.HasPrefix(dir, h.wd.pool.Iso.Root+"/") {
-			t.Fatalf("request %d: TMPDIR %q; want a directory of its own under %s", i, dir, h.wd.pool.Iso.Root)
+		if dir == "" || !strings.HasPrefix(dir, h.wd.pool.IsolationRoot()+"/") {
+			t.Fatalf("request %d: TMPDIR %q; want a directory of its own under %s", i, dir, h.wd.pool.IsolationRoot())
 		}
 		dirs = append(dirs, dir)
 		waitGone(t, "pid "+r["pid"], func() bool { return !gone(atoi(r["pid"])) })
@@ -98,7 +98,7 @@ func TestIsolationOneRequestPerWorker(t *testing.T) {
 			t.Fatalf("afterburn_worker_restarts_total{reason=%s} = %v; want none: a worker ending after its request is not a restart", r, n)
 		}
 	}
-	root := h.wd.pool.Iso.Root
+	root := h.wd.pool.IsolationRoot()
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}

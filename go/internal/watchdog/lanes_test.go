@@ -230,10 +230,7 @@ func startGated(t *testing.T) *gatedLanes {
 	if g.pid, err = strconv.Atoi(pidOf(g.before)); err != nil {
 		t.Fatalf("GET /lane: %q names no pid", g.before)
 	}
-	p := g.h.wd.pool
-	p.Mu.Lock()
-	g.old = p.Slots[0].W
-	p.Mu.Unlock()
+	g.old = g.h.wd.pool.SlotWorker(1)
 	if err := syscall.Mkfifo(g.gate, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -323,10 +320,7 @@ func waitOnExit(t *testing.T, p *pool.Pool, w *pool.Member) {
 		t.Fatalf("pid %d was not reaped within %v", w.Pid, waitLimit)
 	}
 	for {
-		p.Mu.Lock()
-		gone := w.Gone
-		p.Mu.Unlock()
-		if gone {
+		if p.ExitHandled(w) {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -66,7 +66,7 @@ func New(cfg config.Config) (*Watchdog, error) {
 	wd.buffers = buffer.NewRespBuffers(&wd.cfg, &wd.spill, wd.log)
 	wd.m = obs.NewMetrics(wd.pool, wd.buffers)
 	wd.requests = &buffer.RequestBuffers{Cfg: &wd.cfg, Spill: &wd.spill, M: wd.m, Log: wd.log}
-	wd.pool.M = wd.m
+	wd.pool.SetMetrics(wd.m)
 	wd.guard = guard.New(cfg.MaxHeaderBytes, cfg.ReadTimeout, wd.log)
 	wd.metricsHandler = promhttp.HandlerFor(wd.m.Reg, promhttp.HandlerOpts{})
 	wd.xenv = &exchange.Env{Cfg: &wd.cfg, Log: wd.log, M: wd.m, Pool: wd.pool, Buffers: wd.buffers,
@@ -145,7 +145,7 @@ func (wd *Watchdog) serve(ctx context.Context, ln, mln net.Listener) error {
 	case err := <-errc:
 		wd.shutdown(srv, msrv)
 		return errors.New("watchdog: " + err.Error())
-	case err := <-wd.pool.Fatal:
+	case err := <-wd.pool.Fatal():
 		wd.log.Errorf("%v", err)
 		wd.shutdown(srv, msrv)
 		return err

@@ -22,9 +22,9 @@ func (x *Exchange) cancelExchange(requestWritten bool) bool {
 	w, l, p := x.W, x.L, x.Env.Pool
 	if x.token.Set() && w.InUse > 1 {
 		if err := w.Cancel(x.token); err != nil {
-			p.Log.Warnf("w%d: cannot write the cancellation of request %s: %v", w.Id, x.Id, err)
+			x.Env.Log.Warnf("w%d: cannot write the cancellation of request %s: %v", w.Id, x.Id, err)
 		} else {
-			p.M.LaneCancels.Inc()
+			x.Env.M.LaneCancels.Inc()
 		}
 	}
 	// Only a response not begun can be read afresh: the head reader and the
@@ -32,14 +32,14 @@ func (x *Exchange) cancelExchange(requestWritten bool) bool {
 	// tokens (§4.6) a late response could not be told from a stale one.
 	switch {
 	case requestWritten && !x.respBegun && x.token.Set():
-		p.Log.Warnf("w%d passed the deadline of request %s%s: cancelled; its late response will be dropped", w.Id, x.Id, l.Label())
+		x.Env.Log.Warnf("w%d passed the deadline of request %s%s: cancelled; its late response will be dropped", w.Id, x.Id, l.Label())
 		p.StartDrain(l)
 		go p.Drain(l, x.token, x.R.Method, x.Id)
 	case !x.token.Set():
-		p.Log.Warnf("w%d passed the deadline of request %s%s: its library does not list exchange (PROTOCOL.md §4.6), so a late response could not be told from a stale one; stopped after cancel_grace %v", w.Id, x.Id, l.Label(), p.Cfg.CancelGrace)
+		x.Env.Log.Warnf("w%d passed the deadline of request %s%s: its library does not list exchange (PROTOCOL.md §4.6), so a late response could not be told from a stale one; stopped after cancel_grace %v", w.Id, x.Id, l.Label(), x.Env.Cfg.CancelGrace)
 		go p.StopAfterGrace(l)
 	default:
-		p.Log.Warnf("w%d passed the deadline of request %s%s with its request or response under way; stopped after cancel_grace %v", w.Id, x.Id, l.Label(), p.Cfg.CancelGrace)
+		x.Env.Log.Warnf("w%d passed the deadline of request %s%s with its request or response under way; stopped after cancel_grace %v", w.Id, x.Id, l.Label(), x.Env.Cfg.CancelGrace)
 		go p.StopAfterGrace(l)
 	}
 	if !x.headSent {

@@ -18,17 +18,17 @@ import (
 // would wake each in turn, and at one request at a time over two workers on
 // one CPU that made the p99 several times worse).
 func (p *Pool) takeLocked() *Lease {
-	n := len(p.Idle)
+	n := len(p.idle)
 	if n == 0 {
 		return nil
 	}
 	best := n - 1
-	for i := n - 2; i >= 0 && p.Idle[best].busy > 0; i-- {
-		if p.Idle[i].busy < p.Idle[best].busy {
+	for i := n - 2; i >= 0 && p.idle[best].busy > 0; i-- {
+		if p.idle[i].busy < p.idle[best].busy {
 			best = i
 		}
 	}
-	w := p.Idle[best]
+	w := p.idle[best]
 	var l *Lease
 	free := 0
 	for _, x := range w.serving() {
@@ -43,7 +43,7 @@ func (p *Pool) takeLocked() *Lease {
 		// Not reached: a worker is in the idle list only with a free lane
 		// (offerLocked). Should that ever break, it leaves the list rather
 		// than take the watchdog down.
-		p.Log.Warnf("w%d was offered with no free lane; taking it out of the idle list", w.Id)
+		p.log.Warnf("w%d was offered with no free lane; taking it out of the idle list", w.Id)
 		p.workerTo(w, evWithdraw)
 		return p.takeLocked()
 	}
@@ -62,7 +62,7 @@ func (p *Pool) takeLocked() *Lease {
 func (p *Pool) offerLocked(l *Lease) {
 	w := l.W
 	switch {
-	case w.Gone:
+	case w.gone:
 		p.laneTo(l, evClose)
 		if w.busy == 0 && w.draining == 0 {
 			p.retireLocked(w, wire.ReasonExited)
@@ -118,7 +118,7 @@ func (p *Pool) faultLocked(l *Lease, reason wire.RestartReason) {
 	w := l.W
 	// Exited but not yet reaped counts as gone: onExit may run a moment after
 	// the exchange saw the pipes end (worker.awaitExit), and the restart is the crash.
-	if w.InUse == 1 || w.Gone || w.HasExited() {
+	if w.InUse == 1 || w.gone || w.HasExited() {
 		p.retireLocked(w, reason)
 		return
 	}
@@ -133,7 +133,7 @@ func (p *Pool) faultLocked(l *Lease, reason wire.RestartReason) {
 	}
 	if w.fault == "" && w.state != wsRetired {
 		w.fault = reason
-		p.Log.Warnf("w%d pid %d: %s on lane %d: it takes no new request and is replaced once its other exchanges end", w.Id, w.Pid, reason, l.N)
+		p.log.Warnf("w%d pid %d: %s on lane %d: it takes no new request and is replaced once its other exchanges end", w.Id, w.Pid, reason, l.N)
 		if !w.recycled {
 			if w.state != wsDraining {
 				p.workerTo(w, evPark)
@@ -188,7 +188,7 @@ func (p *Pool) slotStateLocked(w *Member) {
 		// worker is starting.
 		st = slotStarting
 	}
-	p.setSlotLocked(p.Slots[w.Id-1], st)
+	p.setSlotLocked(p.slots[w.Id-1], st)
 }
 
 // laneCounts are the lanes of live workers by state, for /_/ready (§9.2)
@@ -201,8 +201,8 @@ type LaneCounts struct {
 
 func (p *Pool) laneCountsLocked() LaneCounts {
 	var c LaneCounts
-	for _, s := range p.Slots {
-		w := s.W
+	for _, s := range p.slots {
+		w := s.w
 		if w == nil || w.state == wsStarting || w.state == wsRetired {
 			continue
 		}
@@ -221,26 +221,26 @@ func (p *Pool) laneCountsLocked() LaneCounts {
 }
 
 func (p *Pool) LaneCounts() LaneCounts {
-	p.Mu.Lock()
-	defer p.Mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	return p.laneCountsLocked()
 }
 
 // settleLanes closes the lanes a worker's library does not serve, once its
 // handshake has said how many it does, and says once that a library serves
 // fewer lanes than lanes asks for (§2.5).
-func (p *Pool) SettleLanes(w *Member) {
+func (p *Pool) settleLanes(w *Member) {
 	if len(w.lanes) == 1 {
 		return
 	}
 	w.Worker.SettleLanes()
-	p.Mu.Lock()
+	p.mu.Lock()
 	for _, l := range w.lanes[w.InUse:] {
 		p.laneTo(l, evClose)
 	}
-	p.Mu.Unlock()
+	p.mu.Unlock()
 	if w.InUse < len(w.lanes) && p.fewerLanes.CompareAndSwap(false, true) {
-		p.Log.Warnf("w%d: the library serves %d lane(s) where lanes=%d asks for %d (PROTOCOL.md §2.5: it states its most in AfterBurn-Streams, and needs the streams and exchange capabilities); the rest are closed", w.Id, w.InUse, len(w.lanes), len(w.lanes))
+		p.log.Warnf("w%d: the library serves %d lane(s) where lanes=%d asks for %d (PROTOCOL.md §2.5: it states its most in AfterBurn-Streams, and needs the streams and exchange capabilities); the rest are closed", w.Id, w.InUse, len(w.lanes), len(w.lanes))
 	}
 }
 

@@ -16,7 +16,7 @@ type slot struct {
 	id       int
 	state    slotState
 	failures int     // consecutive initialisation failures
-	W        *Member // the current worker, nil in backoff
+	w        *Member // the current worker, nil in backoff
 }
 
 type acquired struct {
@@ -34,20 +34,20 @@ type waiter struct {
 // Requests wait in FIFO order; free lanes are handed out from the worker
 // with the fewest busy ones, most recently freed first (§2.5, §10.3).
 type Pool struct {
-	Cfg   *config.Config
-	Log   *obs.Logger
-	M     *obs.Metrics
-	Spawn spawn.Spawner // how workers come to exist (spawn.go); set by start
+	cfg   *config.Config
+	log   *obs.Logger
+	m     *obs.Metrics
+	spawn spawn.Spawner // how workers come to exist (spawn.go); set by start
 	// iso is isolation=request's state (isolation.go, §2.7); nil otherwise.
-	Iso *spawn.Isolation
+	iso *spawn.Isolation
 	// fatal carries an error the watchdog cannot serve on, such as
 	// isolation=request with a library that cannot fork (§2.7); Run
 	// returns it.
-	Fatal chan error
+	fatal chan error
 
-	Mu      sync.Mutex
-	Slots   []*slot
-	Idle    []*Member // workers with a free lane, the one freed last at the end (workerTo)
+	mu      sync.Mutex
+	slots   []*slot
+	idle    []*Member // workers with a free lane, the one freed last at the end (workerTo)
 	waiters []*waiter // FIFO
 	held    int       // busy plus queued requests, for max_inflight
 	looping int       // slots crash-looping
@@ -63,36 +63,36 @@ type Pool struct {
 }
 
 func New(cfg *config.Config, log *obs.Logger) *Pool {
-	p := &Pool{Cfg: cfg, Log: log, stop: make(chan struct{}), Fatal: make(chan error, 1)}
+	p := &Pool{cfg: cfg, log: log, stop: make(chan struct{}), fatal: make(chan error, 1)}
 	for i := 1; i <= cfg.Workers; i++ {
-		p.Slots = append(p.Slots, &slot{id: i})
+		p.slots = append(p.slots, &slot{id: i})
 	}
 	return p
 }
 
 func (p *Pool) Start() {
-	if p.Cfg.Isolation == config.IsolationRequest {
-		iso, err := spawn.NewIsolation(p.Log, p.M)
+	if p.cfg.Isolation == config.IsolationRequest {
+		iso, err := spawn.NewIsolation(p.log, p.m)
 		if err != nil {
 			p.fail(err)
 			return
 		}
-		p.Mu.Lock() // snapshot reads it
-		p.Iso = iso
-		p.Mu.Unlock()
+		p.mu.Lock() // snapshot reads it
+		p.iso = iso
+		p.mu.Unlock()
 	}
 	sp := spawn.NewSpawner(&spawn.Env{
-		Cfg: p.Cfg, Log: p.Log, M: p.M, Iso: p.Iso, Stop: p.stop, Wg: &p.wg, Fatal: p.fail,
+		Cfg: p.cfg, Log: p.log, M: p.m, Iso: p.iso, Stop: p.stop, Wg: &p.wg, Fatal: p.fail,
 		Changed: func() {
-			p.Mu.Lock()
+			p.mu.Lock()
 			p.changedLocked()
-			p.Mu.Unlock()
+			p.mu.Unlock()
 		},
 	})
-	p.Mu.Lock() // snapshot reads it
-	p.Spawn = sp
-	p.Mu.Unlock()
-	for _, s := range p.Slots {
+	p.mu.Lock() // snapshot reads it
+	p.spawn = sp
+	p.mu.Unlock()
+	for _, s := range p.slots {
 		p.wg.Add(1)
 		go p.supervise(s)
 	}
@@ -102,9 +102,9 @@ func (p *Pool) Start() {
 // worker that exits is replaced and no request is affected; a busy one is
 // retired by its exchange, which sees the pipes close.
 func (p *Pool) onExit(w *Member) {
-	p.Mu.Lock()
-	defer p.Mu.Unlock()
-	w.Gone = true
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w.gone = true
 	if w.busy > 0 || w.draining > 0 {
 		// Its exchanges and drains see the pipes close, and retire it; its
 		// free lanes must not take a new one meanwhile (§2.5, §8.4).
@@ -138,16 +138,16 @@ func (p *Pool) retireLocked(w *Member, reason wire.RestartReason) {
 	}
 	p.workerTo(w, evRetire) // §2.5: a worker with lanes may be retired with free ones
 	if !w.recycled {        // a recycled worker's slot belongs to its successor
-		p.setSlotLocked(p.Slots[w.Id-1], slotStarting)
+		p.setSlotLocked(p.slots[w.Id-1], slotStarting)
 	}
 	w.Kill()
-	w.Retired <- reason
+	w.retired <- reason
 }
 
 func (p *Pool) retire(w *Member, reason wire.RestartReason) {
-	p.Mu.Lock()
+	p.mu.Lock()
 	p.retireLocked(w, reason)
-	p.Mu.Unlock()
+	p.mu.Unlock()
 }
 
 // release returns l after an exchange: to service when reason is empty;
@@ -157,18 +157,18 @@ func (p *Pool) retire(w *Member, reason wire.RestartReason) {
 func (p *Pool) Release(l *Lease, reason wire.RestartReason) {
 	w := l.W
 	var rss int64
-	if p.Cfg.MaxWorkerRSS > 0 && reason == "" {
+	if p.cfg.MaxWorkerRSS > 0 && reason == "" {
 		rss = w.ResidentBytes() // PROTOCOL.md §9.7: after every exchange, outside p.mu
 	}
-	p.Mu.Lock()
-	defer p.Mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.laneTo(l, evEnd)
 	if reason != "" {
 		p.faultLocked(l, reason)
 		return
 	}
 	w.served++
-	if p.Iso != nil {
+	if p.iso != nil {
 		p.endServedLocked(l) // §2.7: one exchange per worker
 		return
 	}
@@ -182,12 +182,12 @@ func (p *Pool) Release(l *Lease, reason wire.RestartReason) {
 // enter admits a request into the watchdog: PROTOCOL.md §10.3 (429 over
 // max_inflight) and §9.2 (503 when every slot is crash-looping).
 func (p *Pool) Enter() wire.ErrorType {
-	p.Mu.Lock()
-	defer p.Mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	switch {
-	case p.looping == len(p.Slots), p.closing:
+	case p.looping == len(p.slots), p.closing:
 		return wire.ErrUnavailable
-	case p.Cfg.MaxInflight > 0 && p.held >= p.Cfg.MaxInflight:
+	case p.cfg.MaxInflight > 0 && p.held >= p.cfg.MaxInflight:
 		return wire.ErrOverloaded
 	}
 	p.held++
@@ -198,17 +198,17 @@ func (p *Pool) Enter() wire.ErrorType {
 // first.
 func (p *Pool) fail(err error) {
 	select {
-	case p.Fatal <- err:
+	case p.fatal <- err:
 	default:
 	}
 }
 
 // leave ends what enter began.
 func (p *Pool) Leave() {
-	p.Mu.Lock()
+	p.mu.Lock()
 	p.held--
 	p.changedLocked() // for waitHeld
-	p.Mu.Unlock()
+	p.mu.Unlock()
 }
 
 // waitHeld waits until no request is held or deadline passes, and reports
@@ -243,16 +243,16 @@ func (p *Pool) Acquire(ctx context.Context, deadline time.Time) (*Lease, wire.Er
 		return max(time.Since(queued), 1) // non-zero: it did wait
 	}
 	for {
-		p.Mu.Lock()
+		p.mu.Lock()
 		if l := p.takeLocked(); l != nil {
-			p.Mu.Unlock()
+			p.mu.Unlock()
 			if !p.usable(l) {
 				continue
 			}
 			return l, "", waited()
 		}
-		if p.looping == len(p.Slots) || p.closing {
-			p.Mu.Unlock()
+		if p.looping == len(p.slots) || p.closing {
+			p.mu.Unlock()
 			return nil, wire.ErrUnavailable, waited()
 		}
 		if queued.IsZero() {
@@ -261,9 +261,9 @@ func (p *Pool) Acquire(ctx context.Context, deadline time.Time) (*Lease, wire.Er
 		wt := &waiter{ch: make(chan acquired, 1)}
 		p.waiters = append(p.waiters, wt)
 		p.changedLocked()
-		p.Mu.Unlock()
+		p.mu.Unlock()
 
-		a, ok := p.Wait(ctx, wt, deadline)
+		a, ok := p.wait(ctx, wt, deadline)
 		if !ok {
 			if ctx.Err() != nil {
 				return nil, "", waited()
@@ -282,7 +282,7 @@ func (p *Pool) Acquire(ctx context.Context, deadline time.Time) (*Lease, wire.Er
 
 // wait blocks on a queued request until it is served, its deadline passes
 // or ctx ends.
-func (p *Pool) Wait(ctx context.Context, wt *waiter, deadline time.Time) (acquired, bool) {
+func (p *Pool) wait(ctx context.Context, wt *waiter, deadline time.Time) (acquired, bool) {
 	var timeout <-chan time.Time
 	if !deadline.IsZero() {
 		t := time.NewTimer(time.Until(deadline))
@@ -295,15 +295,15 @@ func (p *Pool) Wait(ctx context.Context, wt *waiter, deadline time.Time) (acquir
 	case <-timeout:
 	case <-ctx.Done():
 	}
-	p.Mu.Lock()
+	p.mu.Lock()
 	for i, x := range p.waiters {
 		if x == wt {
 			p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
-			p.Mu.Unlock()
+			p.mu.Unlock()
 			return acquired{}, false
 		}
 	}
-	p.Mu.Unlock()
+	p.mu.Unlock()
 	// Served in the meantime: give the lane back.
 	if a := <-wt.ch; a.l != nil {
 		p.Release(a.l, "")
@@ -325,8 +325,8 @@ func (p *Pool) usable(l *Lease) bool {
 func (p *Pool) IdleCheck(l *Lease) wire.RestartReason {
 	reason := l.IdleCheck()
 	if reason == wire.ReasonUnsolicitedOutput {
-		p.M.ProtocolErrors.WithLabelValues(string(reason)).Inc()
-		p.Log.Warnf("w%d wrote to its response pipe between exchanges%s", l.W.Id, l.Label())
+		p.m.ProtocolErrors.WithLabelValues(string(reason)).Inc()
+		p.log.Warnf("w%d wrote to its response pipe between exchanges%s", l.W.Id, l.Label())
 	}
 	return reason
 }

@@ -14,7 +14,7 @@ import (
 // lane with reason timeout: the worker is killed, or with several lanes the
 // lane faulted. The lane stays busy meanwhile: nothing else can use it.
 func (p *Pool) StopAfterGrace(l *Lease) {
-	t := time.NewTimer(p.Cfg.CancelGrace)
+	t := time.NewTimer(p.cfg.CancelGrace)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -24,8 +24,8 @@ func (p *Pool) StopAfterGrace(l *Lease) {
 }
 
 func (p *Pool) StartDrain(l *Lease) {
-	p.Mu.Lock()
-	defer p.Mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.laneTo(l, evLate)
 	p.slotStateLocked(l.W)
 }
@@ -36,24 +36,24 @@ func (p *Pool) StartDrain(l *Lease) {
 // that does not end within the grace is a stuck lane with several lanes
 // (§2.5) and a timeout with one (§8.6).
 func (p *Pool) Drain(l *Lease, tok wire.ExchangeToken, method, id string) {
-	l.RespR.SetReadDeadline(time.Now().Add(p.Cfg.CancelGrace))
+	l.RespR.SetReadDeadline(time.Now().Add(p.cfg.CancelGrace))
 	l.ReqW.SetWriteDeadline(time.Time{})
 	reason := dropResponse(l.Lane, tok, method)
 	l.RespR.SetReadDeadline(time.Time{})
 	switch reason {
 	case "":
-		p.M.LateDiscarded.Inc()
+		p.m.LateDiscarded.Inc()
 	case wire.ReasonStuck:
-		p.Log.Warnf("w%d: the late response of request %s did not end within cancel_grace %v%s", l.W.Id, id, p.Cfg.CancelGrace, l.Label())
+		p.log.Warnf("w%d: the late response of request %s did not end within cancel_grace %v%s", l.W.Id, id, p.cfg.CancelGrace, l.Label())
 		if l.W.InUse == 1 {
 			reason = wire.ReasonTimeout
 		}
 	case wire.ReasonBadResponse:
-		p.M.ProtocolErrors.WithLabelValues("bad_response").Inc()
-		p.Log.Warnf("w%d: the late response of request %s%s is malformed or not its own (PROTOCOL.md §4.4, §4.6)", l.W.Id, id, l.Label())
+		p.m.ProtocolErrors.WithLabelValues("bad_response").Inc()
+		p.log.Warnf("w%d: the late response of request %s%s is malformed or not its own (PROTOCOL.md §4.4, §4.6)", l.W.Id, id, l.Label())
 	}
-	p.Mu.Lock()
-	defer p.Mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.laneTo(l, evEnd)
 	if reason != "" {
 		p.faultLocked(l, reason)

@@ -19,8 +19,8 @@ func (p *Pool) endServedLocked(l *Lease) {
 		return // already handed to its supervisor (retireLocked)
 	}
 	p.workerTo(w, evRetire)
-	p.setSlotLocked(p.Slots[w.Id-1], slotStarting)
-	w.Retired <- wire.ReasonServed
+	p.setSlotLocked(p.slots[w.Id-1], slotStarting)
+	w.retired <- wire.ReasonServed
 }
 
 // finishServed lets w exit after its exchange: EOF on its request pipe
@@ -30,14 +30,14 @@ func (p *Pool) endServedLocked(l *Lease) {
 func (p *Pool) finishServed(w *Member) {
 	defer p.wg.Done()
 	w.First().CloseRequest()
-	t := time.NewTimer(p.Cfg.IsolationGrace)
+	t := time.NewTimer(p.cfg.IsolationGrace)
 	defer t.Stop()
 	select {
 	case <-w.Exited:
 	case <-t.C:
-		p.M.IsolationKills.Inc()
-		p.Log.Warnf("w%d pid %d%s did not exit within isolation_grace %v after its exchange: killing its process group",
-			w.Id, w.Pid, spawn.RequestLabel(w.LastRequest.Load()), p.Cfg.IsolationGrace)
+		p.m.IsolationKills.Inc()
+		p.log.Warnf("w%d pid %d%s did not exit within isolation_grace %v after its exchange: killing its process group",
+			w.Id, w.Pid, spawn.RequestLabel(w.LastRequest.Load()), p.cfg.IsolationGrace)
 		w.Kill()
 		<-w.Exited
 	}

@@ -1,6 +1,9 @@
 package pool
 
-import "github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+import (
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
+)
 
 // The pool's slots by state, as /_/ready, /_/health (PROTOCOL.md §9.2) and
 // the gauges of metrics.go (§10.4) show them, and the signal tests wait on.
@@ -51,8 +54,8 @@ func (p *Pool) changedLocked() {
 // the crash-looping count or when a request joins the queue, so that tests wait on the pool's own signal
 // instead of sleeping.
 func (p *Pool) Watch() <-chan struct{} {
-	p.Mu.Lock()
-	defer p.Mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.watchCh == nil {
 		p.watchCh = make(chan struct{})
 	}
@@ -62,23 +65,23 @@ func (p *Pool) Watch() <-chan struct{} {
 // Gauges (metrics.go) and /_/ready.
 
 func (p *Pool) Inflight() int {
-	p.Mu.Lock()
-	defer p.Mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	return p.held
 }
 
 func (p *Pool) Queued() int {
-	p.Mu.Lock()
-	defer p.Mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	return len(p.waiters)
 }
 
 // slotCount is the number of slots whose state is named state.
 func (p *Pool) SlotCount(state string) int {
-	p.Mu.Lock()
-	defer p.Mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	n := 0
-	for _, s := range p.Slots {
+	for _, s := range p.slots {
 		if s.state.String() == state {
 			n++
 		}
@@ -91,8 +94,8 @@ func (p *Pool) SlotCount(state string) int {
 func (p *Pool) LaneCount(state string) int { return p.LaneCounts().Get(state) }
 
 func (p *Pool) CrashLoopingCount() int {
-	p.Mu.Lock()
-	defer p.Mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	return p.looping
 }
 
@@ -115,9 +118,9 @@ type Status struct {
 // snapshot counts slots by state; ready is true when one worker has
 // answered its handshake.
 func (p *Pool) Snapshot() (st Status, ready bool) {
-	p.Mu.Lock()
-	defer p.Mu.Unlock()
-	for _, s := range p.Slots {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.slots {
 		switch s.state {
 		case slotStarting:
 			st.Starting++
@@ -130,16 +133,16 @@ func (p *Pool) Snapshot() (st Status, ready bool) {
 		}
 	}
 	st.CrashLooping = p.looping
-	if p.Cfg.Spawn == config.SpawnFork && p.Spawn != nil {
+	if p.cfg.Spawn == config.SpawnFork && p.spawn != nil {
 		st.Started = map[string]int{"exec": 0, "fork": 0}
-		for _, s := range p.Slots {
-			if s.W != nil && s.W.Kind != "" && (s.state == slotIdle || s.state == slotBusy) {
-				st.Started[s.W.Kind]++
+		for _, s := range p.slots {
+			if s.w != nil && s.w.Kind != "" && (s.state == slotIdle || s.state == slotBusy) {
+				st.Started[s.w.Kind]++
 			}
 		}
-		st.Template, st.TemplatePID = p.Spawn.Template()
+		st.Template, st.TemplatePID = p.spawn.Template()
 	}
-	if p.Cfg.Lanes > 1 {
+	if p.cfg.Lanes > 1 {
 		c := p.laneCountsLocked()
 		st.Lanes = &c
 	}
@@ -147,16 +150,16 @@ func (p *Pool) Snapshot() (st Status, ready bool) {
 	// spare was taken, so a ready template, which forks the next in
 	// milliseconds, makes the pool ready too: readiness does not flap with
 	// the load.
-	serving := st.Idle+st.Busy > 0 || (p.Iso != nil && st.Template == "ready")
+	serving := st.Idle+st.Busy > 0 || (p.iso != nil && st.Template == "ready")
 	return st, serving && !p.closing
 }
 
 // Template is the template's state for /_/ready and its pid (§2.6, §9.2):
 // "" and 0 when there is no template mode.
 func (p *Pool) Template() (state string, pid int) {
-	p.Mu.Lock()
-	sp := p.Spawn
-	p.Mu.Unlock()
+	p.mu.Lock()
+	sp := p.spawn
+	p.mu.Unlock()
 	if sp == nil {
 		return "", 0
 	}
@@ -165,13 +168,47 @@ func (p *Pool) Template() (state string, pid int) {
 
 // WorkerPIDs are the pids of the slots' current workers.
 func (p *Pool) WorkerPIDs() []int {
-	p.Mu.Lock()
-	defer p.Mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	var pids []int
-	for _, s := range p.Slots {
-		if s.W != nil {
-			pids = append(pids, s.W.Pid)
+	for _, s := range p.slots {
+		if s.w != nil {
+			pids = append(pids, s.w.Pid)
 		}
 	}
 	return pids
 }
+
+// SlotWorker is slot id's current worker, nil in backoff.
+func (p *Pool) SlotWorker(id int) *Member {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.slots[id-1].w
+}
+
+// ExitHandled reports whether the pool has handled w's exit (onExit).
+func (p *Pool) ExitHandled(w *Member) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return w.gone
+}
+
+// Isolated reports whether workers serve one request each (isolation=request, §2.7).
+func (p *Pool) Isolated() bool { return p.iso != nil }
+
+// IsolationRoot is the directory that holds the workers' temporary
+// directories under isolation=request (§2.7); "" otherwise.
+func (p *Pool) IsolationRoot() string {
+	if p.iso == nil {
+		return ""
+	}
+	return p.iso.Root
+}
+
+// Fatal carries an error the watchdog cannot serve on (fail): Run returns
+// the first.
+func (p *Pool) Fatal() <-chan error { return p.fatal }
+
+// SetMetrics gives the pool the metrics it counts on, which read its gauges
+// in turn; before Start.
+func (p *Pool) SetMetrics(m *obs.Metrics) { p.m = m }

@@ -28,7 +28,7 @@ func rssCeiling(limit int64) int64 { return limit + limit/20 }
 
 // withJitter adds up to a tenth of n to n, so that workers started together
 // are not all recycled together.
-func WithJitter[T ~int | ~int64](n T) T {
+func withJitter[T ~int | ~int64](n T) T {
 	if n <= 0 {
 		return n
 	}
@@ -37,8 +37,8 @@ func WithJitter[T ~int | ~int64](n T) T {
 
 // planRecycle sets a new worker's request budget.
 func (p *Pool) planRecycle(w *Member) {
-	if p.Cfg.MaxRequests > 0 {
-		w.recycleAt = WithJitter(p.Cfg.MaxRequests)
+	if p.cfg.MaxRequests > 0 {
+		w.recycleAt = withJitter(p.cfg.MaxRequests)
 	}
 }
 
@@ -55,7 +55,7 @@ func (p *Pool) recycleDueLocked(w *Member, rss int64) string {
 	if w.recycleAt > 0 && w.served >= w.recycleAt {
 		return fmt.Sprintf("served %d requests", w.served)
 	}
-	if p.Cfg.MaxWorkerRSS > 0 && rss > p.Cfg.MaxWorkerRSS && time.Now().After(w.rssRetryAt) {
+	if p.cfg.MaxWorkerRSS > 0 && rss > p.cfg.MaxWorkerRSS && time.Now().After(w.rssRetryAt) {
 		return fmt.Sprintf("resident size %d bytes over max_worker_rss", rss)
 	}
 	return ""
@@ -66,19 +66,19 @@ func (p *Pool) recycleDueLocked(w *Member, rss int64) string {
 // §9.7), and reports whether it did. Requests then wait for another worker
 // or for the replacement. p.mu is held.
 func (p *Pool) parkLocked(w *Member, rss int64) bool {
-	if !w.recycling || w.recycled || p.closing || p.Cfg.MaxWorkerRSS == 0 || rss <= rssCeiling(p.Cfg.MaxWorkerRSS) {
+	if !w.recycling || w.recycled || p.closing || p.cfg.MaxWorkerRSS == 0 || rss <= rssCeiling(p.cfg.MaxWorkerRSS) {
 		return false
 	}
 	if !p.workerTo(w, evPark) {
 		return false
 	}
-	p.Log.Warnf("w%d pid %d: resident size %d bytes is past max_worker_rss + 5%%: no more requests until its replacement is ready", w.Id, w.Pid, rss)
+	p.log.Warnf("w%d pid %d: resident size %d bytes is past max_worker_rss + 5%%: no more requests until its replacement is ready", w.Id, w.Pid, rss)
 	return true
 }
 
 // startRecycleLocked asks w's supervisor for a replacement. p.mu is held.
 func (p *Pool) startRecycleLocked(w *Member, why string) {
-	p.Log.Printf("w%d pid %d is due for recycling (%s): starting its replacement", w.Id, w.Pid, why)
+	p.log.Printf("w%d pid %d is due for recycling (%s): starting its replacement", w.Id, w.Pid, why)
 	askReplacementLocked(w)
 }
 
@@ -98,30 +98,30 @@ func askReplacementLocked(w *Member) {
 func (p *Pool) replace(s *slot, w *Member) *Member {
 	nw, reason, err := p.startOne(s)
 	if err != nil && p.isClosing() {
-		p.Mu.Lock()
-		s.W = w
+		p.mu.Lock()
+		s.w = w
 		if w.state == wsParked { // §9.4: it gets EOF like an idle worker
 			p.drainWorkerLocked(w)
 		}
-		p.Mu.Unlock()
+		p.mu.Unlock()
 		return nil
 	}
 	if err != nil {
-		p.M.Restarted(reason)
-		p.Log.Warnf("w%d: the replacement for recycling pid %d failed: %v; it serves on", s.id, w.Pid, err)
-		p.Mu.Lock()
-		s.W = w
+		p.m.Restarted(reason)
+		p.log.Warnf("w%d: the replacement for recycling pid %d failed: %v; it serves on", s.id, w.Pid, err)
+		p.mu.Lock()
+		s.w = w
 		w.recycling = false
-		w.recycleAt = w.served + max(p.Cfg.MaxRequests/10, 1)
+		w.recycleAt = w.served + max(p.cfg.MaxRequests/10, 1)
 		w.rssRetryAt = time.Now().Add(rssRetryAfter)
 		if w.state == wsParked {
 			p.workerTo(w, evUnpark) // not in the idle list: offerLocked puts it there
 			p.offerAllLocked(w)
 		}
-		p.Mu.Unlock()
+		p.mu.Unlock()
 		return nil
 	}
-	p.Mu.Lock()
+	p.mu.Lock()
 	// It may have died while its successor started: count that instead. A
 	// worker replaced for a fault on one of its lanes counts that (§2.5).
 	reason = wire.ReasonRecycled
@@ -130,7 +130,7 @@ func (p *Pool) replace(s *slot, w *Member) *Member {
 	}
 	if w.state == wsRetired {
 		select {
-		case reason = <-w.Retired:
+		case reason = <-w.retired:
 		default:
 		}
 	}
@@ -140,11 +140,11 @@ func (p *Pool) replace(s *slot, w *Member) *Member {
 		// over (offerLocked).
 		p.drainWorkerLocked(w)
 	}
-	p.Mu.Unlock()
+	p.mu.Unlock()
 	// Counted before the successor is offered, as a retired worker's restart
 	// is counted before its successor starts (supervise): whoever sees the
 	// slot idle again (§9.2) sees the restart too.
-	p.M.Restarted(reason)
+	p.m.Restarted(reason)
 	p.initSucceeded(s, nw)
 	p.wg.Add(1)
 	go p.reapRecycled(w, reason)
@@ -158,12 +158,12 @@ func (p *Pool) replace(s *slot, w *Member) *Member {
 // (logReplaced).
 func (p *Pool) reapRecycled(w *Member, reason wire.RestartReason) {
 	defer p.wg.Done()
-	t := time.NewTimer(p.Cfg.ShutdownTimeout)
+	t := time.NewTimer(p.cfg.ShutdownTimeout)
 	defer t.Stop()
 	select {
 	case <-w.Exited:
 	case <-t.C:
-		p.Log.Warnf("w%d pid %d did not exit after recycling: killing it", w.Id, w.Pid)
+		p.log.Warnf("w%d pid %d did not exit after recycling: killing it", w.Id, w.Pid)
 		w.Kill()
 		<-w.Exited
 	}
@@ -173,5 +173,5 @@ func (p *Pool) reapRecycled(w *Member, reason wire.RestartReason) {
 		p.logReplaced(w, reason)
 		return
 	}
-	p.Log.Printf("w%d pid %d recycled (%s)", w.Id, w.Pid, w.ExitStatus())
+	p.log.Printf("w%d pid %d recycled (%s)", w.Id, w.Pid, w.ExitStatus())
 }

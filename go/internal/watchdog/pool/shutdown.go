@@ -10,8 +10,8 @@ import (
 // answered 503, workers given EOF, the grace period bounded by abandon.
 
 func (p *Pool) isClosing() bool {
-	p.Mu.Lock()
-	defer p.Mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	return p.closing
 }
 
@@ -25,23 +25,23 @@ func (p *Pool) closeLocked() {
 	}
 	p.closing = true
 	close(p.stop)
-	if p.Spawn != nil {
-		p.Spawn.Close() // §2.6: the template exits at the end of its control socket
+	if p.spawn != nil {
+		p.spawn.Close() // §2.6: the template exits at the end of its control socket
 	}
-	for _, w := range slices.Clone(p.Idle) {
+	for _, w := range slices.Clone(p.idle) {
 		p.drainWorkerLocked(w) // lanes still busy close as their exchanges end
 	}
 	for _, wt := range p.waiters {
 		wt.ch <- acquired{err: wire.ErrUnavailable}
 	}
 	p.waiters = nil
-	for _, s := range p.Slots {
+	for _, s := range p.slots {
 		switch {
-		case s.W == nil:
-		case s.W.state == wsStarting:
-			s.W.Kill() // still initialising, it holds no request: nothing to finish
-		case s.W.state == wsParked:
-			p.drainWorkerLocked(s.W) // §9.7: waiting for a replacement that will not come
+		case s.w == nil:
+		case s.w.state == wsStarting:
+			s.w.Kill() // still initialising, it holds no request: nothing to finish
+		case s.w.state == wsParked:
+			p.drainWorkerLocked(s.w) // §9.7: waiting for a replacement that will not come
 		}
 	}
 }
@@ -52,13 +52,13 @@ func (p *Pool) closeLocked() {
 // 503 when no response head was sent yet (exchange.run), else aborted
 // (§8.7). Workers without an exchange are left to exit on EOF.
 func (p *Pool) Abandon() {
-	p.Mu.Lock()
-	defer p.Mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.closeLocked()
 	p.abandoned = true
-	for _, s := range p.Slots {
-		if w := s.W; w != nil && w.busy > 0 {
-			p.Log.Warnf("w%d pid %d still running after shutdown_timeout: killing it", s.id, w.Pid)
+	for _, s := range p.slots {
+		if w := s.w; w != nil && w.busy > 0 {
+			p.log.Warnf("w%d pid %d still running after shutdown_timeout: killing it", s.id, w.Pid)
 			w.cut = true
 			w.Kill()
 		}
@@ -66,17 +66,17 @@ func (p *Pool) Abandon() {
 }
 
 func (p *Pool) IsAbandoned() bool {
-	p.Mu.Lock()
-	defer p.Mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	return p.abandoned
 }
 
 // close stops the pool (closeLocked) and waits for its workers to exit;
 // those still running at deadline are killed.
 func (p *Pool) Close(deadline time.Time) {
-	p.Mu.Lock()
+	p.mu.Lock()
 	p.closeLocked()
-	p.Mu.Unlock()
+	p.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		p.wg.Wait()
@@ -86,24 +86,24 @@ func (p *Pool) Close(deadline time.Time) {
 	defer t.Stop()
 	select {
 	case <-done:
-		if p.Iso != nil {
-			p.Iso.Close()
+		if p.iso != nil {
+			p.iso.Close()
 		}
 		return
 	case <-t.C:
 	}
-	p.Mu.Lock()
-	if p.Iso != nil {
-		defer p.Iso.Close() // after every worker is gone
+	p.mu.Lock()
+	if p.iso != nil {
+		defer p.iso.Close() // after every worker is gone
 	}
-	for _, s := range p.Slots {
-		if s.W != nil {
-			if !s.W.cut {
-				p.Log.Warnf("w%d pid %d still running after shutdown_timeout: killing it", s.id, s.W.Pid)
+	for _, s := range p.slots {
+		if s.w != nil {
+			if !s.w.cut {
+				p.log.Warnf("w%d pid %d still running after shutdown_timeout: killing it", s.id, s.w.Pid)
 			}
-			s.W.Kill()
+			s.w.Kill()
 		}
 	}
-	p.Mu.Unlock()
+	p.mu.Unlock()
 	<-done
 }

@@ -114,9 +114,9 @@ type Member struct {
 	// fault is why a worker with several lanes is being replaced
 	// make-before-break (§2.5); "" otherwise.
 	fault   wire.RestartReason
-	Gone    bool                    // the process was reaped
+	gone    bool                    // the process was reaped
 	cut     bool                    // killed at the end of shutdown's grace period (§9.4)
-	Retired chan wire.RestartReason // the restart reason, for the slot's supervisor
+	retired chan wire.RestartReason // the restart reason, for the slot's supervisor
 
 	// Recycling (PROTOCOL.md §9.7).
 	served     int           // exchanges completed
@@ -137,7 +137,7 @@ type Lease struct {
 }
 
 func newMember(w *worker.Worker) *Member {
-	m := &Member{Worker: w, Retired: make(chan wire.RestartReason, 1), recycle: make(chan struct{}, 1)}
+	m := &Member{Worker: w, retired: make(chan wire.RestartReason, 1), recycle: make(chan struct{}, 1)}
 	for _, l := range w.Lanes {
 		m.lanes = append(m.lanes, &Lease{Lane: l, W: m})
 	}
@@ -149,8 +149,8 @@ func newMember(w *worker.Worker) *Member {
 // of the pipes.
 func (p *Pool) Hold(w *worker.Worker) *Member {
 	m := newMember(w)
-	p.Mu.Lock()
-	defer p.Mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.workerTo(m, evHandshook)
 	p.laneTo(m.First(), evTake)
 	return m
@@ -176,7 +176,7 @@ func (p *Pool) workerTo(w *Member, ev workerEvent) bool {
 	}
 	w.state = next
 	if next == wsIdle {
-		p.Idle = append(p.Idle, w)
+		p.idle = append(p.idle, w)
 	}
 	return true
 }
@@ -205,7 +205,7 @@ func b2i(b bool) int {
 // badTransition logs a transition the tables do not hold. Tests fail on it
 // (badTransitionHook); in production the state stays as it was.
 func (p *Pool) badTransition(what string) {
-	p.Log.Errorf("bad_transition: %s", what)
+	p.log.Errorf("bad_transition: %s", what)
 	if badTransitionHook != nil {
 		badTransitionHook(what)
 	}
@@ -216,10 +216,31 @@ func (p *Pool) badTransition(what string) {
 var badTransitionHook func(what string)
 
 func (p *Pool) removeIdleLocked(w *Member) {
-	for i, x := range p.Idle {
+	for i, x := range p.idle {
 		if x == w {
-			p.Idle = append(p.Idle[:i], p.Idle[i+1:]...)
+			p.idle = append(p.idle[:i], p.idle[i+1:]...)
 			return
 		}
+	}
+}
+
+// Unhold takes a member made by Hold out of the idle list, where its
+// exchange's end put it, once its test is done with it.
+func (p *Pool) Unhold(m *Member) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if m.state == wsIdle {
+		p.workerTo(m, evRetire)
+	}
+}
+
+// RetiredReason is the restart reason m was handed to its supervisor with,
+// if it was and nobody took it yet.
+func (m *Member) RetiredReason() (wire.RestartReason, bool) {
+	select {
+	case r := <-m.retired:
+		return r, true
+	default:
+		return "", false
 	}
 }

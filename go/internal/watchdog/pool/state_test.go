@@ -30,7 +30,7 @@ func testMember(t *testing.T, p *Pool, st workerState, ls laneState) *Member {
 	m := newMember(worker.New(1, reqW, reqR, respR))
 	m.state = st
 	if st == wsIdle {
-		p.Idle = append(p.Idle, m)
+		p.idle = append(p.idle, m)
 	}
 	l := m.First()
 	l.state = ls
@@ -57,10 +57,10 @@ func TestWorkerTransitions(t *testing.T) {
 			p, refused := statePool(t)
 			m := testMember(t, p, st, laneFree)
 			next, ok := workerTable[st][ev]
-			p.Mu.Lock()
+			p.mu.Lock()
 			got := p.workerTo(m, ev)
-			p.Mu.Unlock()
-			inIdle := len(p.Idle) == 1 && p.Idle[0] == m
+			p.mu.Unlock()
+			inIdle := len(p.idle) == 1 && p.idle[0] == m
 			switch {
 			case got != ok:
 				t.Errorf("%s --%s--> legal=%v; table says %v", st, ev, got, ok)
@@ -89,9 +89,9 @@ func TestLaneTransitions(t *testing.T) {
 			m := testMember(t, p, wsBusy, st)
 			l := m.First()
 			next, ok := laneTable[st][ev]
-			p.Mu.Lock()
+			p.mu.Lock()
 			got := p.laneTo(l, ev)
-			p.Mu.Unlock()
+			p.mu.Unlock()
 			want := st
 			if ok {
 				want = next

@@ -19,14 +19,14 @@ func (p *Pool) supervise(s *slot) {
 		w := next
 		next = nil
 		if w == nil {
-			p.Mu.Lock()
+			p.mu.Lock()
 			if p.closing {
 				p.setSlotLocked(s, slotStopped)
-				p.Mu.Unlock()
+				p.mu.Unlock()
 				return
 			}
 			p.setSlotLocked(s, slotStarting)
-			p.Mu.Unlock()
+			p.mu.Unlock()
 
 			var reason wire.RestartReason
 			var err error
@@ -35,7 +35,7 @@ func (p *Pool) supervise(s *slot) {
 				if p.isClosing() {
 					return
 				}
-				p.M.Restarted(reason)
+				p.m.Restarted(reason)
 				if !p.sleep(p.initFailed(s, reason, err)) {
 					return
 				}
@@ -56,16 +56,16 @@ func (p *Pool) supervise(s *slot) {
 		}
 		<-w.Exited
 		w.ClosePipes()
-		p.Mu.Lock()
-		s.W = nil
+		p.mu.Lock()
+		s.w = nil
 		closing := p.closing
-		p.Mu.Unlock()
+		p.mu.Unlock()
 		if closing {
 			p.waitLogs(w)
-			p.Log.Printf("w%d pid %d stopped: %s", s.id, w.Pid, w.ExitStatus())
+			p.log.Printf("w%d pid %d stopped: %s", s.id, w.Pid, w.ExitStatus())
 			return
 		}
-		p.M.Restarted(reason)
+		p.m.Restarted(reason)
 		p.logReplaced(w, reason)
 	}
 }
@@ -73,14 +73,14 @@ func (p *Pool) supervise(s *slot) {
 // logReplaced says that w, gone, was replaced for reason, with how it ended:
 // by its supervisor or, make-before-break, once its successor serves.
 func (p *Pool) logReplaced(w *Member, reason wire.RestartReason) {
-	p.Log.Warnf("w%d pid %d replaced: %s (%s)", w.Id, w.Pid, reason, w.ExitStatus())
+	p.log.Warnf("w%d pid %d replaced: %s (%s)", w.Id, w.Pid, reason, w.ExitStatus())
 }
 
 // startOne starts a worker the spawner's way and waits for its handshake
 // (PROTOCOL.md §3), bounded by init_timeout (§3.5), or fork_timeout from the
 // fork request for a forked worker (§2.6).
 func (p *Pool) startOne(s *slot) (*Member, wire.RestartReason, error) {
-	pw, err := p.Spawn.Start(s.id)
+	pw, err := p.spawn.Start(s.id)
 	if err != nil {
 		reason := wire.ReasonInitFailed
 		var ie *worker.InitError
@@ -90,33 +90,33 @@ func (p *Pool) startOne(s *slot) (*Member, wire.RestartReason, error) {
 		return nil, reason, err
 	}
 	w := newMember(pw) // starting
-	p.Mu.Lock()
-	s.W = w
-	p.Mu.Unlock()
+	p.mu.Lock()
+	s.w = w
+	p.mu.Unlock()
 	go func() {
 		<-w.Exited
 		p.onExit(w)
 	}()
-	if !p.Cfg.Handshake {
+	if !p.cfg.Handshake {
 		return w, "", nil // PROTOCOL.md §11.2: ready once started
 	}
-	ie := w.Handshake(w.Deadline, p.Cfg.Stdio, p.Log)
+	ie := w.Handshake(w.Deadline, p.cfg.Stdio, p.log)
 	if ie == nil {
-		p.SettleLanes(w)
-		p.Spawn.Handshook(w.Worker, nil)
+		p.settleLanes(w)
+		p.spawn.Handshook(w.Worker, nil)
 		return w, "", nil
 	}
-	p.Spawn.Handshook(w.Worker, ie)
+	p.spawn.Handshook(w.Worker, ie)
 	if ie.Violation {
-		p.M.ProtocolErrors.WithLabelValues("handshake").Inc()
+		p.m.ProtocolErrors.WithLabelValues("handshake").Inc()
 	}
 	w.Kill()
 	<-w.Exited
 	w.ClosePipes()
 	p.waitLogs(w) // the worker's last words explain the failure: log them first
-	p.Mu.Lock()
-	s.W = nil
-	p.Mu.Unlock()
+	p.mu.Lock()
+	s.w = nil
+	p.mu.Unlock()
 	return nil, ie.Reason, fmt.Errorf("%v (%s)", ie, w.ExitStatus())
 }
 
@@ -125,18 +125,18 @@ func (p *Pool) waitLogs(w *Member) { worker.WaitLogs(w.Worker) }
 // initFailed records an initialisation failure of slot s and returns the
 // backoff before the next start (PROTOCOL.md §9.1).
 func (p *Pool) initFailed(s *slot, reason wire.RestartReason, err error) time.Duration {
-	p.Mu.Lock()
-	defer p.Mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	s.failures++
 	p.setSlotLocked(s, slotBackoff)
 	d := spawn.BackoffAfter(s.failures)
-	p.Log.Warnf("w%d %s: %v; restarting in %v", s.id, reason, err, d)
+	p.log.Warnf("w%d %s: %v; restarting in %v", s.id, reason, err, d)
 	if s.failures == spawn.CrashLoopAfter {
 		p.looping++
 		p.changedLocked()
-		p.Log.Errorf("w%d is crash-looping: %d consecutive initialisation failures", s.id, s.failures)
+		p.log.Errorf("w%d is crash-looping: %d consecutive initialisation failures", s.id, s.failures)
 	}
-	if p.looping == len(p.Slots) {
+	if p.looping == len(p.slots) {
 		// PROTOCOL.md §9.2: answer 503 at once instead of queueing.
 		for _, wt := range p.waiters {
 			wt.ch <- acquired{err: wire.ErrUnavailable}
@@ -147,14 +147,14 @@ func (p *Pool) initFailed(s *slot, reason wire.RestartReason, err error) time.Du
 }
 
 func (p *Pool) initSucceeded(s *slot, w *Member) {
-	p.M.InitDuration.Observe(time.Since(w.Started).Seconds())
-	p.Mu.Lock()
-	defer p.Mu.Unlock()
+	p.m.InitDuration.Observe(time.Since(w.Started).Seconds())
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.planRecycle(w)
 	if s.failures >= spawn.CrashLoopAfter {
 		p.looping--
 		p.changedLocked()
-		p.Log.Printf("w%d recovered after %d initialisation failures", s.id, s.failures)
+		p.log.Printf("w%d recovered after %d initialisation failures", s.id, s.failures)
 	}
 	s.failures = 0 // PROTOCOL.md §9.1: a handshake resets the backoff
 	p.workerTo(w, evHandshook)
@@ -169,29 +169,29 @@ func (p *Pool) sleep(d time.Duration) bool { return spawn.SleepUnless(d, p.stop)
 // recycling (§9.7) it starts w's successor and returns it instead.
 func (p *Pool) serve(s *slot, w *Member) (reason wire.RestartReason, successor *Member) {
 	var tick <-chan time.Time
-	if p.Cfg.HealthcheckInterval > 0 {
-		t := time.NewTicker(p.Cfg.HealthcheckInterval)
+	if p.cfg.HealthcheckInterval > 0 {
+		t := time.NewTicker(p.cfg.HealthcheckInterval)
 		defer t.Stop()
 		tick = t.C
 	}
 	var aged <-chan time.Time
-	if p.Cfg.MaxAge > 0 {
-		t := time.NewTimer(WithJitter(p.Cfg.MaxAge))
+	if p.cfg.MaxAge > 0 {
+		t := time.NewTimer(withJitter(p.cfg.MaxAge))
 		defer t.Stop()
 		aged = t.C
 	}
 	for {
 		select {
-		case reason := <-w.Retired:
+		case reason := <-w.retired:
 			return reason, nil
 		case <-tick:
 			p.healthcheck(w)
 		case <-aged:
-			p.Mu.Lock()
+			p.mu.Lock()
 			if w.state != wsRetired && !w.recycling {
-				p.startRecycleLocked(w, fmt.Sprintf("older than max_age %v", p.Cfg.MaxAge))
+				p.startRecycleLocked(w, fmt.Sprintf("older than max_age %v", p.cfg.MaxAge))
 			}
-			p.Mu.Unlock()
+			p.mu.Unlock()
 		case <-w.recycle:
 			if p.isClosing() {
 				continue
@@ -206,21 +206,21 @@ func (p *Pool) serve(s *slot, w *Member) (reason wire.RestartReason, successor *
 // healthcheck repeats the handshake on w if it is idle; a worker that does
 // not answer within init_timeout is replaced (reason unresponsive, §3.5).
 func (p *Pool) healthcheck(w *Member) {
-	p.Mu.Lock()
+	p.mu.Lock()
 	l := w.First() // §2.5: handshakes run on lane 1, on a worker with no exchange
 	if w.state != wsIdle || w.busy > 0 || w.draining > 0 || l.state != laneFree {
-		p.Mu.Unlock()
+		p.mu.Unlock()
 		return
 	}
 	p.workerTo(w, evWithdraw)
 	p.laneTo(l, evTake)
 	p.slotStateLocked(w)
-	p.Mu.Unlock()
+	p.mu.Unlock()
 	if !p.usable(l) {
 		return
 	}
-	if err := w.Handshake(time.Now().Add(p.Cfg.InitTimeout), false, p.Log); err != nil {
-		p.Log.Warnf("w%d failed its liveness handshake: %v", w.Id, err)
+	if err := w.Handshake(time.Now().Add(p.cfg.InitTimeout), false, p.log); err != nil {
+		p.log.Warnf("w%d failed its liveness handshake: %v", w.Id, err)
 		p.retire(w, wire.ReasonUnresponsive)
 		return
 	}
