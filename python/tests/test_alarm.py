@@ -17,7 +17,7 @@ from workers import HANDSHAKE, Worker
 from afterburn_runtime import Cancelled, Response, _alarm
 from afterburn_runtime._conn import Conn
 from afterburn_runtime._parser import DEFAULT_MAX_HEAD, RequestHead, RequestParser
-from afterburn_runtime._serve import _exchange
+from afterburn_runtime._exchange import exchange
 from afterburn_runtime.testing import call, call_wsgi, parse_response
 
 
@@ -222,7 +222,7 @@ def test_the_alarm_is_held_during_a_write_and_never_cuts_the_response() -> None:
     conn = Conn(io.BytesIO(raw).read, write, RequestParser(DEFAULT_MAX_HEAD, 0))
     head = conn.event()
     assert isinstance(head, RequestHead)
-    assert _exchange(conn, head, _plain(lambda req: Response(body))) == 0
+    assert exchange(conn, head, _plain(lambda req: Response(body))) == 0
     assert seen["held"] is True  # not delivered inside the write
     resp, rest = parse_response(bytes(out))
     assert (resp.status, resp.complete, len(resp.body), rest) == (200, True, len(body), b"")

@@ -13,7 +13,7 @@ from afterburn_runtime import ProtocolError, Request, Response
 from afterburn_runtime._conn import Conn
 from afterburn_runtime._handler import plain_responder
 from afterburn_runtime._parser import RequestParser
-from afterburn_runtime._serve import _loop
+from afterburn_runtime._exchange import serve_stream
 from afterburn_runtime.testing import call, parse_response
 
 
@@ -30,7 +30,7 @@ def serve_bytes(handler, data: bytes, max_body: int = 0) -> tuple[int, bytes]:
         return len(b)
 
     conn = Conn(read, write, RequestParser(65536, max_body))
-    return _loop(conn, plain_responder(handler, lambda: None)), bytes(out)
+    return serve_stream(conn, plain_responder(handler, lambda: None)), bytes(out)
 
 
 def boom(req: Request) -> Response:

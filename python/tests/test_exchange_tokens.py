@@ -21,7 +21,7 @@ from afterburn_runtime._asgi import AsgiAdapter
 from afterburn_runtime._conn import Conn
 from afterburn_runtime._handler import plain_responder
 from afterburn_runtime._parser import RequestParser
-from afterburn_runtime._serve import _loop
+from afterburn_runtime._exchange import serve_stream
 from afterburn_runtime._wsgi import wsgi_responder
 from afterburn_runtime.testing import TestResponse, parse_response
 
@@ -72,7 +72,7 @@ def serve(respond, data: bytes, max_body: int = 0) -> Served:
         return len(b)
 
     conn = Conn(lambda n: chunks.pop(0) if chunks else b"", write, RequestParser(65536, max_body))
-    return Served(_loop(conn, respond), writes)
+    return Served(serve_stream(conn, respond), writes)
 
 
 def request(method: str = "GET", path: str = "/", token: str | None = TOKEN, extra: str = "") -> bytes:

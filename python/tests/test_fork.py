@@ -425,7 +425,7 @@ def test_fork_safety_rule(python_threads: list[str], tasks: int, openblas: int |
 
 def test_exec_handshake_reply_lists_no_fork() -> None:
     # An exec worker lists lanes (§2.5) but never `fork`; a forked worker lists `exchange` only.
-    from afterburn_runtime._serve import FORKED_HEAD, handshake_head
+    from afterburn_runtime._exchange import FORKED_HEAD, handshake_head
 
     assert handshake_head(32) == ("HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Library: python/0.1.0\r\n"
                                   "AfterBurn-Capabilities: exchange, streams\r\nAfterBurn-Streams: 32\r\n")

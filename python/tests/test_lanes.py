@@ -26,7 +26,7 @@ from afterburn_runtime._cancel import Cancellation, CancelReader
 from afterburn_runtime._fds import EnvError, lanes_from_env, limits_from_env
 from afterburn_runtime._handler import plain_lane_responder
 from afterburn_runtime._lanes import serve_lanes
-from afterburn_runtime._serve import handshake_head
+from afterburn_runtime._exchange import handshake_head
 from afterburn_runtime._wsgi import wsgi_responder
 from afterburn_runtime.testing import parse_response
 

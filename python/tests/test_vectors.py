@@ -16,7 +16,7 @@ from afterburn_runtime._errors import ProtocolError
 from afterburn_runtime._fds import limits_from_env
 from afterburn_runtime._handler import plain_responder
 from afterburn_runtime._parser import END_OF_STREAM, NEED_DATA, EndOfMessage, RequestHead, RequestParser
-from afterburn_runtime._serve import _loop
+from afterburn_runtime._exchange import serve_stream
 from afterburn_runtime.testing import parse_response
 
 PARSE = vectors.load("parse")
@@ -117,7 +117,7 @@ def test_serve_loop(vector: dict) -> None:
 
     conn = Conn(SegmentPipe(vectors.segments(vector)).read, write,
                 RequestParser(*limits_from_env(vectors.env(vector))))
-    status = _loop(conn, plain_responder(echo, lambda: None))
+    status = serve_stream(conn, plain_responder(echo, lambda: None))
     rest = bytes(out)
     for i, want in enumerate(vector["expect"]):
         resp, rest = parse_response(rest)

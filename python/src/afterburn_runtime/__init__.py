@@ -33,6 +33,7 @@ what this library exists to amortise.
 
 from __future__ import annotations
 
+from . import _handler, _response, _serve
 from ._errors import Cancelled, ProtocolError
 from ._fds import protect_early as _protect_early
 from ._headers import Headers
@@ -50,8 +51,8 @@ __all__ = ["Cancelled", "Headers", "ProtocolError", "Request", "RequestIdFilter"
            "serve_wsgi", "__version__"]
 
 def __getattr__(name: str) -> Any:
-    # RequestIdFilter needs logging, which the import of this package does not pay for.
     if name == "RequestIdFilter":
+        # Lazy: logging, which the import of this package does not pay for.
         from ._logger import RequestIdFilter
 
         return RequestIdFilter
@@ -94,14 +95,10 @@ def serve(handler: Callable[..., Any], *, max_lanes: int | None = None,
     handler: it gets the request's JSON body decoded into that type, and a body that does
     not decode is answered ``400 bad_request`` naming the field (see ``_typed``).
     """
-    from ._handler import is_async_callable, looks_typed, plain_lane_responder, plain_responder
-    from ._serve import DEFAULT_ASYNC_LANES, DEFAULT_SYNC_LANES, run
-
     if json_dumps is not None:
-        from ._response import json_dumps as default_dumps
-
-        default_dumps[0] = json_dumps
-    if looks_typed(handler):
+        _response.json_dumps[0] = json_dumps
+    if _handler.looks_typed(handler):
+        # Lazy: typed handlers only; _typed imports typing, inspect, dataclasses and json.
         from ._typed import typed_handler
 
         handler = typed_handler(handler)
@@ -111,6 +108,7 @@ def serve(handler: Callable[..., Any], *, max_lanes: int | None = None,
 
     def runner() -> Any:
         if not runners:
+            # Lazy: asyncio (tens of ms of start-up), for async handlers and bodies only.
             from ._aio import Runner
 
             runners.append(Runner())
@@ -130,17 +128,18 @@ def serve(handler: Callable[..., Any], *, max_lanes: int | None = None,
         locks.append(threading.Lock())
         if runners:
             lane_runner()  # an async handler: its loop starts its thread before any lane serves
-        return plain_lane_responder(handler, lane_runner)
+        return _handler.plain_lane_responder(handler, lane_runner)
 
     def shutdown() -> None:
         if runners:
             runners[0].close()
 
-    is_async = is_async_callable(handler)
+    is_async = _handler.is_async_callable(handler)
     if is_async:
         runner()  # asyncio is imported and the loop made before the handshake
-    run(plain_responder(handler, runner), shutdown=shutdown, max_lanes=max_lanes,
-        default_lanes=DEFAULT_ASYNC_LANES if is_async else DEFAULT_SYNC_LANES, lanes=with_lanes)
+    _serve.run(_handler.plain_responder(handler, runner), shutdown=shutdown, max_lanes=max_lanes,
+               default_lanes=_serve.DEFAULT_ASYNC_LANES if is_async else _serve.DEFAULT_SYNC_LANES,
+               lanes=with_lanes)
 
 
 def serve_wsgi(app: Callable[..., Any], *, keep_underscore_headers: bool = False,
@@ -161,10 +160,10 @@ def serve_wsgi(app: Callable[..., Any], *, keep_underscore_headers: bool = False
     With lanes (§2.5) the app is called from up to ``max_lanes`` threads at once
     (``wsgi.multithread`` is then true; default AFTERBURN_PY_MAX_LANES, else 32).
     """
-    from ._serve import run
+    # Lazy: WSGI apps only; _wsgi imports urllib.parse.
     from ._wsgi import wsgi_responder
 
-    run(wsgi_responder(app, keep_underscore_headers), max_lanes=max_lanes)
+    _serve.run(wsgi_responder(app, keep_underscore_headers), max_lanes=max_lanes)
 
 
 def serve_asgi(app: Callable[..., Any], *, max_lanes: int | None = None) -> None:
@@ -177,9 +176,9 @@ def serve_asgi(app: Callable[..., Any], *, max_lanes: int | None = None) -> None
     task on one event loop, cancelled (``CancelledError``) when the watchdog cancels its
     exchange or its deadline passes (default AFTERBURN_PY_MAX_LANES, else 1024).
     """
+    # Lazy: ASGI apps only; _asgi imports asyncio (tens of ms of start-up) and urllib.parse.
     from ._asgi import AsgiAdapter
-    from ._serve import DEFAULT_ASYNC_LANES, run
 
     adapter = AsgiAdapter(app)
-    run(adapter.respond, startup=adapter.startup, shutdown=adapter.shutdown, max_lanes=max_lanes,
-        default_lanes=DEFAULT_ASYNC_LANES, lanes=adapter.with_lanes)
+    _serve.run(adapter.respond, startup=adapter.startup, shutdown=adapter.shutdown, max_lanes=max_lanes,
+               default_lanes=_serve.DEFAULT_ASYNC_LANES, lanes=adapter.with_lanes)

@@ -28,7 +28,9 @@ from __future__ import annotations
 import os
 import sys
 
+from . import serve, serve_asgi, serve_wsgi
 from ._fds import EnvError, protocol_fds
+from ._handler import is_async_callable, looks_typed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -88,8 +90,6 @@ def _encoder(target: str) -> Callable[[Any], str | bytes]:
 
 
 def _kind(obj: object) -> str:
-    from ._handler import is_async_callable, looks_typed
-
     if looks_typed(obj):
         return "plain"  # (order: Order, req: Request) is a typed handler, not WSGI's two
 
@@ -147,14 +147,12 @@ def main(argv: list[str]) -> None:
         if encoder is not None and kind != "plain":
             _fail(f"--json-dumps is for plain handlers; {args[0]} is served as {kind.upper()}, "
                   "an app that encodes its own JSON")
-    import afterburn_runtime as ab
-
     if kind == "asgi":
-        ab.serve_asgi(obj, max_lanes=max_lanes)
+        serve_asgi(obj, max_lanes=max_lanes)
     elif kind == "wsgi":
-        ab.serve_wsgi(obj, keep_underscore_headers=keep_underscore_headers, max_lanes=max_lanes)
+        serve_wsgi(obj, keep_underscore_headers=keep_underscore_headers, max_lanes=max_lanes)
     else:
-        ab.serve(obj, max_lanes=max_lanes, json_dumps=encoder)
+        serve(obj, max_lanes=max_lanes, json_dumps=encoder)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import contextvars
 import queue
 import threading
 
+from . import _alarm
 from ._cancel import GRACE
 
 TYPE_CHECKING = False
@@ -115,8 +116,6 @@ class Runner:
         deadline alarm of a synchronous handler (_alarm) is paused meanwhile: its exception
         raised inside the loop's machinery would wreck the loop; the task is cancelled by
         the loop's own timer instead."""
-        from . import _alarm
-
         armed = _alarm.current()
         if armed is not None:
             armed.paused += 1

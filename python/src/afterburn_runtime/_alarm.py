@@ -43,6 +43,7 @@ import time
 
 from ._cancel import GRACE
 from ._errors import Cancelled
+from ._state import log
 
 try:  # signal's own functions, without the enum conversions of its wrappers (they cost µs)
     import _signal as _raw
@@ -164,8 +165,6 @@ def arm(req: Request) -> Armed | None:
     if why:
         if not _warned:
             _warned = True
-            from ._serve import log
-
             log(f"afterburn: {why}: a synchronous handler is not interrupted at its deadline; "
                 "it sees req.cancelled instead")
         return None

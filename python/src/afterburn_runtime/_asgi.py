@@ -13,6 +13,7 @@ from __future__ import annotations
 from urllib.parse import unquote
 
 from ._aio import Runner, lane_call
+from ._state import log_exception
 from ._writer import IncompleteResponse
 
 TYPE_CHECKING = False
@@ -205,8 +206,6 @@ class AsgiAdapter:
             # The app answered, then raised (Starlette's ServerErrorMiddleware sends its
             # 500 and re-raises): the response is complete and honest, so log the
             # exception as a server does and keep serving.
-            from ._serve import log_exception
-
             log_exception(req.request_id, req, e)
         finally:
             done.set()

@@ -1,7 +1,7 @@
 """Lanes: several exchanges at once in one worker (PROTOCOL.md §2.5, capability `streams`).
 
 Each lane is a pair of pipes carrying an AfterBurn/1 keep-alive stream of its own, served
-exactly as the single lane is (``_serve._loop``: the same parser, framing, tokens, errors)
+exactly as the single lane is (``_exchange.serve_lane``: the same parser, framing, tokens, errors)
 on a thread of its own, with blocking reads and writes: a lane whose handler is slow or
 whose response pipe is full holds that thread only. Plain handlers and WSGI apps run on
 their lane's thread, so the lanes are the thread pool and AfterBurn-Streams its size;
@@ -21,25 +21,21 @@ from __future__ import annotations
 
 import os
 import threading
-from functools import partial
 
 from ._cancel import CancelReader
-from ._conn import Conn
-from ._parser import RequestParser
-from ._serve import _loop, log
+from ._exchange import open_conn, serve_lane
+from ._state import log, serving_lanes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ._serve import Responder
+    from ._exchange import Responder
 
 
 def serve_lanes(lanes: list[tuple[int, int]], cancel_fd: int, limits: tuple[int, int], reply_head: str,
                 respond: Responder) -> int:
     """Serves every lane of ``lanes`` ((request fd, response fd), lane 1 first) until each
     has ended; returns the exit status."""
-    from . import _serve
-
-    _serve.lanes_active = True
+    serving_lanes()
     cancels = CancelReader(cancel_fd)
     statuses = [0] * len(lanes)
     threads = [threading.Thread(target=_serve_lane, name=f"afterburn-lane-{n}", daemon=True,
@@ -62,16 +58,9 @@ def serve_lanes(lanes: list[tuple[int, int]], cancel_fd: int, limits: tuple[int,
 
 def _serve_lane(number: int, in_fd: int, out_fd: int, limits: tuple[int, int], reply_head: str,
                 respond: Responder, cancels: CancelReader, statuses: list[int]) -> None:
-    conn = Conn(partial(os.read, in_fd), partial(os.write, out_fd), RequestParser(*limits))
     try:
-        status = _loop(conn, respond, reply_head, cancels)
-        if conn.refused:
-            # §3.4: a handshake offering no version this library speaks ends the worker, not
-            # only its lane (§2.5); nothing of the other lanes has begun.
-            os._exit(status)
-    except OSError as e:
-        log(f"afterburn: lane {number}: the response pipe is closed; the watchdog is gone ({e})")
-        status = 1
+        # A refused handshake (§3.4) ends the worker there, not only this lane (serve_lane).
+        status = serve_lane(open_conn(in_fd, out_fd, limits), respond, reply_head, cancels, number)
     except BaseException as e:  # never let one lane's thread die silently
         log(f"afterburn: lane {number} failed: {e!r}")
         status = 1

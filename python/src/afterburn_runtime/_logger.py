@@ -3,7 +3,7 @@ must say which request it belongs to.
 
 ``Request.logger`` tags the lines a handler writes through it. ``RequestIdFilter`` tags any
 record, also one logged by a library deep below the handler that never saw the Request: the
-serve loop keeps the request id of the exchange in a context variable (``_serve.CURRENT``),
+exchange loop keeps the id of the request it serves in a context variable (``_state.CURRENT``),
 which each lane's thread has to itself and which an asyncio task inherits from the lane that
 started it.
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 
 from ._logline import json_mode, request_line
+from ._state import CURRENT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,8 +57,6 @@ class RequestIdFilter(logging.Filter):
     Add it to a handler: ``handler.addFilter(RequestIdFilter())``."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        from ._serve import CURRENT
-
         if not hasattr(record, "request_id"):
             record.request_id = CURRENT.get()
         if json_mode() and not getattr(record, _TURNED, False):

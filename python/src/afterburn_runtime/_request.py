@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 
 from ._headers import Headers
+from ._logline import request_line
+from ._state import log
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -98,6 +100,7 @@ class Request:
         blocks until then (or ``timeout``) and returns ``is_set()``. For a handler on a
         thread; an async handler is cancelled as an asyncio task instead."""
         if self._cancel is None:
+            # Lazy: threading, for the requests that ask for their cancellation (cold start).
             from ._cancel import Cancellation
 
             self._cancel = Cancellation(self.deadline)
@@ -112,9 +115,6 @@ class Request:
         """Writes ``[request-id] message`` to stderr in one write: a line that stays
         attributable to its request when several are in flight (PROTOCOL.md §2.5). With
         ``AFTERBURN_LOG_FORMAT=json``, the JSON line ``{"request_id": ..., "msg": ...}``."""
-        from ._logline import request_line
-        from ._serve import log
-
         log(request_line(self.request_id, message))
 
     @property
@@ -124,6 +124,7 @@ class Request:
         makes the message the JSON line ``{"request_id", "level", "msg"}``) and the id in
         ``extra["request_id"]``; its records go wherever the application's logging
         configuration sends them."""
+        # Lazy: logging, which only a handler that asks for the logger pays for.
         from ._logger import request_logger
 
         return request_logger(self.request_id)
@@ -187,6 +188,7 @@ class Request:
         """``read(size)`` for an ``async def`` handler: with lanes (PROTOCOL.md §2.5) the
         pipe is read on the lane's thread, so a body that arrives slowly holds this
         request only, where ``read`` would hold the event loop and every lane on it."""
+        # Lazy: asyncio; an async handler has imported it already, a sync one never does.
         from ._aio import lane_call
 
         return await lane_call(self.read, size)

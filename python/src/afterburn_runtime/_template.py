@@ -32,7 +32,7 @@ import tempfile
 import time
 import warnings
 
-from . import _alarm, _control, _forksafety, _hooks
+from . import _alarm, _control, _forksafety, _hooks, _state
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -64,9 +64,7 @@ def _fork() -> int:
 
 
 def log(message: str) -> None:
-    from ._serve import log as _log
-
-    _log(f"afterburn: template: {message}")
+    _state.log(f"afterburn: template: {message}")
 
 
 class Template:
@@ -232,14 +230,12 @@ def _become_worker(request: _control.ForkRequest, fds: list[int], template: Temp
     try:
         _hooks.run_after_fork()
     except _hooks.HookError as e:
-        from ._serve import log as _log
-
         # §9.1: an initialisation failure: the reason on stderr, exit non-zero.
         import traceback
 
         cause = e.__cause__ or e
         tb = "".join(traceback.format_exception(type(cause), cause, cause.__traceback__))
-        _log(f"afterburn: worker {slot}: {e}\n{tb}")
+        _state.log(f"afterburn: worker {slot}: {e}\n{tb}")
         raise SystemExit(1) from None
 
 

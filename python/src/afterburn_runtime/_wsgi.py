@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from urllib.parse import unquote_to_bytes
 
-from . import _serve
+from . import _state
 from ._handler import PRE_DRAIN
 from ._headers import Headers
 
@@ -71,7 +71,7 @@ def environ_for(req: Request) -> dict[str, Any]:
         "wsgi.input": _Input(req),
         "wsgi.errors": sys.stderr,
         # PROTOCOL.md §2.5: with lanes the app is called from several threads at once.
-        "wsgi.multithread": _serve.lanes_active,
+        "wsgi.multithread": _state.lanes_active,
         "wsgi.multiprocess": True,
         "wsgi.run_once": False,
         "wsgi.input_terminated": True,  # a chunked body ends without CONTENT_LENGTH

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import io
 
+from . import _response
 from ._conn import Conn
+from ._exchange import exchange
+from ._handler import looks_typed, plain_responder
 from ._headers import Headers
 from ._parser import DEFAULT_MAX_HEAD, RequestHead, RequestParser
 
@@ -69,10 +72,8 @@ def call(handler: Callable[..., Any], method: str = "GET", target: str = "/", bo
          timeout_ms: int | None = None, json_dumps: Callable[[Any], str | bytes] | None = None) -> TestResponse:
     """Calls a plain handler (``def`` or ``async def``, typed or not) with one request;
     ``json_dumps`` as for ``serve``."""
-    from ._handler import looks_typed, plain_responder
-    from ._response import json_dumps as default_dumps
-
     if looks_typed(handler):
+        # Lazy: typed handlers only; _typed imports typing, inspect, dataclasses and json.
         from ._typed import typed_handler
 
         handler = typed_handler(handler)
@@ -81,11 +82,13 @@ def call(handler: Callable[..., Any], method: str = "GET", target: str = "/", bo
 
     def runner() -> Any:
         if not runners:
+            # Lazy: asyncio (tens of ms), for async handlers and bodies only.
             from ._aio import Runner
 
             runners.append(Runner())
         return runners[0]
 
+    default_dumps = _response.json_dumps
     saved = default_dumps[0]
     if json_dumps is not None:
         default_dumps[0] = json_dumps
@@ -101,6 +104,7 @@ def call_wsgi(app: Callable[..., Any], method: str = "GET", target: str = "/", b
               headers: Iterable[tuple[str, str]] | dict[str, str] = (), *, request_id: str | None = None,
               timeout_ms: int | None = None, keep_underscore_headers: bool = False) -> TestResponse:
     """Calls a WSGI app with one request; ``keep_underscore_headers`` as for ``serve_wsgi``."""
+    # Lazy: WSGI apps only; _wsgi imports urllib.parse.
     from ._wsgi import wsgi_responder
 
     return _call(wsgi_responder(app, keep_underscore_headers), method, target, body, headers, request_id,
@@ -111,6 +115,7 @@ def call_asgi(app: Callable[..., Any], method: str = "GET", target: str = "/", b
               headers: Iterable[tuple[str, str]] | dict[str, str] = (), *, request_id: str | None = None,
               timeout_ms: int | None = None) -> TestResponse:
     """Calls an ASGI app with one HTTP request (no lifespan events)."""
+    # Lazy: ASGI apps only; both import asyncio (tens of ms of start-up).
     from ._aio import Runner
     from ._asgi import AsgiAdapter
 
@@ -124,8 +129,6 @@ def call_asgi(app: Callable[..., Any], method: str = "GET", target: str = "/", b
 
 def _call(respond: Any, method: str, target: str, body: bytes | str, headers: Any,
           request_id: str | None, timeout_ms: int | None) -> TestResponse:
-    from ._serve import _exchange
-
     if isinstance(body, str):
         body = body.encode()
     pairs = list(headers.items()) if isinstance(headers, dict) else list(headers)
@@ -149,7 +152,7 @@ def _call(respond: Any, method: str, target: str, body: bytes | str, headers: An
     conn = Conn(io.BytesIO(raw).read, write, RequestParser(DEFAULT_MAX_HEAD, 0))
     head = conn.event()
     assert isinstance(head, RequestHead)
-    status = _exchange(conn, head, respond)
+    status = exchange(conn, head, respond)
     resp = parse_response(bytes(out), method == "HEAD")[0]
     resp.worker_exit = status
     return resp
