@@ -39,9 +39,9 @@ func BenchmarkRawPipeProxy(b *testing.B) {
 	srv := &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
-		w.First().Bw.WriteString("GET " + r.RequestURI + " HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
-		w.First().Bw.Flush()
-		resp, err := http.ReadResponse(w.First().Br, r)
+		w.First().BW.WriteString("GET " + r.RequestURI + " HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+		w.First().BW.Flush()
+		resp, err := http.ReadResponse(w.First().BR, r)
 		if err != nil {
 			panic(err)
 		}

@@ -5,17 +5,18 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/buffer"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/exchange"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/guard"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
-	"io"
-	"math/rand/v2"
-	"net/http"
-	"strings"
-	"time"
 )
 
 // ServeHTTP answers the reserved paths of PROTOCOL.md §10.1 itself and
@@ -91,7 +92,7 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 	}
 	// PROTOCOL.md §7.1: net/http's MaxHeaderBytes is approximate; this is
 	// the exact count, answered with the JSON body of §8.1.
-	if headSize(r) > wd.cfg.MaxHeaderBytes {
+	if wire.HeadSize(r) > wd.cfg.MaxHeaderBytes {
 		wd.fail(rw, wire.ErrHeadersTooLarge, e)
 		return
 	}
@@ -152,29 +153,17 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 			wd.fail(rw, wire.ErrTimeout, e)
 			return
 		}
-		e.Worker = l.W.Id
+		e.Worker = l.W.ID
 		if wd.pool.Isolated() {
 			l.W.LastRequest.Store(&e.RequestID) // §2.7: for the report of what it leaves behind
 		}
 		x := &fr.x // a second attempt's starts afresh (§9.3)
-		*x = exchange.Exchange{
-			Env:      wd.xenv,
-			W:        l.W,
-			L:        l,
-			Rw:       rw,
-			R:        r,
-			Id:       e.RequestID,
-			Target:   target,
-			Deadline: deadline,
-			Entry:    e,
-			Body:     body,
-			Buffered: buffered,
-		}
+		x.Begin(wd.xenv, l, rw, r, target, deadline, e, body, buffered)
 		if neverRead := x.Run(); !neverRead {
 			return
 		}
-		if buffered == nil && len(x.Replay) > 0 {
-			body = io.MultiReader(bytes.NewReader(x.Replay), r.Body)
+		if replay := x.Replayed(); buffered == nil && len(replay) > 0 {
+			body = io.MultiReader(bytes.NewReader(replay), r.Body)
 		}
 		if attempt == 2 {
 			wd.fail(rw, wire.ErrWorkerCrashed, e)
@@ -228,24 +217,6 @@ func validRequestID(s string) bool {
 	return true
 }
 
-// headSize is the size of the client's request line and field lines with
-// their CRLFs (PROTOCOL.md §7.1), as net/http parsed them.
-func headSize(r *http.Request) int {
-	n := len(r.Method) + 1 + len(r.RequestURI) + 1 + len(r.Proto) + 2
-	if r.Host != "" {
-		n += len("Host: ") + len(r.Host) + 2
-	}
-	for k, vv := range r.Header {
-		for _, v := range vv {
-			n += len(k) + 2 + len(v) + 2
-		}
-	}
-	for _, te := range r.TransferEncoding {
-		n += len("Transfer-Encoding: ") + len(te) + 2
-	}
-	return n
-}
-
 // requestTarget is the origin-form target forwarded to the worker
 // (PROTOCOL.md §4.2): as the client sent it, or the path and query of an
 // absolute-form target. It is "" for targets without one (CONNECT).
@@ -276,7 +247,7 @@ func (wd *Watchdog) serveRejected(rw http.ResponseWriter, r *http.Request) bool 
 	e := &obs.AccessEntry{Start: rej.At, RequestID: requestID(nil, false), Method: rej.Method, Path: rej.Path}
 	wd.log.Printf("request %s from %s rejected: %s", e.RequestID, r.RemoteAddr, rej.Text)
 	rw.Header().Set("Connection", "close")
-	wd.fail(rw, rej.Typ, e)
+	wd.fail(rw, rej.Type, e)
 	wd.log.Access(e, time.Since(e.Start))
 	wd.m.ObserveRequest(e.Status, time.Since(e.Start).Seconds())
 	return true

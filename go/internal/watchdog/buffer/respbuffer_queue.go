@@ -15,7 +15,7 @@ import (
 type RespBuffer struct {
 	Client   bufferClient
 	Worker   int    // the worker's slot, for log lines
-	Id       string // the request's id, for log lines
+	ID       string // the request's id, for log lines
 	Deadline time.Time
 	Aborting <-chan struct{} // closed when the request body failed (§6.4); nil without one
 	Bs       *RespBuffers
@@ -91,7 +91,7 @@ func (b *RespBuffer) Put(p []byte) error {
 		}
 		if capped && !b.Bs.capReached.Swap(true) {
 			b.Bs.log.Printf("w%d waits for the client of request %s: its response fills response_buffer_memory and temporary files hold buffer_spill_max (%d bytes)",
-				b.Worker, b.Id, b.Bs.budget.Max)
+				b.Worker, b.ID, b.Bs.budget.Max)
 		}
 		if err := b.waitRoom(); err != nil {
 			return err
@@ -167,7 +167,7 @@ func (b *RespBuffer) spillFailedLocked(k int64, err error) {
 	b.Bs.Release(k)
 	b.noSpill = true
 	if !b.Bs.spillFailing.Swap(true) {
-		b.Bs.log.Errorf("w%d: request %s: cannot spill its response to buffer_dir: %v: holding responses in memory only while this lasts", b.Worker, b.Id, err)
+		b.Bs.log.Errorf("w%d: request %s: cannot spill its response to buffer_dir: %v: holding responses in memory only while this lasts", b.Worker, b.ID, err)
 	}
 }
 
@@ -270,7 +270,7 @@ func (b *RespBuffer) sendExtent(s segment, buf []byte) (lost bool, err error) {
 	for off, end := s.off, s.off+s.n; off < end; {
 		k, err := b.file.ReadAt(buf[:min(int64(len(buf)), end-off)], off)
 		if err != nil {
-			b.Bs.log.Errorf("request %s: reading its spilled response back: %v: aborting the response", b.Id, err)
+			b.Bs.log.Errorf("request %s: reading its spilled response back: %v: aborting the response", b.ID, err)
 			return true, err
 		}
 		if _, err := b.Client.Write(buf[:k]); err != nil {

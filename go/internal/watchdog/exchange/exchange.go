@@ -40,18 +40,18 @@ type Env struct {
 
 // exchange is one request carried by one worker (PROTOCOL.md §4).
 type Exchange struct {
-	Env      *Env
-	W        *pool.Member // l's worker
-	L        *pool.Lease  // the pipes it runs on (PROTOCOL.md §2.5)
-	Rw       http.ResponseWriter
-	Rc       *http.ResponseController // made when first needed (controller)
+	env      *Env
+	w        *pool.Member // l's worker
+	l        *pool.Lease  // the pipes it runs on (PROTOCOL.md §2.5)
+	rw       http.ResponseWriter
+	rc       *http.ResponseController // made when first needed (controller)
 	hj       *hijackedResponse        // rw, when the body is spliced (hijack.go)
 	rb       *buffer.RespBuffer       // the response body's buffer, when it has one (respbuffer.go)
-	R        *http.Request
-	Id       string
-	Target   string
-	Deadline time.Time // zero: no exec_timeout
-	Entry    *obs.AccessEntry
+	r        *http.Request
+	id       string
+	target   string
+	deadline time.Time // zero: no exec_timeout
+	entry    *obs.AccessEntry
 	token    wire.ExchangeToken // PROTOCOL.md §4.6; zero when the worker takes none
 
 	headLen  int  // bytes of the request head written to the worker
@@ -59,11 +59,11 @@ type Exchange struct {
 	// body is where the request body comes from: the client's, or on a
 	// second attempt (§9.3) the bytes the first worker never read followed
 	// by the rest of the client's.
-	Body io.Reader
+	body io.Reader
 	// replay keeps a copy of the body bytes sent, while they could all be
 	// sitting unread in the pipe (at most replayMax), so that a worker that
 	// dies without reading any of them does not lose the request (§9.3).
-	Replay      []byte
+	replay      []byte
 	replayLost  bool  // more was sent than replay keeps
 	bodyWritten int64 // bytes of body framing and data written to the pipe
 	respDone    bool  // the response was read to its end
@@ -72,29 +72,43 @@ type Exchange struct {
 	closeAfter  bool  // the worker sent Connection: close
 	// aborting is closed by the body goroutine before it kills the worker
 	// because the body cannot be completed (§6.4).
-	Aborting chan struct{}
+	aborting chan struct{}
 	scratch  [24]byte
 	// inline is a small body read whole before the head was written, to go
 	// with it in one write (PROTOCOL.md §6.1); nil when the body streams.
 	inline []byte
 	// buffered is the whole body, read before the worker was taken (§6.6);
 	// nil when the body comes from the client as the exchange runs.
-	Buffered *buffer.BufferedBody
+	buffered *buffer.BufferedBody
 }
+
+// Begin makes x one attempt at carrying r, answered on rw, on lease l: a
+// second attempt (§9.3) begins afresh. entry is r's access-log entry, whose
+// request id the exchange carries (§5.1); body is where the request body
+// comes from, and buffered the whole body when it was read first (§6.6).
+func (x *Exchange) Begin(env *Env, l *pool.Lease, rw http.ResponseWriter, r *http.Request, target string,
+	deadline time.Time, entry *obs.AccessEntry, body io.Reader, buffered *buffer.BufferedBody) {
+	*x = Exchange{env: env, w: l.W, l: l, rw: rw, r: r, id: entry.RequestID, target: target,
+		deadline: deadline, entry: entry, body: body, buffered: buffered}
+}
+
+// Replayed is the copy of the body bytes sent that a second attempt
+// replays (§9.3): empty when more was sent than it keeps.
+func (x *Exchange) Replayed() []byte { return x.replay }
 
 // controller is net/http's ResponseController on x.rw, made on first use:
 // most exchanges never need one.
 func (x *Exchange) controller() *http.ResponseController {
-	if x.Rc == nil {
-		x.Rc = http.NewResponseController(x.Rw)
+	if x.rc == nil {
+		x.rc = http.NewResponseController(x.rw)
 	}
-	return x.Rc
+	return x.rc
 }
 
 // flush sends what x.rw holds to the client, as ResponseController.Flush
 // does, without making one for it.
 func (x *Exchange) Flush() error {
-	if f, ok := x.Rw.(interface{ FlushError() error }); ok {
+	if f, ok := x.rw.(interface{ FlushError() error }); ok {
 		return f.FlushError()
 	}
 	return x.controller().Flush()
@@ -106,45 +120,45 @@ func (x *Exchange) Flush() error {
 // true, having answered nothing, when the worker died without reading a byte
 // of a bodiless request: the caller sends it to another worker (§9.3).
 func (x *Exchange) Run() (neverRead bool) {
-	w, l := x.W, x.L
+	w, l := x.w, x.l
 	// PROTOCOL.md §6.1: a buffered response goes on to the client after the
 	// worker was given back; the exchange ends, or is aborted (§8.7), only
 	// once it is out (respbuffer.go).
 	defer x.awaitBuffered()
 	// PROTOCOL.md §5.2: the deadline runs to the end of the response; every
 	// read and write on the worker's pipes stops there.
-	l.RespR.SetReadDeadline(x.Deadline)
-	l.ReqW.SetWriteDeadline(x.Deadline)
+	l.RespR.SetReadDeadline(x.deadline)
+	l.ReqW.SetWriteDeadline(x.deadline)
 
 	var fail *wire.Failure
 	var bodyDone chan bodyFailure
 	headWritten := false // the head, and an inline body, reached the pipe
-	if x.Buffered != nil {
-		if x.Buffered.Small() {
-			x.inline = x.Buffered.Mem // §6.1: with its head, in one write
+	if x.buffered != nil {
+		if x.buffered.Small() {
+			x.inline = x.buffered.Mem // §6.1: with its head, in one write
 		}
-	} else if n := x.R.ContentLength; n > 0 && n <= buffer.InlineBodyMax {
+	} else if n := x.r.ContentLength; n > 0 && n <= buffer.InlineBodyMax {
 		if t := x.readInline(); t != "" {
 			// PROTOCOL.md §6.1, §6.4: no byte of the request reached the
 			// worker, so it goes back to the pool as it was.
-			x.Env.Pool.Release(l, "")
-			x.Env.Log.Printf("the client did not deliver the %d-byte body of request %s", n, x.Id)
-			x.Rw.Header().Set("Connection", "close")
-			x.Env.Fail(x.Rw, t, x.Entry)
+			x.env.Pool.Release(l, "")
+			x.env.Log.Printf("the client did not deliver the %d-byte body of request %s", n, x.id)
+			x.rw.Header().Set("Connection", "close")
+			x.env.Fail(x.rw, t, x.entry)
 			return false
 		}
 	}
-	if err := x.WriteHead(); err != nil {
+	if err := x.writeHead(); err != nil {
 		fail = wire.Classify(err)
 		// What never left the buffer never reached the worker (§9.3): a
 		// worker with lanes can be killed, for another lane's crash, while
 		// this head is written (§2.5).
-		x.unsent = l.Bw.Buffered()
+		x.unsent = l.BW.Buffered()
 	} else {
 		headWritten = true
-		if x.R.ContentLength != 0 && x.inline == nil {
-			send := x.SendBody
-			if x.Buffered == nil && x.hijack() {
+		if x.r.ContentLength != 0 && x.inline == nil {
+			send := x.sendBody
+			if x.buffered == nil && x.hijack() {
 				// §6.1: the body is spliced (hijack.go). The client's
 				// connection is the exchange's until its end, then given
 				// back or closed; also on the panic of §8.7, which
@@ -155,7 +169,7 @@ func (x *Exchange) Run() (neverRead bool) {
 			// PROTOCOL.md §6.2: write the body while reading the response.
 			x.controller().EnableFullDuplex()
 			bodyDone = make(chan bodyFailure, 1)
-			x.Aborting = make(chan struct{})
+			x.aborting = make(chan struct{})
 			go func() { bodyDone <- send() }()
 		}
 		fail = x.forward()
@@ -166,7 +180,7 @@ func (x *Exchange) Run() (neverRead bool) {
 		if fail != nil {
 			select {
 			case bf = <-bodyDone:
-			case <-x.Aborting:
+			case <-x.aborting:
 				bf = <-bodyDone // the body failed first and killed the worker
 			default:
 				// Unblock the body goroutine wherever it waits: on the
@@ -180,7 +194,7 @@ func (x *Exchange) Run() (neverRead bool) {
 					x.stopWorker()
 				}
 				x.controller().SetReadDeadline(time.Now())
-				x.Rw.Header().Set("Connection", "close")
+				x.rw.Header().Set("Connection", "close")
 				bf, caused = <-bodyDone, false
 			}
 		} else {
@@ -188,18 +202,18 @@ func (x *Exchange) Run() (neverRead bool) {
 		}
 	}
 	if bf != BodyOK {
-		x.Rw.Header().Set("Connection", "close") // the body was not read to its end
+		x.rw.Header().Set("Connection", "close") // the body was not read to its end
 	}
 	switch {
 	case !caused:
 	case bf == bodyTooLarge:
-		fail = &wire.Failure{Reason: wire.ReasonRequestAborted, Etype: wire.ErrBodyTooLarge} // §6.4, §7.2
+		fail = &wire.Failure{Reason: wire.ReasonRequestAborted, Type: wire.ErrBodyTooLarge} // §6.4, §7.2
 	case bf == bodyClient:
-		fail = &wire.Failure{Reason: wire.ReasonRequestAborted, Etype: wire.ErrBadRequest} // §6.4
+		fail = &wire.Failure{Reason: wire.ReasonRequestAborted, Type: wire.ErrBadRequest} // §6.4
 	case bf == bodyWorker && fail == nil:
 		fail = wire.FailCrashed // it stopped reading its request
 	}
-	if fail == wire.FailTimeout && w.WasKilled() && (x.Deadline.IsZero() || time.Now().Before(x.Deadline)) {
+	if fail == wire.FailTimeout && w.WasKilled() && (x.deadline.IsZero() || time.Now().Before(x.deadline)) {
 		// Its worker was killed for another reason (another lane's fault,
 		// §2.5, or the end of shutdown's grace, §9.4), not this deadline.
 		fail = wire.FailCrashed
@@ -217,13 +231,13 @@ func (x *Exchange) Run() (neverRead bool) {
 
 	if fail == nil {
 		var reason wire.RestartReason
-		if l.Br.Buffered() > 0 {
+		if l.BR.Buffered() > 0 {
 			// PROTOCOL.md §9.6: bytes after the end of the response.
-			reason = x.Env.Pool.IdleCheck(l)
+			reason = x.env.Pool.IdleCheck(l)
 		} else if x.closeAfter {
 			reason = wire.ReasonWorkerClosed // §4.4: delivered, then replaced
 		}
-		x.Env.Pool.Release(l, reason)
+		x.env.Pool.Release(l, reason)
 		return false
 	}
 
@@ -238,7 +252,7 @@ func (x *Exchange) Run() (neverRead bool) {
 	}
 	// PROTOCOL.md §9.4: the end of shutdown's grace period killed the
 	// worker; the request is answered 503, not retried.
-	cut := x.Env.Pool.IsAbandoned()
+	cut := x.env.Pool.IsAbandoned()
 	// A worker with several lanes that lives on may still read the request
 	// (§2.5): the count is final only once it has exited.
 	final := w.InUse == 1 || w.HasExited()
@@ -248,33 +262,33 @@ func (x *Exchange) Run() (neverRead bool) {
 
 	switch {
 	case cut:
-		x.Env.Log.Warnf("w%d: request %s cut short at the end of shutdown_timeout", w.Id, x.Id)
-		fail = &wire.Failure{Reason: fail.Reason, Etype: wire.ErrUnavailable}
+		x.env.Log.Warnf("w%d: request %s cut short at the end of shutdown_timeout", w.ID, x.id)
+		fail = &wire.Failure{Reason: fail.Reason, Type: wire.ErrUnavailable}
 	case fail == wire.FailExchange:
-		x.Env.M.ProtocolErrors.WithLabelValues("exchange").Inc()
+		x.env.M.ProtocolErrors.WithLabelValues("exchange").Inc()
 		if neverRead {
-			x.Env.Log.Warnf("w%d answered with a response that is not request %s's (PROTOCOL.md §4.6) before reading it: sending it to another worker", w.Id, x.Id)
+			x.env.Log.Warnf("w%d answered with a response that is not request %s's (PROTOCOL.md §4.6) before reading it: sending it to another worker", w.ID, x.id)
 		} else {
-			x.Env.Log.Warnf("w%d answered request %s with a response that is not its own (PROTOCOL.md §4.6): replacing the worker", w.Id, x.Id)
+			x.env.Log.Warnf("w%d answered request %s with a response that is not its own (PROTOCOL.md §4.6): replacing the worker", w.ID, x.id)
 		}
 	case fail.Reason == wire.ReasonBadResponse:
-		x.Env.M.ProtocolErrors.WithLabelValues("bad_response").Inc()
-		x.Env.Log.Warnf("w%d sent a malformed response to request %s", w.Id, x.Id)
+		x.env.M.ProtocolErrors.WithLabelValues("bad_response").Inc()
+		x.env.Log.Warnf("w%d sent a malformed response to request %s", w.ID, x.id)
 	case fail.Reason == wire.ReasonCrashed:
 		if neverRead {
-			x.Env.Log.Warnf("w%d exited before reading request %s: sending it to another worker", w.Id, x.Id)
+			x.env.Log.Warnf("w%d exited before reading request %s: sending it to another worker", w.ID, x.id)
 		} else {
-			x.Env.Log.Warnf("w%d exited or closed a pipe during request %s", w.Id, x.Id)
+			x.env.Log.Warnf("w%d exited or closed a pipe during request %s", w.ID, x.id)
 		}
 	case fail.Reason == wire.ReasonRequestAborted:
-		x.Env.Log.Warnf("w%d: the body of request %s could not be completed: replacing the worker", w.Id, x.Id)
+		x.env.Log.Warnf("w%d: the body of request %s could not be completed: replacing the worker", w.ID, x.id)
 	}
-	x.Env.Pool.Release(l, fail.Reason)
+	x.env.Pool.Release(l, fail.Reason)
 	if neverRead {
 		return true
 	}
 	if !x.headSent {
-		x.Env.Fail(x.Rw, fail.Etype, x.Entry)
+		x.env.Fail(x.rw, fail.Type, x.entry)
 		return false
 	}
 	if x.respDone {

@@ -12,22 +12,22 @@ import (
 // buffersBody reports whether the body of the response goes through a
 // respBuffer. Spliced exchanges (hijack.go) keep their own way.
 func (x *Exchange) buffersBody(head *wire.RespHead) bool {
-	return x.Env.Buffers.On && x.hj == nil && !buffer.BodyInReader(x.L.Br, head)
+	return x.env.Buffers.On && x.hj == nil && !buffer.BodyInReader(x.l.BR, head)
 }
 
 // bufferBody is forward's loop for a buffered body (PROTOCOL.md §6.1): it
 // reads the body from the pipe to its end into a respBuffer that its client
 // writer empties to the client, and sets the trailers in h, the response's
 // header. Its result is forward's.
-func (x *Exchange) BufferBody(body io.Reader, head *wire.RespHead, h http.Header) *wire.Failure {
+func (x *Exchange) bufferBody(body io.Reader, head *wire.RespHead, h http.Header) *wire.Failure {
 	b := &buffer.RespBuffer{
-		Client: x, Worker: x.W.Id, Id: x.Id, Deadline: x.Deadline, Aborting: x.Aborting,
-		Bs: x.Env.Buffers, Chunked: head.Chunked,
+		Client: x, Worker: x.w.ID, ID: x.id, Deadline: x.deadline, Aborting: x.aborting,
+		Bs: x.env.Buffers, Chunked: head.Chunked,
 		More: make(chan struct{}, 1), Room: make(chan struct{}, 1), Done: make(chan struct{}),
 	}
 	x.rb = b
 	go b.Write()
-	buf := x.L.RespBuffer()
+	buf := x.l.RespBuffer()
 	for {
 		n, rerr := body.Read(buf)
 		if n > 0 {
@@ -65,7 +65,7 @@ func (x *Exchange) awaitBuffered() {
 // Write sends p to the client and counts it for the access log: the client
 // writer of a buffered response writes through it (bufferClient).
 func (x *Exchange) Write(p []byte) (int, error) {
-	n, err := x.Rw.Write(p)
-	x.Entry.Bytes += int64(n)
+	n, err := x.rw.Write(p)
+	x.entry.Bytes += int64(n)
 	return n, err
 }

@@ -17,12 +17,12 @@ import (
 // writeHead writes the request line and fields of PROTOCOL.md §4.2 and §5,
 // flushed in one write. The head is appended in place into bw's free space
 // (bufio.Writer.AvailableBuffer): one Write, not one call per piece.
-func (x *Exchange) WriteHead() error {
-	r, bw := x.R, x.L.Bw
+func (x *Exchange) writeHead() error {
+	r, bw := x.r, x.l.BW
 	b := bw.AvailableBuffer()
 	b = append(b, r.Method...)
 	b = append(b, ' ')
-	b = append(b, x.Target...)
+	b = append(b, x.target...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, requestHost(r)...)
 	b = append(b, "\r\n"...)
@@ -50,17 +50,17 @@ func (x *Exchange) WriteHead() error {
 		b = wire.AppendTrailerField(b, r.Trailer, conn)
 	}
 	b = append(b, "AfterBurn-Request-Id: "...)
-	b = append(b, x.Id...)
+	b = append(b, x.id...)
 	b = append(b, "\r\n"...)
-	if x.W.Tokens {
+	if x.w.Tokens {
 		x.token = wire.NextToken() // PROTOCOL.md §4.6
 		b = append(b, "AfterBurn-Exchange: "...)
 		b = append(b, x.token.Bytes()...)
 		b = append(b, "\r\n"...)
 	}
-	if !x.Deadline.IsZero() {
+	if !x.deadline.IsZero() {
 		// PROTOCOL.md §5.2: whole milliseconds left now, rounded down.
-		ms := max(time.Until(x.Deadline).Milliseconds(), 0)
+		ms := max(time.Until(x.deadline).Milliseconds(), 0)
 		b = append(b, "AfterBurn-Timeout-Ms: "...)
 		b = strconv.AppendInt(b, ms, 10)
 		b = append(b, "\r\n"...)
@@ -89,21 +89,21 @@ func (x *Exchange) WriteHead() error {
 // read_timeout. It returns the error to answer when the client does not
 // deliver the body: timeout past the deadline, bad_request otherwise (§6.4).
 func (x *Exchange) readInline() wire.ErrorType {
-	buf := x.L.BodyBuffer()[worker.ChunkRoom : worker.ChunkRoom+int(x.R.ContentLength)]
+	buf := x.l.BodyBuffer()[worker.ChunkRoom : worker.ChunkRoom+int(x.r.ContentLength)]
 	// net/http holds the whole request to read_timeout from its start; the
 	// deadline may come sooner. Restored after, for the background read
 	// net/http does while the handler runs.
 	var readBy time.Time
-	if rt := x.Env.Cfg.ReadTimeout; rt > 0 {
-		readBy = x.Entry.Start.Add(rt)
+	if rt := x.env.Cfg.ReadTimeout; rt > 0 {
+		readBy = x.entry.Start.Add(rt)
 	}
-	tightened := !x.Deadline.IsZero() && (readBy.IsZero() || x.Deadline.Before(readBy))
+	tightened := !x.deadline.IsZero() && (readBy.IsZero() || x.deadline.Before(readBy))
 	if tightened {
-		x.controller().SetReadDeadline(x.Deadline)
+		x.controller().SetReadDeadline(x.deadline)
 	}
-	_, err := io.ReadFull(x.Body, buf)
+	_, err := io.ReadFull(x.body, buf)
 	if err != nil {
-		if tightened && !time.Now().Before(x.Deadline) {
+		if tightened && !time.Now().Before(x.deadline) {
 			return wire.ErrTimeout
 		}
 		return wire.ErrBadRequest
@@ -132,14 +132,14 @@ func requestHost(r *http.Request) string {
 // (PROTOCOL.md §6.1), re-chunked when its length is unknown, with the
 // client's trailers (§4.2, §6.7). Each piece read from the client is one write.
 // On a failure it cannot end honestly (§6.4) it kills the worker.
-func (x *Exchange) SendBody() bodyFailure {
-	l := x.L
+func (x *Exchange) sendBody() bodyFailure {
+	l := x.l
 	buf := l.BodyBuffer()
-	chunked := x.R.ContentLength < 0
-	limit := x.Env.Cfg.MaxRequestBody
+	chunked := x.r.ContentLength < 0
+	limit := x.env.Cfg.MaxRequestBody
 	var total int64
 	for {
-		n, rerr := x.Body.Read(buf[worker.ChunkRoom : worker.ChunkRoom+worker.BodyBufSize])
+		n, rerr := x.body.Read(buf[worker.ChunkRoom : worker.ChunkRoom+worker.BodyBufSize])
 		if n > 0 {
 			total += int64(n)
 			x.keepForReplay(buf[worker.ChunkRoom : worker.ChunkRoom+n])
@@ -171,10 +171,10 @@ func (x *Exchange) SendBody() bodyFailure {
 	if !chunked {
 		return BodyOK
 	}
-	bw := l.Bw
+	bw := l.BW
 	bw.WriteString("0\r\n")
-	conn := wire.ConnectionFields(x.R.Header) // §5.4: fields named in Connection, trailers too
-	for k, vv := range x.R.Trailer {
+	conn := wire.ConnectionFields(x.r.Header) // §5.4: fields named in Connection, trailers too
+	for k, vv := range x.r.Trailer {
 		if conn[k] || !wire.TrailerAllowed(k) { // §6.7
 			continue
 		}
@@ -196,7 +196,7 @@ func (x *Exchange) SendBody() bodyFailure {
 // abortBody stops the exchange because the body cannot be completed (§6.4).
 // That wakes up forward, which then reports the failure.
 func (x *Exchange) abortBody(f bodyFailure) bodyFailure {
-	close(x.Aborting)
+	close(x.aborting)
 	x.stopWorker()
 	return f
 }
@@ -205,10 +205,10 @@ func (x *Exchange) abortBody(f bodyFailure) bodyFailure {
 // the worker, or, when the worker serves several lanes, wakes this lane
 // only, the fault being confined to it (§2.5).
 func (x *Exchange) stopWorker() {
-	if x.W.InUse > 1 {
-		x.L.Wake()
+	if x.w.InUse > 1 {
+		x.l.Wake()
 	} else {
-		x.W.Kill()
+		x.w.Kill()
 	}
 }
 
@@ -222,13 +222,13 @@ const ReplayMax = 64 << 10
 // no copy: it can be read again from its start.
 func (x *Exchange) keepForReplay(p []byte) {
 	switch {
-	case x.replayLost, x.Buffered != nil:
-	case len(x.Replay)+len(p) > ReplayMax:
-		x.Replay, x.replayLost = nil, true
+	case x.replayLost, x.buffered != nil:
+	case len(x.replay)+len(p) > ReplayMax:
+		x.replay, x.replayLost = nil, true
 	default:
-		if x.Replay == nil && x.R.ContentLength > 0 {
-			x.Replay = make([]byte, 0, min(x.R.ContentLength, ReplayMax))
+		if x.replay == nil && x.r.ContentLength > 0 {
+			x.replay = make([]byte, 0, min(x.r.ContentLength, ReplayMax))
 		}
-		x.Replay = append(x.Replay, p...)
+		x.replay = append(x.replay, p...)
 	}
 }

@@ -19,9 +19,9 @@ import (
 // through a buffer (respbuffer.go). It returns nil when the response was
 // read to its end, even if the client went away meanwhile (§6.5).
 func (x *Exchange) forward() *wire.Failure {
-	l := x.L
+	l := x.l
 	head := &l.Head
-	if err := head.Read(l.Br); err != nil {
+	if err := head.Read(l.BR); err != nil {
 		x.respBegun = len(head.Raw) > 0
 		return wire.Classify(err)
 	}
@@ -29,7 +29,7 @@ func (x *Exchange) forward() *wire.Failure {
 	if x.token.Set() && !x.token.Echoes(head.Tokens, head.Token) {
 		return wire.FailExchange // §4.6: not one byte of it reaches the client
 	}
-	hasBody := head.HasBody(x.R.Method)
+	hasBody := head.HasBody(x.r.Method)
 	switch {
 	case head.Status < 200:
 		return wire.FailBad // §4.4: 1xx is the watchdog's job
@@ -38,16 +38,16 @@ func (x *Exchange) forward() *wire.Failure {
 	}
 	x.closeAfter = head.Close
 
-	h := x.Rw.Header()
+	h := x.rw.Header()
 	// §4.4: AfterBurn-Error is how a library's error (§8.1) reaches the
 	// client; every other reserved field stays behind.
-	id := wire.RespField{Name: "AfterBurn-Request-Id", Value: x.Id}
+	id := wire.RespField{Name: "AfterBurn-Request-Id", Value: x.id}
 	switch {
 	case hasBody && head.Chunked:
 		// Keep the worker's framing: chunked, so trailers can follow and
 		// net/http does not compute a Content-Length for a short stream.
 		head.CopyFields(h, id, wire.RespField{Name: "Transfer-Encoding", Value: "chunked"})
-		if !x.R.ProtoAtLeast(1, 1) {
+		if !x.r.ProtoAtLeast(1, 1) {
 			delete(h, "Trailer") // §6.7: an HTTP/1.0 client gets no chunks, so no trailers
 		}
 	case hasBody || head.Length >= 0:
@@ -64,9 +64,9 @@ func (x *Exchange) forward() *wire.Failure {
 		h["Date"] = DateField(time.Now())
 	}
 	clientOK := true
-	x.Rw.WriteHeader(head.Status)
+	x.rw.WriteHeader(head.Status)
 	x.headSent = true
-	x.Entry.Status = head.Status
+	x.entry.Status = head.Status
 	if !hasBody {
 		x.respDone = true
 		return nil
@@ -75,13 +75,13 @@ func (x *Exchange) forward() *wire.Failure {
 		return x.spliceResponse(head.Length)
 	}
 	body := &l.Body
-	body.Begin(l.Br, head)
+	body.Begin(l.BR, head)
 	if x.buffersBody(head) {
 		// PROTOCOL.md §6.1: read at the worker's pace, written at the
 		// client's (respbuffer.go).
-		return x.BufferBody(body, head, h)
+		return x.bufferBody(body, head, h)
 	}
-	if head.Chunked && l.Br.Buffered() == 0 {
+	if head.Chunked && l.BR.Buffered() == 0 {
 		// A stream: the client gets the head before the first chunk, which
 		// may be a while (§6.1).
 		if x.Flush() != nil {
@@ -93,13 +93,13 @@ func (x *Exchange) forward() *wire.Failure {
 	for {
 		n, rerr := body.Read(buf)
 		if n > 0 && clientOK {
-			if _, err := x.Rw.Write(buf[:n]); err != nil {
+			if _, err := x.rw.Write(buf[:n]); err != nil {
 				clientOK = false // §6.5: read on to the end, discarding
 			} else {
-				x.Entry.Bytes += int64(n)
+				x.entry.Bytes += int64(n)
 				// §6.1: flush whenever the next read may wait for the
 				// worker, so streams reach the client as produced.
-				if rerr == nil && (head.Chunked || l.Br.Buffered() == 0) {
+				if rerr == nil && (head.Chunked || l.BR.Buffered() == 0) {
 					if x.Flush() != nil {
 						clientOK = false
 					}

@@ -75,7 +75,7 @@ type hijackedResponse struct {
 // request: a smaller or chunked body, HTTP/2, a connection that is not TCP
 // through the guard, or no splice(2) (off Linux).
 func (x *Exchange) hijack() bool {
-	r := x.R
+	r := x.r
 	if r.ContentLength < SpliceBodyMin || r.ProtoMajor != 1 {
 		return false
 	}
@@ -108,7 +108,7 @@ func (x *Exchange) hijack() bool {
 	}
 	hj := &hijackedResponse{
 		conn: gc, tcp: tcp, sock: sock, br: brw.Reader, bw: brw.Writer, req: r,
-		header: make(http.Header), bodyLeft: r.ContentLength, in: in, out: out, rejoin: x.Env.Rejoin,
+		header: make(http.Header), bodyLeft: r.ContentLength, in: in, out: out, rejoin: x.env.Rejoin,
 	}
 	// The socket is spliced from now on, not read through gc: its read
 	// deadlines must reach it at once.
@@ -116,11 +116,11 @@ func (x *Exchange) hijack() bool {
 	// net/http clears a hijacked connection's deadlines: read_timeout and
 	// write_timeout (§10.2) again, from the request's start as net/http
 	// counts them from its head.
-	if rt := x.Env.Cfg.ReadTimeout; rt > 0 {
-		gc.SetReadDeadline(x.Entry.Start.Add(rt))
+	if rt := x.env.Cfg.ReadTimeout; rt > 0 {
+		gc.SetReadDeadline(x.entry.Start.Add(rt))
 	}
-	if wt := x.Env.WriteTimeout; wt > 0 {
-		gc.SetWriteDeadline(x.Entry.Start.Add(wt))
+	if wt := x.env.WriteTimeout; wt > 0 {
+		gc.SetWriteDeadline(x.entry.Start.Add(wt))
 	}
 	// PROTOCOL.md §5.4: net/http no longer sends 100 Continue once the
 	// connection is hijacked. It lets an HTTP/1.1 request with an Expect
@@ -130,7 +130,7 @@ func (x *Exchange) hijack() bool {
 		hj.bw.WriteString("HTTP/1.1 100 Continue\r\n\r\n")
 		hj.bw.Flush()
 	}
-	x.hj, x.Rw, x.Rc = hj, hj, http.NewResponseController(hj)
+	x.hj, x.rw, x.rc = hj, hj, http.NewResponseController(hj)
 	// §9.3: a spliced body never is in user space to be kept for a replay
 	// (and is larger than replayMax).
 	x.replayLost = true
@@ -142,7 +142,7 @@ func (x *Exchange) hijack() bool {
 // written first, then the rest is spliced from the socket to the request
 // pipe. It fails as sendBody does (§6.4).
 func (x *Exchange) spliceBody() bodyFailure {
-	hj, l := x.hj, x.L
+	hj, l := x.hj, x.l
 	for hj.bodyLeft > 0 && (hj.br.Buffered() > 0 || hj.conn.Held() > 0) {
 		buf := l.BodyBuffer()
 		n, _ := hj.br.Read(buf[:min(int64(len(buf)), hj.bodyLeft)])
@@ -177,17 +177,17 @@ func (x *Exchange) spliceBody() bodyFailure {
 // worker's next response (§4.1). When the client goes away the rest is read
 // and discarded (§6.5).
 func (x *Exchange) spliceResponse(n int64) *wire.Failure {
-	l, hj := x.L, x.hj
-	k := int(min(int64(l.Br.Buffered()), n))
-	b, _ := l.Br.Peek(k)
+	l, hj := x.l, x.hj
+	k := int(min(int64(l.BR.Buffered()), n))
+	b, _ := l.BR.Peek(k)
 	_, werr := hj.Write(b)
 	if werr == nil {
 		werr = hj.FlushError() // the head and these before the spliced bytes
 	}
-	l.Br.Discard(k)
+	l.BR.Discard(k)
 	done := int64(k)
 	if werr == nil {
-		x.Entry.Bytes += int64(k)
+		x.entry.Bytes += int64(k)
 		src, err := l.RespR.SyscallConn()
 		if err != nil {
 			return wire.Classify(err)
@@ -196,13 +196,13 @@ func (x *Exchange) spliceResponse(n int64) *wire.Failure {
 		var rerr error
 		read, written, rerr, werr = hj.out.move(hj.sock, src, n-done)
 		done += read
-		x.Entry.Bytes += written
+		x.entry.Bytes += written
 		if rerr != nil {
 			return wire.Classify(rerr)
 		}
 	}
 	if werr != nil {
-		if _, err := io.CopyN(io.Discard, l.Br, n-done); err != nil {
+		if _, err := io.CopyN(io.Discard, l.BR, n-done); err != nil {
 			return wire.Classify(err)
 		}
 	}

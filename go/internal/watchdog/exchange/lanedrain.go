@@ -19,12 +19,12 @@ import (
 // cancelExchange ends x, whose deadline passed. requestWritten says the
 // whole request reached the pipe. The result is run's.
 func (x *Exchange) cancelExchange(requestWritten bool) bool {
-	w, l, p := x.W, x.L, x.Env.Pool
+	w, l, p := x.w, x.l, x.env.Pool
 	if x.token.Set() && w.InUse > 1 {
 		if err := w.Cancel(x.token); err != nil {
-			x.Env.Log.Warnf("w%d: cannot write the cancellation of request %s: %v", w.Id, x.Id, err)
+			x.env.Log.Warnf("w%d: cannot write the cancellation of request %s: %v", w.ID, x.id, err)
 		} else {
-			x.Env.M.LaneCancels.Inc()
+			x.env.M.LaneCancels.Inc()
 		}
 	}
 	// Only a response not begun can be read afresh: the head reader and the
@@ -32,18 +32,18 @@ func (x *Exchange) cancelExchange(requestWritten bool) bool {
 	// tokens (§4.6) a late response could not be told from a stale one.
 	switch {
 	case requestWritten && !x.respBegun && x.token.Set():
-		x.Env.Log.Warnf("w%d passed the deadline of request %s%s: cancelled; its late response will be dropped", w.Id, x.Id, l.Label())
+		x.env.Log.Warnf("w%d passed the deadline of request %s%s: cancelled; its late response will be dropped", w.ID, x.id, l.Label())
 		p.StartDrain(l)
-		go p.Drain(l, x.token, x.R.Method, x.Id)
+		go p.Drain(l, x.token, x.r.Method, x.id)
 	case !x.token.Set():
-		x.Env.Log.Warnf("w%d passed the deadline of request %s%s: its library does not list exchange (PROTOCOL.md §4.6), so a late response could not be told from a stale one; stopped after cancel_grace %v", w.Id, x.Id, l.Label(), x.Env.Cfg.CancelGrace)
+		x.env.Log.Warnf("w%d passed the deadline of request %s%s: its library does not list exchange (PROTOCOL.md §4.6), so a late response could not be told from a stale one; stopped after cancel_grace %v", w.ID, x.id, l.Label(), x.env.Cfg.CancelGrace)
 		go p.StopAfterGrace(l)
 	default:
-		x.Env.Log.Warnf("w%d passed the deadline of request %s%s with its request or response under way; stopped after cancel_grace %v", w.Id, x.Id, l.Label(), x.Env.Cfg.CancelGrace)
+		x.env.Log.Warnf("w%d passed the deadline of request %s%s with its request or response under way; stopped after cancel_grace %v", w.ID, x.id, l.Label(), x.env.Cfg.CancelGrace)
 		go p.StopAfterGrace(l)
 	}
 	if !x.headSent {
-		x.Env.Fail(x.Rw, wire.ErrTimeout, x.Entry)
+		x.env.Fail(x.rw, wire.ErrTimeout, x.entry)
 		return false
 	}
 	if x.respDone {

@@ -27,7 +27,7 @@ const (
 // rejectReason is why the checker refused a client's bytes; the text is
 // written to the watchdog's log.
 type RejectReason struct {
-	Typ  wire.ErrorType
+	Type  wire.ErrorType
 	Text string
 }
 

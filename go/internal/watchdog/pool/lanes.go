@@ -43,7 +43,7 @@ func (p *Pool) takeLocked() *Lease {
 		// Not reached: a worker is in the idle list only with a free lane
 		// (offerLocked). Should that ever break, it leaves the list rather
 		// than take the watchdog down.
-		p.log.Warnf("w%d was offered with no free lane; taking it out of the idle list", w.Id)
+		p.log.Warnf("w%d was offered with no free lane; taking it out of the idle list", w.ID)
 		p.workerTo(w, evWithdraw)
 		return p.takeLocked()
 	}
@@ -133,7 +133,7 @@ func (p *Pool) faultLocked(l *Lease, reason wire.RestartReason) {
 	}
 	if w.fault == "" && w.state != wsRetired {
 		w.fault = reason
-		p.log.Warnf("w%d pid %d: %s on lane %d: it takes no new request and is replaced once its other exchanges end", w.Id, w.Pid, reason, l.N)
+		p.log.Warnf("w%d pid %d: %s on lane %d: it takes no new request and is replaced once its other exchanges end", w.ID, w.Pid, reason, l.N)
 		if !w.recycled {
 			if w.state != wsDraining {
 				p.workerTo(w, evPark)
@@ -188,7 +188,7 @@ func (p *Pool) slotStateLocked(w *Member) {
 		// worker is starting.
 		st = slotStarting
 	}
-	p.setSlotLocked(p.slots[w.Id-1], st)
+	p.setSlotLocked(p.slots[w.ID-1], st)
 }
 
 // laneCounts are the lanes of live workers by state, for /_/ready (§9.2)
@@ -240,7 +240,7 @@ func (p *Pool) settleLanes(w *Member) {
 	}
 	p.mu.Unlock()
 	if w.InUse < len(w.lanes) && p.fewerLanes.CompareAndSwap(false, true) {
-		p.log.Warnf("w%d: the library serves %d lane(s) where lanes=%d asks for %d (PROTOCOL.md §2.5: it states its most in AfterBurn-Streams, and needs the streams and exchange capabilities); the rest are closed", w.Id, w.InUse, len(w.lanes), len(w.lanes))
+		p.log.Warnf("w%d: the library serves %d lane(s) where lanes=%d asks for %d (PROTOCOL.md §2.5: it states its most in AfterBurn-Streams, and needs the streams and exchange capabilities); the rest are closed", w.ID, w.InUse, len(w.lanes), len(w.lanes))
 	}
 }
 

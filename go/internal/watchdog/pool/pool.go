@@ -82,7 +82,7 @@ func (p *Pool) Start() {
 		p.mu.Unlock()
 	}
 	sp := spawn.NewSpawner(&spawn.Env{
-		Cfg: p.cfg, Log: p.log, M: p.m, Iso: p.iso, Stop: p.stop, Wg: &p.wg, Fatal: p.fail,
+		Cfg: p.cfg, Log: p.log, M: p.m, Iso: p.iso, Stop: p.stop, WG: &p.wg, Fatal: p.fail,
 		Changed: func() {
 			p.mu.Lock()
 			p.changedLocked()
@@ -138,7 +138,7 @@ func (p *Pool) retireLocked(w *Member, reason wire.RestartReason) {
 	}
 	p.workerTo(w, evRetire) // §2.5: a worker with lanes may be retired with free ones
 	if !w.recycled {        // a recycled worker's slot belongs to its successor
-		p.setSlotLocked(p.slots[w.Id-1], slotStarting)
+		p.setSlotLocked(p.slots[w.ID-1], slotStarting)
 	}
 	w.Kill()
 	w.retired <- reason
@@ -326,7 +326,7 @@ func (p *Pool) IdleCheck(l *Lease) wire.RestartReason {
 	reason := l.IdleCheck()
 	if reason == wire.ReasonUnsolicitedOutput {
 		p.m.ProtocolErrors.WithLabelValues(string(reason)).Inc()
-		p.log.Warnf("w%d wrote to its response pipe between exchanges%s", l.W.Id, l.Label())
+		p.log.Warnf("w%d wrote to its response pipe between exchanges%s", l.W.ID, l.Label())
 	}
 	return reason
 }

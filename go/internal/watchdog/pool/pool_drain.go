@@ -44,13 +44,13 @@ func (p *Pool) Drain(l *Lease, tok wire.ExchangeToken, method, id string) {
 	case "":
 		p.m.LateDiscarded.Inc()
 	case wire.ReasonStuck:
-		p.log.Warnf("w%d: the late response of request %s did not end within cancel_grace %v%s", l.W.Id, id, p.cfg.CancelGrace, l.Label())
+		p.log.Warnf("w%d: the late response of request %s did not end within cancel_grace %v%s", l.W.ID, id, p.cfg.CancelGrace, l.Label())
 		if l.W.InUse == 1 {
 			reason = wire.ReasonTimeout
 		}
 	case wire.ReasonBadResponse:
 		p.m.ProtocolErrors.WithLabelValues("bad_response").Inc()
-		p.log.Warnf("w%d: the late response of request %s%s is malformed or not its own (PROTOCOL.md §4.4, §4.6)", l.W.Id, id, l.Label())
+		p.log.Warnf("w%d: the late response of request %s%s is malformed or not its own (PROTOCOL.md §4.4, §4.6)", l.W.ID, id, l.Label())
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -67,7 +67,7 @@ func (p *Pool) Drain(l *Lease, tok wire.ExchangeToken, method, id string) {
 // restart reason.
 func dropResponse(l *worker.Lane, tok wire.ExchangeToken, method string) wire.RestartReason {
 	h := &l.Head
-	if err := h.Read(l.Br); err != nil {
+	if err := h.Read(l.BR); err != nil {
 		return dropFailure(err)
 	}
 	hasBody := h.HasBody(method)
@@ -76,7 +76,7 @@ func dropResponse(l *worker.Lane, tok wire.ExchangeToken, method string) wire.Re
 		return wire.ReasonBadResponse
 	}
 	if hasBody {
-		l.Body.Begin(l.Br, h)
+		l.Body.Begin(l.BR, h)
 		for {
 			_, err := l.Body.Read(l.RespBuffer())
 			if err == io.EOF {
@@ -90,7 +90,7 @@ func dropResponse(l *worker.Lane, tok wire.ExchangeToken, method string) wire.Re
 	switch {
 	case h.Close:
 		return wire.ReasonWorkerClosed
-	case l.Br.Buffered() > 0:
+	case l.BR.Buffered() > 0:
 		return wire.ReasonUnsolicitedOutput // §9.6
 	}
 	return ""

@@ -19,7 +19,7 @@ func (p *Pool) endServedLocked(l *Lease) {
 		return // already handed to its supervisor (retireLocked)
 	}
 	p.workerTo(w, evRetire)
-	p.setSlotLocked(p.slots[w.Id-1], slotStarting)
+	p.setSlotLocked(p.slots[w.ID-1], slotStarting)
 	w.retired <- wire.ReasonServed
 }
 
@@ -37,7 +37,7 @@ func (p *Pool) finishServed(w *Member) {
 	case <-t.C:
 		p.m.IsolationKills.Inc()
 		p.log.Warnf("w%d pid %d%s did not exit within isolation_grace %v after its exchange: killing its process group",
-			w.Id, w.Pid, spawn.RequestLabel(w.LastRequest.Load()), p.cfg.IsolationGrace)
+			w.ID, w.Pid, spawn.RequestLabel(w.LastRequest.Load()), p.cfg.IsolationGrace)
 		w.Kill()
 		<-w.Exited
 	}

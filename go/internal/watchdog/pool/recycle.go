@@ -72,13 +72,13 @@ func (p *Pool) parkLocked(w *Member, rss int64) bool {
 	if !p.workerTo(w, evPark) {
 		return false
 	}
-	p.log.Warnf("w%d pid %d: resident size %d bytes is past max_worker_rss + 5%%: no more requests until its replacement is ready", w.Id, w.Pid, rss)
+	p.log.Warnf("w%d pid %d: resident size %d bytes is past max_worker_rss + 5%%: no more requests until its replacement is ready", w.ID, w.Pid, rss)
 	return true
 }
 
 // startRecycleLocked asks w's supervisor for a replacement. p.mu is held.
 func (p *Pool) startRecycleLocked(w *Member, why string) {
-	p.log.Printf("w%d pid %d is due for recycling (%s): starting its replacement", w.Id, w.Pid, why)
+	p.log.Printf("w%d pid %d is due for recycling (%s): starting its replacement", w.ID, w.Pid, why)
 	askReplacementLocked(w)
 }
 
@@ -163,7 +163,7 @@ func (p *Pool) reapRecycled(w *Member, reason wire.RestartReason) {
 	select {
 	case <-w.Exited:
 	case <-t.C:
-		p.log.Warnf("w%d pid %d did not exit after recycling: killing it", w.Id, w.Pid)
+		p.log.Warnf("w%d pid %d did not exit after recycling: killing it", w.ID, w.Pid)
 		w.Kill()
 		<-w.Exited
 	}
@@ -173,5 +173,5 @@ func (p *Pool) reapRecycled(w *Member, reason wire.RestartReason) {
 		p.logReplaced(w, reason)
 		return
 	}
-	p.log.Printf("w%d pid %d recycled (%s)", w.Id, w.Pid, w.ExitStatus())
+	p.log.Printf("w%d pid %d recycled (%s)", w.ID, w.Pid, w.ExitStatus())
 }

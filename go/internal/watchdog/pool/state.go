@@ -168,7 +168,7 @@ func (m *Member) serving() []*Lease { return m.lanes[:m.InUse] }
 func (p *Pool) workerTo(w *Member, ev workerEvent) bool {
 	next, ok := workerTable[w.state][ev]
 	if !ok {
-		p.badTransition(fmt.Sprintf("w%d pid %d: worker event %s in state %s", w.Id, w.Pid, ev, w.state))
+		p.badTransition(fmt.Sprintf("w%d pid %d: worker event %s in state %s", w.ID, w.Pid, ev, w.state))
 		return false
 	}
 	if w.state == wsIdle {
@@ -186,7 +186,7 @@ func (p *Pool) workerTo(w *Member, ev workerEvent) bool {
 func (p *Pool) laneTo(l *Lease, ev laneEvent) bool {
 	next, ok := laneTable[l.state][ev]
 	if !ok {
-		p.badTransition(fmt.Sprintf("w%d pid %d lane %d: lane event %s in state %s", l.W.Id, l.W.Pid, l.N, ev, l.state))
+		p.badTransition(fmt.Sprintf("w%d pid %d lane %d: lane event %s in state %s", l.W.ID, l.W.Pid, l.N, ev, l.state))
 		return false
 	}
 	l.W.busy -= b2i(l.state == laneBusy) - b2i(next == laneBusy)

@@ -73,7 +73,7 @@ func (p *Pool) supervise(s *slot) {
 // logReplaced says that w, gone, was replaced for reason, with how it ended:
 // by its supervisor or, make-before-break, once its successor serves.
 func (p *Pool) logReplaced(w *Member, reason wire.RestartReason) {
-	p.log.Warnf("w%d pid %d replaced: %s (%s)", w.Id, w.Pid, reason, w.ExitStatus())
+	p.log.Warnf("w%d pid %d replaced: %s (%s)", w.ID, w.Pid, reason, w.ExitStatus())
 }
 
 // startOne starts a worker the spawner's way and waits for its handshake
@@ -220,7 +220,7 @@ func (p *Pool) healthcheck(w *Member) {
 		return
 	}
 	if err := w.Handshake(time.Now().Add(p.cfg.InitTimeout), false, p.log); err != nil {
-		p.log.Warnf("w%d failed its liveness handshake: %v", w.Id, err)
+		p.log.Warnf("w%d failed its liveness handshake: %v", w.ID, err)
 		p.retire(w, wire.ReasonUnresponsive)
 		return
 	}

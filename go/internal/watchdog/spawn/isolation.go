@@ -108,7 +108,7 @@ func (iso *Isolation) exited(w *worker.Worker) {
 	}
 	iso.m.IsolationLeftovers.Add(float64(len(left)))
 	iso.log.Warnf("w%d pid %d%s left %d process(es) behind: %s; killed (§2.7)",
-		w.Id, w.Pid, RequestLabel(w.LastRequest.Load()), len(left), strings.Join(names, ", "))
+		w.ID, w.Pid, RequestLabel(w.LastRequest.Load()), len(left), strings.Join(names, ", "))
 }
 
 // requestLabel is " (request ID)" for a log line, or "" when none is known.

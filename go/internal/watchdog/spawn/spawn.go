@@ -36,7 +36,7 @@ type Env struct {
 	// stop is closed when the pool closes (§9.4).
 	Stop <-chan struct{}
 	// wg is the pool's: its close waits for the spawner's goroutines.
-	Wg *sync.WaitGroup
+	WG *sync.WaitGroup
 	// changed wakes up whoever watches the pool's state (/_/ready shows the
 	// template's, §9.2).
 	Changed func()

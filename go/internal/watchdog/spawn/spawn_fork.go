@@ -46,7 +46,7 @@ func newForkSpawner(p *Env, ex *execSpawner) *forkSpawner {
 		p.Log.Warnf("could not become a child subreaper: %v; forked workers will not be the watchdog's children", err)
 	}
 	f.release = proc.StartReaper()
-	p.Wg.Add(1)
+	p.WG.Add(1)
 	go f.Run()
 	return f
 }
@@ -65,7 +65,7 @@ func (f *forkSpawner) Start(slot int) (*worker.Worker, error) {
 	if w := f.adopted; w != nil && slot == 1 {
 		f.adopted = nil
 		f.mu.Unlock()
-		w.Id = slot
+		w.ID = slot
 		w.Deadline = time.Now().Add(f.env.Cfg.InitTimeout)
 		f.env.M.WorkerStarts.WithLabelValues("exec").Inc()
 		return w, nil // it answers its handshake once more, as a worker
@@ -220,7 +220,7 @@ func (f *forkSpawner) Handshook(w *worker.Worker, err error) {
 		return
 	}
 	if err != nil {
-		f.forkFailed(w.Id, err)
+		f.forkFailed(w.ID, err)
 		return
 	}
 	f.env.M.ForkDuration.Observe(time.Since(w.Started).Seconds())

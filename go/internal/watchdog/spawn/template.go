@@ -183,7 +183,7 @@ func (t *templateProc) shutdown(grace time.Duration) {
 // protocol, with the backoff of §9.1, while forked workers keep serving.
 func (f *forkSpawner) Run() {
 	p := f.env
-	defer p.Wg.Done()
+	defer p.WG.Done()
 	defer f.release()
 	firstDone := func() {
 		select {

@@ -11,7 +11,7 @@ import (
 // and the error type answered when no head was sent yet (§8.2).
 type Failure struct {
 	Reason RestartReason
-	Etype  ErrorType
+	Type  ErrorType
 }
 
 var (

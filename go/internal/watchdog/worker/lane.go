@@ -26,11 +26,11 @@ type Lane struct {
 	// (PROTOCOL.md §9.3). It is never read.
 	reqUnread *os.File
 	RespR     *os.File      // response pipe, the watchdog's end
-	Bw        *bufio.Writer // on reqW: request heads, flushed once per request
+	BW        *bufio.Writer // on reqW: request heads, flushed once per request
 	// br is the one buffered reader of this lane's life on the response
 	// pipe: the old afterburn made one per request and lost the bytes it had
 	// read ahead.
-	Br *bufio.Reader
+	BR *bufio.Reader
 	// The body copy buffers are made at first use (bodyBuffer, respBuffer):
 	// most exchanges carry bodies that go inline with their head, and a
 	// worker forked for one request (§2.7) would otherwise make 256 KiB of
@@ -50,8 +50,8 @@ func newLane(w *Worker, n int, reqW, reqUnread, respR *os.File) *Lane {
 		ReqW:      reqW,
 		reqUnread: reqUnread,
 		RespR:     respR,
-		Bw:        bufio.NewWriterSize(reqW, reqBufSize),
-		Br:        bufio.NewReaderSize(respR, respBufSize),
+		BW:        bufio.NewWriterSize(reqW, reqBufSize),
+		BR:        bufio.NewReaderSize(respR, respBufSize),
 	}
 }
 
@@ -77,7 +77,7 @@ func (l *Lane) RespBuffer() []byte {
 // means it is exiting. It returns the restart reason, or "" when the lane
 // can be used.
 func (l *Lane) IdleCheck() wire.RestartReason {
-	if l.Br.Buffered() > 0 {
+	if l.BR.Buffered() > 0 {
 		return wire.ReasonUnsolicitedOutput
 	}
 	data, hup := proc.PollPipe(l.RespR)

@@ -43,7 +43,7 @@ const (
 // worker is one worker process and its pipes, for one life: a replacement is
 // a new worker in the same slot.
 type Worker struct {
-	Id      int // slot, AFTERBURN_WORKER_ID (§2.3)
+	ID      int // slot, AFTERBURN_WORKER_ID (§2.3)
 	Pid     int
 	Kind    string // how it came to exist: "exec" or "fork" (§2.6)
 	Started time.Time
@@ -96,7 +96,7 @@ type Worker struct {
 // unread bytes, §9.3) and the response pipe's read end, with its channels.
 func New(id int, reqW, reqUnread, respR *os.File) *Worker {
 	w := &Worker{
-		Id:     id,
+		ID:     id,
 		InUse:  1,
 		Exited: make(chan struct{}),
 	}
@@ -221,14 +221,14 @@ func (w *Worker) Handshake(deadline time.Time, skipBanner bool, log *obs.Logger)
 		// PROTOCOL.md §4.6: a repeated handshake carries a token too, so a
 		// stale response cannot pass for its reply.
 		tok = wire.NextToken()
-		l.Bw.WriteString(handshakeRequest[:len(handshakeRequest)-len("Content-Length: 0\r\n\r\n")])
-		l.Bw.WriteString("AfterBurn-Exchange: ")
-		l.Bw.Write(tok.Bytes())
-		l.Bw.WriteString("\r\nContent-Length: 0\r\n\r\n")
+		l.BW.WriteString(handshakeRequest[:len(handshakeRequest)-len("Content-Length: 0\r\n\r\n")])
+		l.BW.WriteString("AfterBurn-Exchange: ")
+		l.BW.Write(tok.Bytes())
+		l.BW.WriteString("\r\nContent-Length: 0\r\n\r\n")
 	} else {
-		l.Bw.WriteString(handshakeRequest)
+		l.BW.WriteString(handshakeRequest)
 	}
-	if err := l.Bw.Flush(); err != nil {
+	if err := l.BW.Flush(); err != nil {
 		return ioFail("writing the handshake", err)
 	}
 	if skipBanner {
@@ -239,10 +239,10 @@ func (w *Worker) Handshake(deadline time.Time, skipBanner bool, log *obs.Logger)
 	// A worker that exits during initialisation closes the response pipe
 	// before a byte of its reply: that is an exit (PROTOCOL.md §9.1), not a
 	// malformed reply, which http.ReadResponse would call "unexpected EOF".
-	if _, err := l.Br.Peek(1); err != nil {
+	if _, err := l.BR.Peek(1); err != nil {
 		return ioFail("reading the handshake reply", err)
 	}
-	resp, err := http.ReadResponse(l.Br, handshakeMethod)
+	resp, err := http.ReadResponse(l.BR, handshakeMethod)
 	if err != nil {
 		if e := ioFail("", err); e.Reason == wire.ReasonInitTimeout {
 			return e
@@ -265,8 +265,8 @@ func (w *Worker) Handshake(deadline time.Time, skipBanner bool, log *obs.Logger)
 		return bad("handshake reply chose AfterBurn-Protocol %q, offered %q", got, ProtocolVersions)
 	case tok.Set() && !tok.EchoedBy(resp.Header):
 		return bad("handshake reply carries AfterBurn-Exchange %q, want %q", resp.Header[wire.ExchangeField], tok.Bytes())
-	case l.Br.Buffered() > 0:
-		return bad("%d unsolicited bytes after the handshake reply", l.Br.Buffered())
+	case l.BR.Buffered() > 0:
+		return bad("%d unsolicited bytes after the handshake reply", l.BR.Buffered())
 	}
 	if !w.handshaken {
 		// The first handshake: what the library implements.
@@ -294,11 +294,11 @@ var statusLineStart = []byte("HTTP/1.1 ")
 // skipBanner discards and logs, as worker output, every byte before the first
 // "HTTP/1.1 " on the response pipe (PROTOCOL.md §3.3, stdio mode).
 func (w *Worker) skipBanner(log *obs.Logger) error {
-	br := w.First().Br
+	br := w.First().BR
 	var line []byte
 	defer func() {
 		if len(line) > 0 {
-			log.WorkerLine(w.Id, w.Pid, "stdout", line)
+			log.WorkerLine(w.ID, w.Pid, "stdout", line)
 		}
 	}()
 	for {
@@ -312,10 +312,10 @@ func (w *Worker) skipBanner(log *obs.Logger) error {
 		c, _ := br.ReadByte()
 		switch {
 		case c == '\n':
-			log.WorkerLine(w.Id, w.Pid, "stdout", bytes.TrimSuffix(line, []byte("\r")))
+			log.WorkerLine(w.ID, w.Pid, "stdout", bytes.TrimSuffix(line, []byte("\r")))
 			line = line[:0]
 		case len(line) >= obs.MaxLogLine:
-			log.WorkerLine(w.Id, w.Pid, "stdout", line)
+			log.WorkerLine(w.ID, w.Pid, "stdout", line)
 			line = append(line[:0], c)
 		default:
 			line = append(line, c)

@@ -9,7 +9,7 @@ import (
 // forwardLogs logs the worker's stderr and stdout pipes (PROTOCOL.md §9.5)
 // until they end; outR is nil in stdio mode.
 func (w *Worker) ForwardLogs(log *obs.Logger, errR, outR *os.File) {
-	id, pid := w.Id, w.Pid
+	id, pid := w.ID, w.Pid
 	w.logsDone.Add(1)
 	go func() {
 		defer w.logsDone.Done()

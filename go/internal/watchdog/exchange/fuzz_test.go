@@ -1,4 +1,4 @@
-package watchdog
+package exchange
 
 // Native fuzz targets for the two directions of the pipe (PROTOCOL.md §4):
 //
@@ -15,12 +15,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/exchange"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -34,26 +28,43 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/buffer"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
 )
 
-// fuzzWD is one watchdog per test process, never started: the targets use its
-// config, metrics, logger and pool bookkeeping, and supply the worker themselves.
-var fuzzWD = sync.OnceValues(func() (*Watchdog, error) {
+// fuzzEnv is one exchange environment per test process, as a Watchdog makes
+// it (watchdog.New) but with no workers started: the targets use its config,
+// metrics, logger and pool bookkeeping, and supply the worker themselves.
+var fuzzEnv = sync.OnceValues(func() (*Env, error) {
 	cfg, err := config.ParseConfig([]string{"--", "true"}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Workers = 1
-	cfg.Log = io.Discard
-	return New(cfg)
+	log := obs.NewLogger(io.Discard, false)
+	p := pool.New(&cfg, log)
+	spill := &buffer.SpillBudget{Max: cfg.BufferSpillMax}
+	bufs := buffer.NewRespBuffers(&cfg, spill, log)
+	m := obs.NewMetrics(p, bufs)
+	p.SetMetrics(m)
+	return &Env{Cfg: &cfg, Log: log, M: m, Pool: p, Buffers: bufs,
+		Fail: func(rw http.ResponseWriter, t wire.ErrorType, e *obs.AccessEntry) {
+			status, n := wire.WriteError(rw, t, e.RequestID)
+			e.Status, e.Bytes = status, int64(n)
+		}}, nil
 })
 
-func fuzzWatchdog(tb testing.TB) *Watchdog {
-	wd, err := fuzzWD()
+func fuzzEnvironment(tb testing.TB) *Env {
+	env, err := fuzzEnv()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return wd
+	return env
 }
 
 // fakeWorker is a worker on real pipes with no process: dead is set so that kill never
@@ -99,9 +110,9 @@ const maxFuzzResponse = 60 << 10
 
 // exchangeResponse runs one exchange (exchange.run) whose worker reads the request and
 // answers with resp, then exits (closes the response pipe).
-func exchangeResponse(t *testing.T, wd *Watchdog, method string, resp []byte) respOutcome {
+func exchangeResponse(t *testing.T, env *Env, method string, resp []byte) respOutcome {
 	t.Helper()
-	w, reqR, respW := fakeWorker(t, wd.pool)
+	w, reqR, respW := fakeWorker(t, env.Pool)
 	defer w.ClosePipes()
 	var reqBody io.Reader
 	if method == http.MethodPost {
@@ -123,12 +134,12 @@ func exchangeResponse(t *testing.T, wd *Watchdog, method string, resp []byte) re
 		workerDone <- err
 	}()
 	rec := httptest.NewRecorder()
-	x := &exchange.Exchange{
-		Env: wd.xenv, W: w, L: w.First(), Rw: rec, Rc: http.NewResponseController(rec), R: r,
-		Id: fuzzRequestID, Target: "/fuzz",
+	x := &Exchange{
+		env: env, w: w, l: w.First(), rw: rec, rc: http.NewResponseController(rec), r: r,
+		id: fuzzRequestID, target: "/fuzz",
 		// A deadline no input reaches: an exchange that hangs fails as "timeout".
-		Deadline: time.Now().Add(time.Minute),
-		Entry:    &obs.AccessEntry{RequestID: fuzzRequestID}, Body: r.Body,
+		deadline: time.Now().Add(time.Minute),
+		entry:    &obs.AccessEntry{RequestID: fuzzRequestID}, body: r.Body,
 	}
 	out := respOutcome{kind: "forwarded"}
 	func() {
@@ -152,7 +163,7 @@ func exchangeResponse(t *testing.T, wd *Watchdog, method string, resp []byte) re
 	} else {
 		// Kept: the §9.6 check that acquire makes before the next request
 		// (pool.usable), now that the worker has written and exited.
-		out.reason = string(wd.pool.IdleCheck(w.First()))
+		out.reason = string(env.Pool.IdleCheck(w.First()))
 	}
 	res := rec.Result()
 	// The Date the watchdog adds (as net/http would) is the clock's, not the worker's.
@@ -176,8 +187,8 @@ func FuzzResponse(f *testing.F) {
 			return
 		}
 		method := []string{http.MethodGet, http.MethodHead, http.MethodPost}[m%3]
-		wd := fuzzWatchdog(t)
-		got := exchangeResponse(t, wd, method, resp)
+		env := fuzzEnvironment(t)
+		got := exchangeResponse(t, env, method, resp)
 		checkResponseOutcome(t, method, resp, got)
 		if got.kind != "forwarded" {
 			return
@@ -186,7 +197,7 @@ func FuzzResponse(f *testing.F) {
 		// followed by a stale one is forwarded identically, and the worker is
 		// replaced before another request can read the rest (§9.6).
 		withStale := append(slices.Clip(resp), staleResponse...)
-		again := exchangeResponse(t, wd, method, withStale)
+		again := exchangeResponse(t, env, method, withStale)
 		checkResponseOutcome(t, method, withStale, again)
 		if again.kind != "forwarded" || again.status != got.status || !bytes.Equal(again.body, got.body) ||
 			!reflect.DeepEqual(again.header, got.header) || !reflect.DeepEqual(again.trailer, got.trailer) {
@@ -558,9 +569,9 @@ func strictParse(b []byte) (*strictRequest, error) {
 
 // writeRequest runs writeHead and sendBody as exchange.run does, against a pipe, and
 // returns every byte written.
-func writeRequest(t *testing.T, wd *Watchdog, r *http.Request, body io.Reader, deadline time.Time) []byte {
+func writeRequest(t *testing.T, env *Env, r *http.Request, body io.Reader, deadline time.Time) []byte {
 	t.Helper()
-	w, reqR, respW := fakeWorker(t, wd.pool)
+	w, reqR, respW := fakeWorker(t, env.Pool)
 	defer w.ClosePipes()
 	respW.Close()
 	read := make(chan []byte, 1)
@@ -568,16 +579,16 @@ func writeRequest(t *testing.T, wd *Watchdog, r *http.Request, body io.Reader, d
 		b, _ := io.ReadAll(reqR)
 		read <- b
 	}()
-	x := &exchange.Exchange{
-		Env: wd.xenv, W: w, L: w.First(), R: r, Id: fuzzRequestID, Target: r.RequestURI,
-		Deadline: deadline, Entry: &obs.AccessEntry{}, Body: body,
-		Aborting: make(chan struct{}),
+	x := &Exchange{
+		env: env, w: w, l: w.First(), r: r, id: fuzzRequestID, target: r.RequestURI,
+		deadline: deadline, entry: &obs.AccessEntry{}, body: body,
+		aborting: make(chan struct{}),
 	}
-	if err := x.WriteHead(); err != nil {
+	if err := x.writeHead(); err != nil {
 		t.Fatalf("writeHead: %v", err)
 	}
 	if r.ContentLength != 0 {
-		if bf := x.SendBody(); bf != exchange.BodyOK {
+		if bf := x.sendBody(); bf != BodyOK {
 			t.Fatalf("sendBody: failure %d", bf)
 		}
 	}
@@ -602,7 +613,7 @@ func FuzzRequestWrite(f *testing.F) {
 		if deadline {
 			dl = time.Now().Add(time.Hour)
 		}
-		out := writeRequest(t, fuzzWatchdog(t), r, &pieceReader{data: body, sizes: pieces}, dl)
+		out := writeRequest(t, fuzzEnvironment(t), r, &pieceReader{data: body, sizes: pieces}, dl)
 		q, err := strictParse(out)
 		if err != nil {
 			t.Fatalf("the watchdog wrote %q: %v", out, err)
@@ -626,8 +637,8 @@ func checkRoundTrip(t *testing.T, r *http.Request, body []byte, dl time.Time, ou
 	}
 	// §7.3: a head within max_header_bytes stays within the library's limit, which
 	// allows 1024 bytes for the fields the watchdog adds.
-	if n := bytes.Index(out, []byte("\r\n\r\n")) + 2; n > headSize(r)+1024 {
-		fail("a head of %d bytes for a client head of %d (§7.3 allows 1024 more)", n, headSize(r))
+	if n := bytes.Index(out, []byte("\r\n\r\n")) + 2; n > wire.HeadSize(r)+1024 {
+		fail("a head of %d bytes for a client head of %d (§7.3 allows 1024 more)", n, wire.HeadSize(r))
 	}
 	if q.chunked != (r.ContentLength < 0) {
 		fail("chunked %v for ContentLength %d", q.chunked, r.ContentLength)
@@ -735,7 +746,7 @@ func requestSeeds(f *testing.F) []requestSeed {
 		{"PUT", "/up", "fn", []byte("Connection: keep-alive, X-Drop\nX-Drop: 1\nTE: trailers\nExpect: 100-continue\nAfterBurn-Request-Id: forged"), []byte("abc"), true, []byte("X-Sum: 1\nAfterBurn-X: 2\nContent-Length: 3")},
 		{"GET", "/%zz?a=%00", "", []byte("X-Empty: \nX-Obs: caf\xe9\nX-Tab: a\tb"), nil, false, nil},
 	}
-	files, err := filepath.Glob("../../../conformance/vectors/*.json")
+	files, err := filepath.Glob("../../../../conformance/vectors/*.json")
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -792,15 +803,15 @@ func requestSeeds(f *testing.F) []requestSeed {
 // direction"), but the watchdog forwarded it, from the worker to the client and from
 // the client to the worker.
 func TestTrailerNamedInConnectionNotForwarded(t *testing.T) {
-	wd := fuzzWatchdog(t)
-	got := exchangeResponse(t, wd, http.MethodGet, []byte("HTTP/1.1 200 OK\r\nConnection: X-Hop\r\n"+
+	env := fuzzEnvironment(t)
+	got := exchangeResponse(t, env, http.MethodGet, []byte("HTTP/1.1 200 OK\r\nConnection: X-Hop\r\n"+
 		"Transfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\nX-Hop: 1\r\nX-Sum: 2\r\n\r\n"))
 	if got.kind != "forwarded" || got.trailer.Get("X-Hop") != "" || got.trailer.Get("X-Sum") != "2" {
 		t.Errorf("response: %s with trailers %v; want forwarded with X-Sum only", got.kind, got.trailer)
 	}
 
 	r := fuzzRequest("POST", "/t", "fn", []byte("Connection: X-Hop"), []byte("abc"), true, []byte("X-Hop: 1\nX-Sum: 2"))
-	out := writeRequest(t, wd, r, bytes.NewReader([]byte("abc")), time.Time{})
+	out := writeRequest(t, env, r, bytes.NewReader([]byte("abc")), time.Time{})
 	q, err := strictParse(out)
 	if err != nil {
 		t.Fatalf("the watchdog wrote %q: %v", out, err)
