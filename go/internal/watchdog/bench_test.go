@@ -1,9 +1,6 @@
 package watchdog
 
 import (
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/spawn"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +8,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/spawn"
 )
 
 // BenchmarkWatchdog measures one small request through the watchdog and a

@@ -1,11 +1,12 @@
 package watchdog
 
 import (
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"io"
 	"testing"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
 // PROTOCOL.md §8.6 with one lane: the client gets 504 at the deadline; the

@@ -11,7 +11,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
 	"io"
 	"net/http"
 	"os"
@@ -20,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
 )
 
 func TestMain(m *testing.M) {

@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
 	"io"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
 )
 
 var hex32 = regexp.MustCompile(`^[0-9a-f]{32}$`)

@@ -3,11 +3,6 @@ package watchdog
 import (
 	"bufio"
 	"fmt"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/buffer"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/exchange"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"io"
 	"net"
 	"net/http"
@@ -17,6 +12,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/buffer"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/exchange"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
 // TestWorkerCrash: §8.4 — 502 before the head, an aborted response after it

@@ -8,10 +8,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/guard"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"io"
 	"net"
 	"net/http"
@@ -20,6 +16,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/guard"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
 // rawResponse is one response read off a raw connection.

@@ -4,14 +4,15 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/exchange"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/exchange"
 )
 
 // TestMetrics: every metric of PROTOCOL.md §10.4 is exported.

@@ -10,10 +10,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/exchange"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"io"
 	"net"
 	"net/http"
@@ -23,6 +19,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/exchange"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
 // bigClient is one request with a large body on a connection of its own.

@@ -1,9 +1,10 @@
 package watchdog
 
 import (
+	"testing"
+
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
-	"testing"
 )
 
 func (h *harness) pid() string {

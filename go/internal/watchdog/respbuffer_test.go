@@ -3,9 +3,6 @@ package watchdog
 import (
 	"bufio"
 	"bytes"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/buffer"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +12,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/buffer"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
 )
 
 // slowClient sends request on a connection of its own with a small receive

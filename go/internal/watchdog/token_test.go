@@ -2,10 +2,11 @@ package watchdog
 
 import (
 	"encoding/json"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"net/http"
 	"testing"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
 // PROTOCOL.md §4.6: a whole response written late by user code lands while

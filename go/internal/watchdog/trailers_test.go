@@ -2,8 +2,6 @@ package watchdog
 
 import (
 	"bufio"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
 // TestTrailersBothWays: PROTOCOL.md §6.7. A chunked request's trailers reach

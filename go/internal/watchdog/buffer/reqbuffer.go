@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"io"
 	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
 // Request buffering (PROTOCOL.md §6.6): a body announced by Content-Length
@@ -20,7 +21,7 @@ import (
 // that a client that trickles its body or gives up half-way never holds a
 // worker. Chunked bodies keep streaming (§6.2: full duplex).
 
-// bufferedBody is one request body read whole from the client.
+// BufferedBody is one request body read whole from the client.
 type BufferedBody struct {
 	Mem     []byte   // the first bytes, or all of them
 	file    *os.File // the rest, nil when mem holds everything
@@ -63,7 +64,7 @@ func putMem(b []byte) {
 	}
 }
 
-// requestBuffers reads request bodies whole before they take a worker
+// RequestBuffers reads request bodies whole before they take a worker
 // (PROTOCOL.md §6.6), in memory or in temporary files under the spill budget.
 type RequestBuffers struct {
 	Cfg   *config.Config
@@ -75,7 +76,7 @@ type RequestBuffers struct {
 	spillRefusedNow atomic.Bool
 }
 
-// bufferBody reads the n-byte body of r. It returns the error type to answer
+// BufferBody reads the n-byte body of r. It returns the error type to answer
 // when the body cannot be had: bad_request when the client stalled past
 // read_timeout or went away (§6.4 cannot apply: no worker saw a byte),
 // unavailable when a temporary file failed half-way. It returns neither body
@@ -143,7 +144,7 @@ func isClientError(err error) bool {
 	return !errors.As(err, &pe)
 }
 
-// reader reads the whole body from its start; each call starts anew, so a
+// Reader reads the whole body from its start; each call starts anew, so a
 // request that a worker never read can be sent to another (§9.3) whatever
 // its size.
 func (b *BufferedBody) Reader() io.Reader {
@@ -153,7 +154,7 @@ func (b *BufferedBody) Reader() io.Reader {
 	return io.MultiReader(bytes.NewReader(b.Mem), io.NewSectionReader(b.file, 0, b.fileN))
 }
 
-// small reports a body held in memory that fits with its head in one write
+// Small reports a body held in memory that fits with its head in one write
 // to the worker (§6.1).
 func (b *BufferedBody) Small() bool { return b.file == nil && len(b.Mem) <= InlineBodyMax }
 
@@ -164,7 +165,7 @@ func (b *BufferedBody) gauge(sign float64) {
 	b.m.RequestBuffered.WithLabelValues("file").Add(sign * float64(b.fileN))
 }
 
-// release gives the memory, the file and the budget back.
+// Release gives the memory, the file and the budget back.
 func (b *BufferedBody) Release() {
 	if b.Mem == nil {
 		return // released already
@@ -185,7 +186,7 @@ func (b *BufferedBody) Release() {
 	b.Mem = nil
 }
 
-// inlineBodyMax is the largest body announced by Content-Length that is read
+// InlineBodyMax is the largest body announced by Content-Length that is read
 // whole before its head is written, so that head and body reach the worker
 // in one write and wake it once (PROTOCOL.md §6.1). With a head it fits the
 // worker's head buffer (reqBufSize).

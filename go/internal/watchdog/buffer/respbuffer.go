@@ -37,12 +37,13 @@ package buffer
 import (
 	"bufio"
 	"bytes"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"os"
 	"sync"
 	"sync/atomic"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
 // respBlockSize is the size of a memory block of a response buffer, and of
@@ -51,7 +52,7 @@ const respBlockSize = 64 << 10
 
 var respBlocks = sync.Pool{New: func() any { b := make([]byte, respBlockSize); return &b }}
 
-// respBuffers is the watchdog's side of response buffering: the settings,
+// RespBuffers is the watchdog's side of response buffering: the settings,
 // and the bytes all responses hold, for buffer_spill_max and the gauge of
 // PROTOCOL.md §10.4.
 type RespBuffers struct {
@@ -85,13 +86,13 @@ func bufferDir(cfg *config.Config) string {
 	return cfg.BufferDir
 }
 
-// release gives k spilled bytes back to the gauge and the shared budget.
+// Release gives k spilled bytes back to the gauge and the shared budget.
 func (bs *RespBuffers) Release(k int64) {
 	bs.fileHeld.Add(-k)
 	bs.budget.Release(k)
 }
 
-// heldBytes is the gauge afterburn_response_buffer_bytes (PROTOCOL.md §10.4).
+// HeldBytes is the gauge afterburn_response_buffer_bytes (PROTOCOL.md §10.4).
 func (bs *RespBuffers) HeldBytes(where string) int64 {
 	if where == "file" {
 		return bs.fileHeld.Load()
@@ -99,7 +100,7 @@ func (bs *RespBuffers) HeldBytes(where string) int64 {
 	return bs.memHeld.Load()
 }
 
-// checkDir tells at start when temporary files cannot be made in buffer_dir:
+// CheckDir tells at start when temporary files cannot be made in buffer_dir:
 // responses then stay in memory, up to response_buffer_memory each.
 func (bs *RespBuffers) CheckDir() {
 	if !bs.On || bs.budget.Max == 0 {
@@ -136,7 +137,7 @@ func (bs *RespBuffers) reserve(n int64) int64 {
 	}
 }
 
-// bodyInReader reports whether the whole body of a response whose head was
+// BodyInReader reports whether the whole body of a response whose head was
 // just read is already in br. Then forward copies it to the client as it
 // always did, with no goroutine and no copy: the common small response.
 func BodyInReader(br *bufio.Reader, head *wire.RespHead) bool {
@@ -148,7 +149,7 @@ func BodyInReader(br *bufio.Reader, head *wire.RespHead) bool {
 	return ChunkedEndIn(p)
 }
 
-// chunkedEndIn reports whether p holds a chunked body to its end: the chunks,
+// ChunkedEndIn reports whether p holds a chunked body to its end: the chunks,
 // the last chunk and the empty line after the trailer section. It only
 // follows the sizes; a body it misjudges is copied the other way, where the
 // chunked reader checks it as ever.

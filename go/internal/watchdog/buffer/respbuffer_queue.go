@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// respBuffer holds one response body between the pipe (put, by the
+// RespBuffer holds one response body between the pipe (put, by the
 // exchange) and the client (write, its client writer).
 type RespBuffer struct {
 	Client   bufferClient
@@ -63,7 +63,7 @@ func notify(ch chan struct{}) {
 	}
 }
 
-// put queues p, waiting while there is no room. It fails only when the
+// Put queues p, waiting while there is no room. It fails only when the
 // deadline passes while it waits, or the request body failed (§6.4): both
 // end the exchange.
 func (b *RespBuffer) Put(p []byte) error {
@@ -191,7 +191,7 @@ func (b *RespBuffer) waitRoom() error {
 	}
 }
 
-// end says that the exchange put the whole body, or, failed, all it will.
+// End says that the exchange put the whole body, or, failed, all it will.
 func (b *RespBuffer) End(failed bool) {
 	b.mu.Lock()
 	if !b.ended {
@@ -204,7 +204,7 @@ func (b *RespBuffer) End(failed bool) {
 	notify(b.More)
 }
 
-// write is the client writer: it writes the queue to the client, flushing
+// Write is the client writer: it writes the queue to the client, flushing
 // whenever it runs empty (PROTOCOL.md §6.1), until the exchange ended it, or
 // the client fails (§6.5).
 func (b *RespBuffer) Write() {
@@ -337,7 +337,7 @@ func (b *RespBuffer) stop(lost bool) {
 	notify(b.Room)
 }
 
-// finish waits for the client writer, closes the temporary file and gives
+// Finish waits for the client writer, closes the temporary file and gives
 // back what the buffer still counts. It reports whether bytes were lost.
 func (b *RespBuffer) Finish() (lost bool) {
 	b.End(true) // a no-op after the exchange's own end

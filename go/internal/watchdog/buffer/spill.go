@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 )
 
-// spillBudget caps the bytes that buffered bodies hold in temporary files
+// SpillBudget caps the bytes that buffered bodies hold in temporary files
 // at once, across every request (buffer_spill_max, PROTOCOL.md §6.6), so
 // that clients cannot fill the disk through the watchdog.
 type SpillBudget struct {

@@ -57,7 +57,7 @@ type Config struct {
 	// log (§9.5). New uses os.Stderr when it is nil.
 	Log io.Writer
 
-	// env is extra environment for workers; tests use it to steer the
+	// Env is extra environment for workers; tests use it to steer the
 	// child they run.
 	Env []string
 }
@@ -248,7 +248,7 @@ func RequestedLogFormat(args []string, getenv func(string) string) string {
 	return LogText
 }
 
-// check rejects settings out of range.
+// Check rejects settings out of range.
 func (c *Config) Check() error {
 	switch {
 	case len(c.Command) == 0:
@@ -352,7 +352,7 @@ func (c *Config) LogFormatOrText() string {
 	return c.LogFormat
 }
 
-// defaultRequestBufferMemory is request_buffer_memory's default.
+// DefaultRequestBufferMemory is request_buffer_memory's default.
 const DefaultRequestBufferMemory = 256 << 10
 
 // Log formats, the values of log_format.

@@ -1,14 +1,15 @@
 package exchange
 
 import (
+	"io"
+	"net/http"
+	"time"
+
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/buffer"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
-	"io"
-	"net/http"
-	"time"
 )
 
 // bodyFailure is why the request body could not be written in full.
@@ -29,16 +30,16 @@ type Env struct {
 	M       *obs.Metrics
 	Pool    *pool.Pool
 	Buffers *buffer.RespBuffers // PROTOCOL.md §6.1 (respbuffer.go)
-	// rejoin takes back the client connections spliced exchanges took
+	// Rejoin takes back the client connections spliced exchanges took
 	// (hijack.go); set by serve before the first request.
 	Rejoin *RejoinListener
-	// fail answers an error the watchdog raised (PROTOCOL.md §8.1).
+	// Fail answers an error the watchdog raised (PROTOCOL.md §8.1).
 	Fail func(rw http.ResponseWriter, t wire.ErrorType, e *obs.AccessEntry)
-	// writeTimeout bounds writing a response (§10.2); 0: none.
+	// WriteTimeout bounds writing a response (§10.2); 0: none.
 	WriteTimeout time.Duration
 }
 
-// exchange is one request carried by one worker (PROTOCOL.md §4).
+// Exchange is one request carried by one worker (PROTOCOL.md §4).
 type Exchange struct {
 	env      *Env
 	w        *pool.Member // l's worker
@@ -105,7 +106,7 @@ func (x *Exchange) controller() *http.ResponseController {
 	return x.rc
 }
 
-// flush sends what x.rw holds to the client, as ResponseController.Flush
+// Flush sends what x.rw holds to the client, as ResponseController.Flush
 // does, without making one for it.
 func (x *Exchange) Flush() error {
 	if f, ok := x.rw.(interface{ FlushError() error }); ok {
@@ -114,7 +115,7 @@ func (x *Exchange) Flush() error {
 	return x.controller().Flush()
 }
 
-// run writes the request, forwards the response, and gives the worker back
+// Run writes the request, forwards the response, and gives the worker back
 // or has it replaced. It panics with http.ErrAbortHandler when the exchange
 // failed after the response head went out (PROTOCOL.md §8.7). It returns
 // true, having answered nothing, when the worker died without reading a byte

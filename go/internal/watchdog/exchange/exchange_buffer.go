@@ -1,10 +1,11 @@
 package exchange
 
 import (
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/buffer"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"io"
 	"net/http"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/buffer"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
 // An exchange's side of response buffering (PROTOCOL.md §6.1, respbuffer.go).

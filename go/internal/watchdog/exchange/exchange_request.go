@@ -5,13 +5,14 @@ package exchange
 // exchange.go runs the exchange and reads the response.
 
 import (
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
 	"io"
 	"net/http"
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
 )
 
 // writeHead writes the request line and fields of PROTOCOL.md §4.2 and §5,
@@ -212,7 +213,7 @@ func (x *Exchange) stopWorker() {
 	}
 }
 
-// replayMax is the most body bytes kept for a second attempt (§9.3): a copy
+// ReplayMax is the most body bytes kept for a second attempt (§9.3): a copy
 // made for every request with a body, so it stays small; a larger body is
 // not replayed.
 const ReplayMax = 64 << 10

@@ -6,12 +6,13 @@ package exchange
 // resphead.go reads the head.
 
 import (
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
 // forward reads the worker's response and copies it to the client as it
@@ -127,7 +128,7 @@ type dateCache struct {
 
 var lastDate atomic.Pointer[dateCache]
 
-// dateField is the Date field for a response made at now. net/http would
+// DateField is the Date field for a response made at now. net/http would
 // add the same, formatting it anew for every response with
 // time.AppendFormat (~1,900 instructions); this formats it once a second.
 // The slice is shared, so it is capped: an append never writes into it.

@@ -19,8 +19,6 @@ package exchange
 
 import (
 	"bufio"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/guard"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"io"
 	"net"
 	"net/http"
@@ -29,9 +27,12 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/guard"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
-// spliceBodyMin is the smallest request body, announced by Content-Length,
+// SpliceBodyMin is the smallest request body, announced by Content-Length,
 // that is spliced. Taking the connection, two pipes for the splices and
 // net/http's state for the connection again cost some system calls and
 // allocations per exchange, little beside the copies saved from 1 MiB up (a
@@ -285,7 +286,7 @@ func (hj *hijackedResponse) SetWriteDeadline(t time.Time) error { return hj.conn
 // read and written at once.
 func (hj *hijackedResponse) EnableFullDuplex() error { return nil }
 
-// close ends the exchange on the client's connection. A complete response
+// Close ends the exchange on the client's connection. A complete response
 // gets the last chunk, with the trailers forward set (§4.4), and is flushed;
 // one that must look incomplete (§8.7) does not. The connection then goes
 // back to net/http when its head did not say it would close and the request
@@ -322,7 +323,7 @@ func (hj *hijackedResponse) Close(complete bool) {
 	hj.conn.Close()
 }
 
-// rejoinListener gives net/http back, as new connections, the client
+// RejoinListener gives net/http back, as new connections, the client
 // connections of spliced exchanges that can carry another request
 // (hijackedResponse.close): keep-alive goes on as on net/http's path.
 type RejoinListener struct {
@@ -352,7 +353,7 @@ func (l *RejoinListener) Close() error {
 
 func (l *RejoinListener) Addr() net.Addr { return l.addr }
 
-// give hands c to net/http, or closes it once the server takes no more.
+// Give hands c to net/http, or closes it once the server takes no more.
 func (l *RejoinListener) Give(c net.Conn) {
 	select {
 	case l.conns <- c:

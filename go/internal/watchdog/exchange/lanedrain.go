@@ -1,8 +1,9 @@
 package exchange
 
 import (
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"net/http"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
 // An exchange past its deadline (PROTOCOL.md §8.6, §2.5). The client is

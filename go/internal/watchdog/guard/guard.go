@@ -83,13 +83,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
 	"io"
 	"net"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
 )
 
 // guardBufSize is the guard's buffer; it grows only for a head that does
@@ -105,7 +106,7 @@ type Guard struct {
 	maxHead     int
 	readTimeout time.Duration // a head's time from its first byte; 0 = none
 	log         *obs.Logger
-	// target and synthetic are the stand-in request that carries a
+	// Target and synthetic are the stand-in request that carries a
 	// rejection through net/http to ServeHTTP; target holds a random token
 	// so that no client can send it.
 	Target    string
@@ -362,7 +363,7 @@ func (gc *Conn) socketRead(p []byte) (int, error) {
 	return n, err
 }
 
-// readsAround tells gc that its socket is now read around it (hijack.go):
+// ReadsAround tells gc that its socket is now read around it (hijack.go):
 // every deadline goes on the socket at once, from now on.
 func (gc *Conn) ReadsAround() {
 	gc.dl.Lock()
@@ -396,14 +397,14 @@ func (gc *Conn) reject(why *RejectReason) {
 	gc.Rej.Store(r)
 }
 
-// held is how many bytes Read returns without reading the socket: body
+// Held is how many bytes Read returns without reading the socket: body
 // bytes the guard read ahead and released. A spliced exchange (hijack.go)
 // reads them first, then the rest of the body from the socket past the
 // guard, and accounts for those with bypassed, so that the guard finds the
 // next head where it starts (PROTOCOL.md §10.5).
 func (gc *Conn) Held() int { return gc.free }
 
-// bypassed accounts for n body bytes read from the socket past the guard
+// Bypassed accounts for n body bytes read from the socket past the guard
 // while it held none, as Read does for those it lets through unbuffered.
 func (gc *Conn) Bypassed(n int64) {
 	if n > 0 {

@@ -7,8 +7,9 @@ package guard
 
 import (
 	"bytes"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"math"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
 const (
@@ -24,10 +25,10 @@ const (
 	maxChunkLine = 4096
 )
 
-// rejectReason is why the checker refused a client's bytes; the text is
+// RejectReason is why the checker refused a client's bytes; the text is
 // written to the watchdog's log.
 type RejectReason struct {
-	Type  wire.ErrorType
+	Type wire.ErrorType
 	Text string
 }
 

@@ -3,12 +3,13 @@ package guard
 import (
 	"errors"
 	"fmt"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
 	"io"
 	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
 )
 
 // scriptConn is a client connection that delivers its bytes piece bytes

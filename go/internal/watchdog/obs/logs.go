@@ -9,11 +9,11 @@ import (
 	"time"
 )
 
-// maxLogLine is the longest worker log line forwarded in one piece;
+// MaxLogLine is the longest worker log line forwarded in one piece;
 // PROTOCOL.md §9.5: longer lines are split.
 const MaxLogLine = 64 << 10
 
-// logger serialises every line the watchdog writes to its stderr, so that
+// Logger serialises every line the watchdog writes to its stderr, so that
 // lines of different workers and the access log never interleave.
 //
 // Access-log and worker lines are queued and written by a goroutine of the
@@ -70,7 +70,7 @@ func (l *Logger) queue() {
 	}
 }
 
-// flush writes every queued line in one write.
+// Flush writes every queued line in one write.
 func (l *Logger) Flush() {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
@@ -131,14 +131,14 @@ const (
 	levelError = "error"   // the watchdog cannot do what its settings ask
 )
 
-// printf writes one line of the watchdog's own at level info:
+// Printf writes one line of the watchdog's own at level info:
 // "afterburn-watchdog: ...".
 func (l *Logger) Printf(format string, args ...any) { l.logf(levelInfo, format, args...) }
 
-// warnf is printf at level warning.
+// Warnf is printf at level warning.
 func (l *Logger) Warnf(format string, args ...any) { l.logf(levelWarn, format, args...) }
 
-// errorf is printf at level error.
+// Errorf is printf at level error.
 func (l *Logger) Errorf(format string, args ...any) { l.logf(levelError, format, args...) }
 
 func (l *Logger) logf(level, format string, args ...any) {
@@ -158,7 +158,7 @@ func (l *Logger) logf(level, format string, args ...any) {
 	l.Flush()
 }
 
-// workerLine writes one line of output of worker id (process pid) tagged with
+// WorkerLine writes one line of output of worker id (process pid) tagged with
 // the worker id, PROTOCOL.md §9.5: "2026-11-22T10:00:00.000Z w2 stdout: text".
 func (l *Logger) WorkerLine(id, pid int, stream string, line []byte) {
 	l.mu.Lock()
@@ -183,7 +183,7 @@ func (l *Logger) WorkerLine(id, pid int, stream string, line []byte) {
 	l.queue()
 }
 
-// accessEntry is what PROTOCOL.md §9.5 asks of an access-log line.
+// AccessEntry is what PROTOCOL.md §9.5 asks of an access-log line.
 type AccessEntry struct {
 	Start     time.Time
 	RequestID string
@@ -194,7 +194,7 @@ type AccessEntry struct {
 	Worker    int // 0 when no worker was used
 }
 
-// access writes the access-log line of one request that took d (PROTOCOL.md
+// Access writes the access-log line of one request that took d (PROTOCOL.md
 // §9.5).
 func (l *Logger) Access(e *AccessEntry, d time.Duration) {
 	l.mu.Lock()
@@ -253,7 +253,7 @@ func appendMicros(b []byte, d time.Duration, decimals int) []byte {
 	return appendPadded(b, int(us%unit), decimals)
 }
 
-// forwardLines copies a worker's log pipe to the logger line by line until
+// ForwardLines copies a worker's log pipe to the logger line by line until
 // EOF. PROTOCOL.md §9.5: the watchdog never interprets these bytes, beyond
 // merging a line that is a JSON object in json mode (logs_json.go).
 func (l *Logger) ForwardLines(id, pid int, stream string, r io.Reader) {

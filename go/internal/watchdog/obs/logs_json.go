@@ -40,7 +40,7 @@ func appendOwnJSON(b []byte, level string, msg []byte) []byte {
 	return append(b, "}\n"...)
 }
 
-// appendWorkerJSON is workerLine's line in json mode.
+// AppendWorkerJSON is workerLine's line in json mode.
 func AppendWorkerJSON(b []byte, id, pid int, stream string, line []byte) []byte {
 	now := time.Now()
 	if obj := bytes.TrimSpace(line); len(obj) > 0 && obj[0] == '{' && utf8.Valid(obj) && json.Valid(obj) {
@@ -121,7 +121,7 @@ func objectKeys(obj []byte) map[string]bool {
 	return keys
 }
 
-// appendAccessJSON is the access-log line of §9.5 in json mode.
+// AppendAccessJSON is the access-log line of §9.5 in json mode.
 func AppendAccessJSON(b []byte, e *AccessEntry, d time.Duration) []byte {
 	b = appendJSONHead(b, e.Start, levelInfo)
 	b = append(b, `"access","request_id":`...)

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// lockedBuffer records what the logger writes and how many writes it made.
+// LockedBuffer records what the logger writes and how many writes it made.
 type LockedBuffer struct {
 	mu     sync.Mutex
 	buf    bytes.Buffer

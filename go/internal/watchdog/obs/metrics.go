@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// metrics are the metrics of PROTOCOL.md §10.4, on a registry of the
+// Metrics are the metrics of PROTOCOL.md §10.4, on a registry of the
 // watchdog's own so that several watchdogs can live in one process (tests).
 type Metrics struct {
 	Reg            *prometheus.Registry
@@ -33,7 +33,7 @@ type Metrics struct {
 	// their exchange; processes requests left behind.
 	IsolationKills     prometheus.Counter
 	IsolationLeftovers prometheus.Counter
-	// requestBuffered is afterburn_request_buffer_bytes (§6.6, §10.4).
+	// RequestBuffered is afterburn_request_buffer_bytes (§6.6, §10.4).
 	RequestBuffered *prometheus.GaugeVec
 	// byCode is requests' counter per status code, once looked up:
 	// WithLabelValues formats and hashes its label on every call.
@@ -183,7 +183,7 @@ func NewMetrics(p poolGauges, b bufferGauges) *Metrics {
 	return m
 }
 
-// observeRequest counts one answered request.
+// ObserveRequest counts one answered request.
 func (m *Metrics) ObserveRequest(status int, seconds float64) {
 	m.requestsWithCode(status).Inc()
 	m.duration.Observe(seconds)
@@ -201,12 +201,12 @@ func (m *Metrics) requestsWithCode(status int) prometheus.Counter {
 	return c
 }
 
-// restarted counts one restart of a worker, by reason (§9.1, §10.4).
+// Restarted counts one restart of a worker, by reason (§9.1, §10.4).
 func (m *Metrics) Restarted(reason wire.RestartReason) {
 	m.Restarts.WithLabelValues(string(reason)).Inc()
 }
 
-// templateRestarted counts one restart of the template (§2.6, §10.4).
+// TemplateRestarted counts one restart of the template (§2.6, §10.4).
 func (m *Metrics) TemplateRestarted(reason wire.RestartReason) {
 	m.TemplateRestarts.WithLabelValues(string(reason)).Inc()
 }

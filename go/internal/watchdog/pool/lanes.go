@@ -191,7 +191,7 @@ func (p *Pool) slotStateLocked(w *Member) {
 	p.setSlotLocked(p.slots[w.ID-1], st)
 }
 
-// laneCounts are the lanes of live workers by state, for /_/ready (§9.2)
+// LaneCounts are the lanes of live workers by state, for /_/ready (§9.2)
 // and the afterburn_lanes gauge (§10.4).
 type LaneCounts struct {
 	Free     int `json:"free"`

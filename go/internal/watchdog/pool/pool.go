@@ -2,13 +2,14 @@ package pool
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/spawn"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
-	"sync"
-	"sync/atomic"
-	"time"
 )
 
 // slot is one place of the pool; a replacement worker reuses its id.
@@ -29,7 +30,7 @@ type waiter struct {
 	ch chan acquired // buffered: a worker or an error is handed over once
 }
 
-// pool keeps cfg.Workers workers running (PROTOCOL.md §2.1), one supervisor
+// Pool keeps cfg.Workers workers running (PROTOCOL.md §2.1), one supervisor
 // goroutine per slot, and hands their lanes to exchanges (lanes.go, §2.5).
 // Requests wait in FIFO order; free lanes are handed out from the worker
 // with the fewest busy ones, most recently freed first (§2.5, §10.3).
@@ -150,7 +151,7 @@ func (p *Pool) retire(w *Member, reason wire.RestartReason) {
 	p.mu.Unlock()
 }
 
-// release returns l after an exchange: to service when reason is empty;
+// Release returns l after an exchange: to service when reason is empty;
 // else the worker goes to its supervisor for replacement, or, when it
 // serves several lanes and lives on, only l is closed and the worker is
 // replaced make-before-break (lanes.go, §2.5).
@@ -179,7 +180,7 @@ func (p *Pool) Release(l *Lease, reason wire.RestartReason) {
 	p.offerLocked(l)
 }
 
-// enter admits a request into the watchdog: PROTOCOL.md §10.3 (429 over
+// Enter admits a request into the watchdog: PROTOCOL.md §10.3 (429 over
 // max_inflight) and §9.2 (503 when every slot is crash-looping).
 func (p *Pool) Enter() wire.ErrorType {
 	p.mu.Lock()
@@ -203,7 +204,7 @@ func (p *Pool) fail(err error) {
 	}
 }
 
-// leave ends what enter began.
+// Leave ends what enter began.
 func (p *Pool) Leave() {
 	p.mu.Lock()
 	p.held--
@@ -211,7 +212,7 @@ func (p *Pool) Leave() {
 	p.mu.Unlock()
 }
 
-// waitHeld waits until no request is held or deadline passes, and reports
+// WaitHeld waits until no request is held or deadline passes, and reports
 // whether none is.
 func (p *Pool) WaitHeld(deadline time.Time) bool {
 	t := time.NewTimer(time.Until(deadline))
@@ -229,7 +230,7 @@ func (p *Pool) WaitHeld(deadline time.Time) bool {
 	}
 }
 
-// acquire returns an idle worker, waiting in FIFO order until deadline (zero:
+// Acquire returns an idle worker, waiting in FIFO order until deadline (zero:
 // none), and how long it waited (zero when a worker was idle: no clock is
 // read then). It returns errTimeout when the deadline passes in the queue
 // (PROTOCOL.md §5.2), errUnavailable when every slot is crash-looping, and
@@ -321,7 +322,7 @@ func (p *Pool) usable(l *Lease) bool {
 	return true
 }
 
-// idleCheck applies lane.idleCheck and counts unsolicited output.
+// IdleCheck applies lane.idleCheck and counts unsolicited output.
 func (p *Pool) IdleCheck(l *Lease) wire.RestartReason {
 	reason := l.IdleCheck()
 	if reason == wire.ReasonUnsolicitedOutput {

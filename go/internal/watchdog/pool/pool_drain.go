@@ -2,14 +2,15 @@ package pool
 
 import (
 	"errors"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
 	"io"
 	"os"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
 )
 
-// stopAfterGrace gives the handler of l's cancelled exchange cancel_grace to
+// StopAfterGrace gives the handler of l's cancelled exchange cancel_grace to
 // clean up (PROTOCOL.md §8.6), or less if its worker exits, then ends the
 // lane with reason timeout: the worker is killed, or with several lanes the
 // lane faulted. The lane stays busy meanwhile: nothing else can use it.
@@ -30,7 +31,7 @@ func (p *Pool) StartDrain(l *Lease) {
 	p.slotStateLocked(l.W)
 }
 
-// drain reads the late response of the exchange whose token is tok from l,
+// Drain reads the late response of the exchange whose token is tok from l,
 // within cancel_grace, and drops it; then the lane serves again. No byte of it
 // reaches anyone, and a late response is not a protocol error. A response
 // that does not end within the grace is a stuck lane with several lanes

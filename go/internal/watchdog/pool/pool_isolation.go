@@ -1,9 +1,10 @@
 package pool
 
 import (
+	"time"
+
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/spawn"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
-	"time"
 )
 
 // reasonServed is how a worker under isolation=request ends after its one

@@ -50,7 +50,7 @@ func (p *Pool) changedLocked() {
 	}
 }
 
-// watch returns a channel closed at the next change of a slot's state, of
+// Watch returns a channel closed at the next change of a slot's state, of
 // the crash-looping count or when a request joins the queue, so that tests wait on the pool's own signal
 // instead of sleeping.
 func (p *Pool) Watch() <-chan struct{} {
@@ -76,7 +76,7 @@ func (p *Pool) Queued() int {
 	return len(p.waiters)
 }
 
-// slotCount is the number of slots whose state is named state.
+// SlotCount is the number of slots whose state is named state.
 func (p *Pool) SlotCount(state string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -89,7 +89,7 @@ func (p *Pool) SlotCount(state string) int {
 	return n
 }
 
-// laneCount is the number of lanes of live workers in the state named
+// LaneCount is the number of lanes of live workers in the state named
 // state: free, busy or draining.
 func (p *Pool) LaneCount(state string) int { return p.LaneCounts().Get(state) }
 
@@ -99,7 +99,7 @@ func (p *Pool) CrashLoopingCount() int {
 	return p.looping
 }
 
-// status is the JSON body of /_/health and /_/ready (PROTOCOL.md §9.2).
+// Status is the JSON body of /_/health and /_/ready (PROTOCOL.md §9.2).
 type Status struct {
 	Starting     int `json:"starting"`
 	Idle         int `json:"idle"`
@@ -115,7 +115,7 @@ type Status struct {
 	Lanes *LaneCounts `json:"lanes,omitempty"`
 }
 
-// snapshot counts slots by state; ready is true when one worker has
+// Snapshot counts slots by state; ready is true when one worker has
 // answered its handshake.
 func (p *Pool) Snapshot() (st Status, ready bool) {
 	p.mu.Lock()

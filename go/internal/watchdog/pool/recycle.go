@@ -2,9 +2,10 @@ package pool
 
 import (
 	"fmt"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"math/rand/v2"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
 // Worker recycling, PROTOCOL.md §9.7: a worker that has served max_requests,

@@ -1,9 +1,10 @@
 package pool
 
 import (
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"slices"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
 // Stopping the pool (PROTOCOL.md §9.4): no restarts, queued requests
@@ -46,7 +47,7 @@ func (p *Pool) closeLocked() {
 	}
 }
 
-// abandon ends shutdown's grace period with requests still held
+// Abandon ends shutdown's grace period with requests still held
 // (PROTOCOL.md §9.4): those still queued are answered 503, and every worker
 // carrying an exchange is killed, so that the exchange ends now, answered
 // 503 when no response head was sent yet (exchange.run), else aborted
@@ -71,7 +72,7 @@ func (p *Pool) IsAbandoned() bool {
 	return p.abandoned
 }
 
-// close stops the pool (closeLocked) and waits for its workers to exit;
+// Close stops the pool (closeLocked) and waits for its workers to exit;
 // those still running at deadline are killed.
 func (p *Pool) Close(deadline time.Time) {
 	p.mu.Lock()

@@ -2,9 +2,10 @@ package pool
 
 import (
 	"fmt"
+	"time"
+
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
-	"time"
 )
 
 // The life of a worker and of its lanes, as the pool sees them: two tables of
@@ -101,7 +102,7 @@ var laneTable = map[laneState]map[laneEvent]laneState{
 	laneClosed:   {},
 }
 
-// member is a worker as the pool keeps it: the process and its pipes
+// Member is a worker as the pool keeps it: the process and its pipes
 // (worker), and what the pool knows of it. Every field below is guarded by
 // pool.mu.
 type Member struct {
@@ -127,7 +128,7 @@ type Member struct {
 	recycle    chan struct{} // wakes the supervisor to start a replacement
 }
 
-// lease is a lane as the pool hands it to an exchange: the pipes (lane),
+// Lease is a lane as the pool hands it to an exchange: the pipes (lane),
 // concrete, and the lane's state. Its w is the member, which shadows the
 // lane's own worker.
 type Lease struct {
@@ -144,7 +145,7 @@ func newMember(w *worker.Worker) *Member {
 	return m
 }
 
-// hold makes w a member of no slot whose lane 1 carries one exchange, as
+// Hold makes w a member of no slot whose lane 1 carries one exchange, as
 // through its handshake and a take: for tests that play the worker's side
 // of the pipes.
 func (p *Pool) Hold(w *worker.Worker) *Member {
@@ -156,7 +157,7 @@ func (p *Pool) Hold(w *worker.Worker) *Member {
 	return m
 }
 
-// first is lane 1, the one handshakes run on (§2.5).
+// First is lane 1, the one handshakes run on (§2.5).
 func (m *Member) First() *Lease { return m.lanes[0] }
 
 // serving is the lanes both sides use once the handshake is answered.

@@ -1,13 +1,14 @@
 package pool
 
 import (
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
 	"io"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
 )
 
 // testMember is a member on real pipes of no process, in state st, whose

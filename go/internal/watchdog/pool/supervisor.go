@@ -3,10 +3,11 @@ package pool
 import (
 	"errors"
 	"fmt"
+	"time"
+
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/spawn"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
-	"time"
 )
 
 // supervise runs the workers of one slot, one after another, until the pool

@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// markInheritedCloseOnExec marks every descriptor from 3 up close-on-exec,
+// MarkInheritedCloseOnExec marks every descriptor from 3 up close-on-exec,
 // so that a worker starts with exactly the descriptors PROTOCOL.md §2.2
 // names. Go cannot run code in the child between fork and exec, and
 // os/exec passes on every descriptor the watchdog itself inherited without

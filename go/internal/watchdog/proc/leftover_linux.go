@@ -14,7 +14,7 @@ type leftProc struct {
 	Comm      string
 }
 
-// leftBehind lists the live children of the watchdog that belong to no
+// LeftBehind lists the live children of the watchdog that belong to no
 // worker: those in the process group of dead (the worker that just exited,
 // whose children were re-parented to the watchdog, the child subreaper),
 // and session leaders (a daemon after setsid). A process that only made a
@@ -113,7 +113,7 @@ func readStat(pid int) (procStat, bool) {
 	return procStat{comm: string(b[open+1 : end]), state: f[0][0], pgrp: pgrp, session: session}, true
 }
 
-// killGroupOf kills a process left behind, and its group when it leads one.
+// KillGroupOf kills a process left behind, and its group when it leads one.
 func KillGroupOf(lp leftProc) {
 	if lp.pgrp == lp.Pid {
 		syscall.Kill(-lp.Pid, syscall.SIGKILL)

@@ -2,7 +2,7 @@ package proc
 
 import "syscall"
 
-// killGroup kills the process group led by pid (PROTOCOL.md §2.1). A forked
+// KillGroup kills the process group led by pid (PROTOCOL.md §2.1). A forked
 // worker makes its group itself (§2.6): until it has, only the process can
 // be killed.
 func KillGroup(pid int) {

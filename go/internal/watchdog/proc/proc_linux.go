@@ -7,16 +7,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sysProcAttr puts a worker in a process group of its own and asks the kernel
+// SysProcAttr puts a worker in a process group of its own and asks the kernel
 // to kill it if the watchdog dies. PROTOCOL.md §2.1.
 func SysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// canPeekExit reports whether waitExitNoReap works here.
+// CanPeekExit reports whether waitExitNoReap works here.
 const CanPeekExit = true
 
-// waitExitNoReap blocks until the process pid has exited, leaving it a
+// WaitExitNoReap blocks until the process pid has exited, leaving it a
 // zombie: while it is one, its pid and process group id cannot be reused, so
 // the caller can still signal the group safely.
 func WaitExitNoReap(pid int) {
@@ -29,7 +29,7 @@ func WaitExitNoReap(pid int) {
 	}
 }
 
-// pollPipe reports, without blocking, whether the read end f has bytes
+// PollPipe reports, without blocking, whether the read end f has bytes
 // waiting (data) or its writers are all gone (hup).
 func PollPipe(f *os.File) (data, hup bool) {
 	rc, err := f.SyscallConn()

@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// procs is the process-wide set of live worker pids. The orphan reaper
+// Procs is the process-wide set of live worker pids. The orphan reaper
 // (reap_linux.go) leaves these to their own Wait, and every unknown child
 // while forking is above zero: a forked worker is a child of the watchdog
 // before its pid is known (PROTOCOL.md §2.6).
@@ -26,7 +26,7 @@ var (
 	spawnCh   chan spawnReq
 )
 
-// startProcess starts cmd from the one OS thread that forks every worker.
+// StartProcess starts cmd from the one OS thread that forks every worker.
 // PR_SET_PDEATHSIG fires when the forking thread exits, not the process
 // (golang/go#27505), so that thread is locked and never exits.
 func StartProcess(cmd *exec.Cmd) error {
@@ -54,7 +54,7 @@ func spawnLoop() {
 	}
 }
 
-// forgetProcess drops pid from the worker set once it was reaped.
+// ForgetProcess drops pid from the worker set once it was reaped.
 func ForgetProcess(pid int) {
 	Procs.Mu.Lock()
 	delete(Procs.Pids, pid)

@@ -28,7 +28,7 @@ var reaper struct {
 	stop  chan struct{}
 }
 
-// startReaper reaps orphans re-parented to the watchdog when it runs as
+// StartReaper reaps orphans re-parented to the watchdog when it runs as
 // PID 1 in a container, or as a child subreaper in fork mode (PROTOCOL.md
 // §2.6), without stealing the exit status of its own workers: it peeks with
 // WNOWAIT and reaps only pids that are not workers. The returned function
@@ -71,7 +71,7 @@ func StartReaper() (release func()) {
 	}
 }
 
-// becomeSubreaper makes the watchdog the parent of orphaned descendants, so
+// BecomeSubreaper makes the watchdog the parent of orphaned descendants, so
 // that a forked worker, whose parent (the middle process) exits at once, is
 // re-parented to it (PROTOCOL.md §2.6).
 func BecomeSubreaper() error {

@@ -11,7 +11,7 @@ const (
 	CrashLoopAfter = 3
 )
 
-// backoffAfter is the delay of §9.1 after n consecutive initialisation
+// BackoffAfter is the delay of §9.1 after n consecutive initialisation
 // failures.
 func BackoffAfter(n int) time.Duration {
 	d := backoffFirst

@@ -2,15 +2,16 @@ package spawn
 
 import (
 	"fmt"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/proc"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/proc"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
 )
 
 // Per-request isolation, PROTOCOL.md §2.7 (isolation=request): every worker
@@ -27,7 +28,7 @@ import (
 // isolation_grace to exit before its group is killed; and a report of the
 // processes its request left behind, which are killed.
 
-// isolation is the pool's state for isolation=request; nil otherwise.
+// Isolation is the pool's state for isolation=request; nil otherwise.
 type Isolation struct {
 	log  *obs.Logger
 	m    *obs.Metrics
@@ -41,7 +42,7 @@ type isolated struct {
 	tmpdir string
 }
 
-// newIsolation makes the directory that holds the workers' temporary
+// NewIsolation makes the directory that holds the workers' temporary
 // directories, private to the watchdog's user (§2.7), in the watchdog's own
 // TMPDIR.
 func NewIsolation(log *obs.Logger, m *obs.Metrics) (*Isolation, error) {
@@ -77,14 +78,14 @@ func (iso *Isolation) removeTempDir(dir string) {
 	}
 }
 
-// close removes the root at shutdown, with whatever a killed worker left.
+// Close removes the root at shutdown, with whatever a killed worker left.
 func (iso *Isolation) Close() {
 	if err := os.RemoveAll(iso.Root); err != nil {
 		iso.log.Errorf("could not remove %s: %v", iso.Root, err)
 	}
 }
 
-// watch gives w isolation's exit hooks: the report of what it left behind,
+// Watch gives w isolation's exit hooks: the report of what it left behind,
 // and the removal of tmpdir once it is reaped (§2.7).
 func (iso *Isolation) Watch(w *worker.Worker, tmpdir string) {
 	w.Leftovers = iso.exited
@@ -111,7 +112,7 @@ func (iso *Isolation) exited(w *worker.Worker) {
 		w.ID, w.Pid, RequestLabel(w.LastRequest.Load()), len(left), strings.Join(names, ", "))
 }
 
-// requestLabel is " (request ID)" for a log line, or "" when none is known.
+// RequestLabel is " (request ID)" for a log line, or "" when none is known.
 func RequestLabel(id *string) string {
 	if id == nil {
 		return ""

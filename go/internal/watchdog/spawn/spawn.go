@@ -1,26 +1,27 @@
 package spawn
 
 import (
+	"sync"
+	"time"
+
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
-	"sync"
-	"time"
 )
 
-// spawner is how a worker comes to exist (PROTOCOL.md §10.2 spawn): one
+// Spawner is how a worker comes to exist (PROTOCOL.md §10.2 spawn): one
 // strategy per mode, each in its own file (spawn_exec.go, spawn_fork.go); the
 // supervision and request paths do not know which made a worker.
 type Spawner interface {
-	// start makes the worker of slot, handshake not yet sent; w.deadline
+	// Start makes the worker of slot, handshake not yet sent; w.deadline
 	// bounds its handshake. An *initError carries the restart reason.
 	Start(slot int) (*worker.Worker, error)
-	// handshook reports the outcome of w's first handshake (nil: answered).
+	// Handshook reports the outcome of w's first handshake (nil: answered).
 	Handshook(w *worker.Worker, err error)
-	// template is the template's state for /_/ready (§9.2) and its pid;
+	// Template is the template's state for /_/ready (§9.2) and its pid;
 	// "" when there is no template mode.
 	Template() (state string, pid int)
-	// close ends the spawner at shutdown (§9.4): the template is told to
+	// Close ends the spawner at shutdown (§9.4): the template is told to
 	// exit by the end of its control socket.
 	Close()
 }
@@ -33,14 +34,14 @@ type Env struct {
 	Log *obs.Logger
 	M   *obs.Metrics
 	Iso *Isolation // isolation=request (§2.7); nil otherwise
-	// stop is closed when the pool closes (§9.4).
+	// Stop is closed when the pool closes (§9.4).
 	Stop <-chan struct{}
 	// wg is the pool's: its close waits for the spawner's goroutines.
 	WG *sync.WaitGroup
-	// changed wakes up whoever watches the pool's state (/_/ready shows the
+	// Changed wakes up whoever watches the pool's state (/_/ready shows the
 	// template's, §9.2).
 	Changed func()
-	// fatal reports an error the watchdog cannot serve on.
+	// Fatal reports an error the watchdog cannot serve on.
 	Fatal func(error)
 }
 
@@ -56,7 +57,7 @@ func (e *Env) isClosing() bool {
 // sleep waits d unless the pool closes first.
 func (e *Env) sleep(d time.Duration) bool { return SleepUnless(d, e.Stop) }
 
-// sleepUnless waits d and reports true, or false as soon as stop is closed.
+// SleepUnless waits d and reports true, or false as soon as stop is closed.
 func SleepUnless(d time.Duration, stop <-chan struct{}) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -68,7 +69,7 @@ func SleepUnless(d time.Duration, stop <-chan struct{}) bool {
 	}
 }
 
-// newSpawner is the spawner env.cfg.Spawn asks for.
+// NewSpawner is the spawner env.cfg.Spawn asks for.
 func NewSpawner(env *Env) Spawner {
 	ex := &execSpawner{cfg: env.Cfg, log: env.Log, m: env.M, iso: env.Iso}
 	if env.Cfg.Spawn == config.SpawnFork {

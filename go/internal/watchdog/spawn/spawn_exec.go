@@ -2,14 +2,15 @@ package spawn
 
 import (
 	"fmt"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/proc"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
 	"os"
 	"os/exec"
 	"strconv"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/proc"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
 )
 
 // execSpawner is spawn=exec (PROTOCOL.md §10.2): every worker runs the
@@ -52,7 +53,7 @@ func (e *execSpawner) Handshook(*worker.Worker, error) {}
 func (e *execSpawner) Template() (string, int)         { return "", 0 }
 func (e *execSpawner) Close()                          {}
 
-// startWorker starts one worker for slot id by running the command.
+// StartWorker starts one worker for slot id by running the command.
 // PROTOCOL.md §2.2: fd 0 is /dev/null, fds 1 and 2 log pipes, fd 3 the
 // request pipe and fd 4 the response pipe; in stdio mode the request pipe is
 // fd 0 and the response pipe fd 1. A template (§2.6) also gets control as

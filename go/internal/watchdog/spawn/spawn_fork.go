@@ -51,7 +51,7 @@ func newForkSpawner(p *Env, ex *execSpawner) *forkSpawner {
 	return f
 }
 
-// start forks slot's worker from the template, or execs it when there is no
+// Start forks slot's worker from the template, or execs it when there is no
 // ready template or the slot's forks keep failing (§2.6). Workers started
 // with the pool wait for the first template's handshake: otherwise all of
 // them would be exec'd while it initialises.
@@ -213,7 +213,7 @@ func (f *forkSpawner) fork(t *templateProc, slot int) (*worker.Worker, error) {
 	return w, nil
 }
 
-// handshook ends a fork's accounting: its duration, from the request to the
+// Handshook ends a fork's accounting: its duration, from the request to the
 // worker's handshake reply, or a failed fork (§2.6, §10.4).
 func (f *forkSpawner) Handshook(w *worker.Worker, err error) {
 	if w.Kind != "fork" {
@@ -247,7 +247,7 @@ func (f *forkSpawner) Template() (string, int) {
 	return f.state, f.current.w.Pid
 }
 
-// close is called at shutdown with the pool's lock held: it only closes the
+// Close is called at shutdown with the pool's lock held: it only closes the
 // control socket (the template exits 0 at its end) or kills a template still
 // initialising; run waits for it.
 func (f *forkSpawner) Close() {

@@ -83,7 +83,7 @@ func (t *templateProc) serve() {
 	t.Watch()
 }
 
-// watch ends the template as crashed at its exit, and reads its control
+// Watch ends the template as crashed at its exit, and reads its control
 // socket meanwhile.
 func (t *templateProc) Watch() {
 	go func() {
@@ -150,7 +150,7 @@ func (t *templateProc) violation(why string) {
 	t.End(wire.ReasonBadResponse, why)
 }
 
-// end marks the template for replacement (the first reason wins) and kills
+// End marks the template for replacement (the first reason wins) and kills
 // it; reason "" is shutdown, which closes the control socket instead and
 // lets the template exit 0 (§2.6, §9.4).
 func (t *templateProc) End(reason wire.RestartReason, why string) {
@@ -178,7 +178,7 @@ func (t *templateProc) shutdown(grace time.Duration) {
 	}
 }
 
-// run keeps a template running for the pool's life (§2.6): it restarts one
+// Run keeps a template running for the pool's life (§2.6): it restarts one
 // that exits, closes its control socket, stops answering or breaks the
 // protocol, with the backoff of §9.1, while forked workers keep serving.
 func (f *forkSpawner) Run() {

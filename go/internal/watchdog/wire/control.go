@@ -11,7 +11,7 @@ import (
 // record of at most controlMax bytes, ASCII, ending in one newline.
 const ControlMax = 512
 
-// forkRequest is "fork <slot>\n", or under isolation=request "fork <slot>
+// ForkRequest is "fork <slot>\n", or under isolation=request "fork <slot>
 // <tmpdir>\n" (§2.7); the four descriptors travel beside it as SCM_RIGHTS
 // (spawn_fork.go).
 func ForkRequest(slot int, tmpdir string) []byte {
@@ -28,7 +28,7 @@ type forkAnswer struct {
 	Reason string // "failed <slot> <reason>"
 }
 
-// parseForkAnswer reads one record from the template. It is strict: any
+// ParseForkAnswer reads one record from the template. It is strict: any
 // other text is a protocol error (§2.6), and so is a pid that cannot be a
 // child's.
 func ParseForkAnswer(b []byte) (forkAnswer, error) {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 )
 
-// errorType is one code of the closed list of PROTOCOL.md §8.2.
+// ErrorType is one code of the closed list of PROTOCOL.md §8.2.
 type ErrorType string
 
 // PROTOCOL.md §8.2: the closed list. The watchdog raises every type but
@@ -24,7 +24,7 @@ const (
 	ErrRequestTimeout  ErrorType = "request_timeout"
 )
 
-// status is the HTTP status PROTOCOL.md §8.2 assigns to the type.
+// Status is the HTTP status PROTOCOL.md §8.2 assigns to the type.
 func (t ErrorType) Status() int {
 	switch t {
 	case ErrBadRequest:
@@ -77,14 +77,14 @@ func (t ErrorType) message() string {
 	return string(t)
 }
 
-// errorBody is the JSON body of PROTOCOL.md §8.1.
+// ErrorBody is the JSON body of PROTOCOL.md §8.1.
 type ErrorBody struct {
 	Type      ErrorType `json:"type"`
 	Message   string    `json:"message"`
 	RequestID string    `json:"request_id,omitempty"`
 }
 
-// writeError answers the client with the error response of PROTOCOL.md §8.1:
+// WriteError answers the client with the error response of PROTOCOL.md §8.1:
 // the JSON body, Content-Type: application/json and AfterBurn-Error. It
 // returns the status and the body's size.
 func WriteError(w http.ResponseWriter, t ErrorType, requestID string) (int, int) {

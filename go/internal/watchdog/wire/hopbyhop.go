@@ -22,7 +22,7 @@ func isReserved(name string) bool {
 	return len(name) >= 10 && strings.EqualFold(name[:10], "afterburn-")
 }
 
-// connectionFields returns the fields a Connection header names: they are
+// ConnectionFields returns the fields a Connection header names: they are
 // hop-by-hop too (PROTOCOL.md §5.4). Usually nil.
 func ConnectionFields(h http.Header) map[string]bool {
 	var m map[string]bool
@@ -39,7 +39,7 @@ func ConnectionFields(h http.Header) map[string]bool {
 	return m
 }
 
-// dropRequestField lists what the watchdog does not forward from a client
+// DropRequestField lists what the watchdog does not forward from a client
 // head: hop-by-hop and reserved fields, Expect (answered by the watchdog,
 // §5.4), and the framing it writes itself (§4.2).
 func DropRequestField(name string, conn map[string]bool) bool {

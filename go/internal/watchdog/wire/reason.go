@@ -1,6 +1,6 @@
 package wire
 
-// restartReason is why a worker, or the template, was replaced: the restart
+// RestartReason is why a worker, or the template, was replaced: the restart
 // reasons of PROTOCOL.md §9.1, and the reason label of
 // afterburn_worker_restarts_total and afterburn_template_restarts_total
 // (§10.4), which restartReasons lists.
@@ -28,7 +28,7 @@ const (
 	ReasonServed   RestartReason = "served"
 )
 
-// restartReasons are the label values of the restart counters, every one
+// RestartReasons are the label values of the restart counters, every one
 // present from the start.
 var RestartReasons = []RestartReason{
 	ReasonInitFailed, ReasonInitTimeout, ReasonCrashed, ReasonBadResponse, ReasonTimeout,

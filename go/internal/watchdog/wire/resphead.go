@@ -29,13 +29,13 @@ const maxResponseHead = 1 << 20
 // §4.4; classify makes it bad_response (§8.5).
 var errMalformedResponse = errors.New("malformed response head")
 
-// respField is one field line, its name canonical as net/http keys a header.
+// RespField is one field line, its name canonical as net/http keys a header.
 type RespField struct{ Name, Value string }
 
 // fieldSpan is where a field line's name and value lie in a head's bytes.
 type fieldSpan struct{ name0, name1, value0, value1 int }
 
-// respHead is one response head. A worker keeps one and reuses its buffers:
+// RespHead is one response head. A worker keeps one and reuses its buffers:
 // it carries one exchange at a time.
 type RespHead struct {
 	Status   int
@@ -56,7 +56,7 @@ type RespHead struct {
 // response reader's size (worker.go), which holds most heads whole.
 const keptHeadMax = 64 << 10
 
-// read reads the next head from br. It returns io.EOF when br ended before
+// Read reads the next head from br. It returns io.EOF when br ended before
 // the head began and io.ErrUnexpectedEOF inside it, both the worker's end
 // (§8.4), errMalformedResponse for a head §4.4 does not allow (§8.5), or
 // br's error.
@@ -114,7 +114,7 @@ func (h *RespHead) Read(br *bufio.Reader) error {
 	return nil
 }
 
-// hasBody reports whether the response to a request with this method has a
+// HasBody reports whether the response to a request with this method has a
 // body: not for HEAD, 1xx, 204 and 304 (RFC 9112 §6.3), nor a length of 0.
 func (h *RespHead) HasBody(method string) bool {
 	switch {
@@ -124,7 +124,7 @@ func (h *RespHead) HasBody(method string) bool {
 	return h.Chunked || h.Length != 0
 }
 
-// forwarded reports whether a field of the worker's goes to the client:
+// Forwarded reports whether a field of the worker's goes to the client:
 // not the hop-by-hop fields (§5.4) nor those Connection names, not the
 // reserved fields but AfterBurn-Error (§4.4), and not the framing, which the
 // watchdog writes itself.
@@ -143,7 +143,7 @@ func (h *RespHead) Forwarded(name string) bool {
 	return true
 }
 
-// copyFields adds the fields that go to the client (forwarded) to out, every
+// CopyFields adds the fields that go to the client (forwarded) to out, every
 // value in order, and extra after them; the values share one allocation.
 func (h *RespHead) CopyFields(out http.Header, extra ...RespField) {
 	vals := make([]string, len(h.fields)+len(extra))
@@ -165,7 +165,7 @@ func (h *RespHead) CopyFields(out http.Header, extra ...RespField) {
 	}
 }
 
-// lengthValue is the Content-Length to send for a body of h.length bytes:
+// LengthValue is the Content-Length to send for a body of h.length bytes:
 // the worker's own field when it is already in shortest form.
 func (h *RespHead) LengthValue() string {
 	if h.lengthAs == "0" || h.lengthAs[0] != '0' {
@@ -375,7 +375,7 @@ func canonicalName(name string) string {
 	return name
 }
 
-// respBody reads a response body from the worker's reader: h.length bytes,
+// RespBody reads a response body from the worker's reader: h.length bytes,
 // or chunks to the last one, then the trailer section into h.trailers. It
 // returns io.ErrUnexpectedEOF when the pipe ends first (§8.4).
 type RespBody struct {
@@ -386,7 +386,7 @@ type RespBody struct {
 	trailed bool
 }
 
-// begin makes b the body of the response whose head h was just read from br.
+// Begin makes b the body of the response whose head h was just read from br.
 func (b *RespBody) Begin(br *bufio.Reader, h *RespHead) {
 	*b = RespBody{br: br, h: h, left: h.Length}
 	if h.Chunked {

@@ -4,7 +4,7 @@ import (
 	"math"
 )
 
-// parseLength parses a Content-Length value: 1-19 ASCII digits within 63
+// ParseLength parses a Content-Length value: 1-19 ASCII digits within 63
 // bits (PROTOCOL.md §4.3 rule 6). No sign, no list, no inner space.
 func ParseLength(v []byte) (uint64, bool) {
 	if len(v) == 0 || len(v) > 19 {
@@ -32,7 +32,7 @@ func HexDigit(ch byte) (byte, bool) {
 	return 0, false
 }
 
-// trimOWS trims spaces and tabs (RFC 9110 §5.6.3).
+// TrimOWS trims spaces and tabs (RFC 9110 §5.6.3).
 func TrimOWS(b []byte) []byte {
 	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
 		b = b[1:]
@@ -43,7 +43,7 @@ func TrimOWS(b []byte) []byte {
 	return b
 }
 
-// asciiEqualFold compares b with the lower-case ASCII string s, folding
+// AsciiEqualFold compares b with the lower-case ASCII string s, folding
 // ASCII letters only (bytes.EqualFold would also fold "ſ" to "s").
 func AsciiEqualFold(b []byte, s string) bool {
 	if len(b) != len(s) {

@@ -13,13 +13,13 @@ import (
 // may repeat (§5.1), and §9.6's look at the pipe happens before the request
 // is written, not after.
 
-// capabilityExchange is the capability name of §4.6 (§3.2).
+// CapabilityExchange is the capability name of §4.6 (§3.2).
 const CapabilityExchange = "exchange"
 
-// capabilityFork is what a template lists in its handshake reply (PROTOCOL.md §2.6).
+// CapabilityFork is what a template lists in its handshake reply (PROTOCOL.md §2.6).
 const CapabilityFork = "fork"
 
-// exchangeField is the field name of §4.6 in the canonical form net/http
+// ExchangeField is the field name of §4.6 in the canonical form net/http
 // keys a parsed head by.
 const ExchangeField = "Afterburn-Exchange"
 
@@ -27,7 +27,7 @@ const ExchangeField = "Afterburn-Exchange"
 // one twice while the watchdog runs.
 var exchangeSeq atomic.Uint64
 
-// exchangeToken is one token: the next number in base 36 (at most 13
+// ExchangeToken is one token: the next number in base 36 (at most 13
 // characters of 0-9 a-z), kept in place so that making one allocates nothing.
 type ExchangeToken struct {
 	buf [16]byte
@@ -41,10 +41,10 @@ func NextToken() (t ExchangeToken) {
 
 func (t *ExchangeToken) Bytes() []byte { return t.buf[:t.n] }
 
-// set reports whether the token was made; the zero token means "none".
+// Set reports whether the token was made; the zero token means "none".
 func (t *ExchangeToken) Set() bool { return t.n > 0 }
 
-// echoedBy reports whether a response head carries exactly one
+// EchoedBy reports whether a response head carries exactly one
 // AfterBurn-Exchange field equal to the token (§4.6).
 func (t *ExchangeToken) EchoedBy(h http.Header) bool {
 	v := h[ExchangeField]
@@ -54,13 +54,13 @@ func (t *ExchangeToken) EchoedBy(h http.Header) bool {
 	return t.Echoes(len(v), v[len(v)-1])
 }
 
-// echoes is the rule of §4.6 for a head with n AfterBurn-Exchange fields,
+// Echoes is the rule of §4.6 for a head with n AfterBurn-Exchange fields,
 // the last of value last: exactly one, equal to the token.
 func (t *ExchangeToken) Echoes(n int, last string) bool {
 	return n == 1 && last == string(t.Bytes())
 }
 
-// listsCapability reports whether an AfterBurn-Capabilities field (§3.2:
+// ListsCapability reports whether an AfterBurn-Capabilities field (§3.2:
 // comma-separated, optional whitespace, possibly over several lines) names
 // capability.
 func ListsCapability(values []string, capability string) bool {

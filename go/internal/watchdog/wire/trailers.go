@@ -11,7 +11,7 @@ import (
 // must not be trailers. The Trailer field that announces them is an ordinary
 // field, forwarded in both directions (§5.4).
 
-// trailerAllowed reports whether a trailer field may be forwarded: not a
+// TrailerAllowed reports whether a trailer field may be forwarded: not a
 // field that frames, routes or authenticates a message, or that says how to
 // process its content (RFC 9110 §6.5.1), nor a field of §5.4 or §5.3. Such a
 // field in a trailer section is dropped: a recipient that merged it into the
@@ -32,7 +32,7 @@ func TrailerAllowed(name string) bool {
 	return !strings.HasPrefix(name, "Content-") && !isReserved(name)
 }
 
-// appendTrailerField appends the Trailer field announcing the request
+// AppendTrailerField appends the Trailer field announcing the request
 // trailers the client declared (net/http removes the client's Trailer field
 // from r.Header and keeps the names as the keys of r.Trailer), less those
 // that are not forwarded, in a stable order. Nothing when none is left.

@@ -37,7 +37,7 @@ type Lane struct {
 	// garbage every request.
 	bodyBuf []byte // request body copy buffer, with chunkRoom in front
 	respBuf []byte // response body copy buffer
-	// head and body are the response of the exchange the lane carries,
+	// Head and body are the response of the exchange the lane carries,
 	// reused from one to the next (resphead.go).
 	Head wire.RespHead
 	Body wire.RespBody
@@ -55,7 +55,7 @@ func newLane(w *Worker, n int, reqW, reqUnread, respR *os.File) *Lane {
 	}
 }
 
-// bodyBuffer is the request body copy buffer, made at first use.
+// BodyBuffer is the request body copy buffer, made at first use.
 func (l *Lane) BodyBuffer() []byte {
 	if l.bodyBuf == nil {
 		l.bodyBuf = make([]byte, ChunkRoom+BodyBufSize+2)
@@ -63,7 +63,7 @@ func (l *Lane) BodyBuffer() []byte {
 	return l.bodyBuf
 }
 
-// respBuffer is the response body copy buffer, made at first use.
+// RespBuffer is the response body copy buffer, made at first use.
 func (l *Lane) RespBuffer() []byte {
 	if l.respBuf == nil {
 		l.respBuf = make([]byte, BodyBufSize)
@@ -71,7 +71,7 @@ func (l *Lane) RespBuffer() []byte {
 	return l.respBuf
 }
 
-// idleCheck looks at the response pipe of a lane that has no exchange.
+// IdleCheck looks at the response pipe of a lane that has no exchange.
 // PROTOCOL.md §9.6: bytes there are unsolicited output, and the worker must
 // not be given the lane before any request can receive them. A hang-up
 // means it is exiting. It returns the restart reason, or "" when the lane
@@ -90,13 +90,13 @@ func (l *Lane) IdleCheck() wire.RestartReason {
 	return ""
 }
 
-// closeRequest closes the lane's request pipe: a library ends the lane when
+// CloseRequest closes the lane's request pipe: a library ends the lane when
 // it reads EOF between requests, and exits 0 once every lane has (§2.5, §9.4).
 func (l *Lane) CloseRequest() {
 	l.ReqW.Close()
 }
 
-// closePipes releases the watchdog's ends once the worker is gone, or once
+// ClosePipes releases the watchdog's ends once the worker is gone, or once
 // the lane is surplus (§2.5).
 func (l *Lane) ClosePipes() {
 	l.ReqW.Close()
@@ -104,7 +104,7 @@ func (l *Lane) ClosePipes() {
 	l.RespR.Close()
 }
 
-// wake unblocks whatever waits on the lane's pipes.
+// Wake unblocks whatever waits on the lane's pipes.
 func (l *Lane) Wake() {
 	now := time.Now()
 	l.RespR.SetReadDeadline(now)
@@ -118,7 +118,7 @@ const (
 	streamsField      = "AfterBurn-Streams"
 )
 
-// lanesInUse is L = min(K, N) of PROTOCOL.md §2.5: k lanes made, a library
+// LanesInUse is L = min(K, N) of PROTOCOL.md §2.5: k lanes made, a library
 // that lists streams (and exchange) stating n in AfterBurn-Streams. A reply
 // without them, or with an N that is not a positive decimal, gives 1.
 func LanesInUse(k int, streams bool, n string) int {
@@ -132,7 +132,7 @@ func LanesInUse(k int, streams bool, n string) int {
 	return min(k, v)
 }
 
-// settleLanes closes the watchdog's ends of the lanes past inUse, once the
+// SettleLanes closes the watchdog's ends of the lanes past inUse, once the
 // handshake has settled how many serve (§2.5); the library closes its own.
 func (w *Worker) SettleLanes() {
 	for _, l := range w.Lanes[w.InUse:] {
@@ -140,7 +140,7 @@ func (w *Worker) SettleLanes() {
 	}
 }
 
-// cancel writes the cancellation of the exchange whose token is tok to the
+// Cancel writes the cancellation of the exchange whose token is tok to the
 // worker's cancel pipe (§2.5), in one write. A library that does not read it
 // cannot make the watchdog wait: the write gives up after cancelWriteMax.
 func (w *Worker) Cancel(tok wire.ExchangeToken) error {

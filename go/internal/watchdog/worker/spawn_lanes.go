@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// extraLanes are the pipes of lanes 2 to K and the cancel pipe of a worker
+// ExtraLanes are the pipes of lanes 2 to K and the cancel pipe of a worker
 // about to be started (PROTOCOL.md §2.5): the child's ends, in fd order from
 // the first free descriptor, the watchdog's ends, and the variables naming
 // them.
@@ -20,7 +20,7 @@ type ExtraLanes struct {
 	Env    []string
 }
 
-// makeLanes makes n lanes' pipes and the cancel pipe for a child whose next
+// MakeLanes makes n lanes' pipes and the cancel pipe for a child whose next
 // free descriptor is fd. Unlike lane 1's, these pipes keep the kernel's
 // default size: 32 lanes of 1 MiB pipes would use up a user's default pipe
 // memory (§2.5, /proc/sys/fs/pipe-user-pages-soft).
@@ -67,7 +67,7 @@ func MakeLanes(n, fd int) (*ExtraLanes, error) {
 	return e, nil
 }
 
-// give hands the watchdog's ends to w, whose lane 1 it already has. A nil e
+// Give hands the watchdog's ends to w, whose lane 1 it already has. A nil e
 // gives nothing: one lane. The request pipes' read ends stay open in the
 // watchdog after the child's copies are closed (§9.3), so they are not
 // closed with the child's ends.

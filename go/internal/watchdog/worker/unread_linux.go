@@ -2,7 +2,7 @@ package worker
 
 import "golang.org/x/sys/unix"
 
-// unreadRequestBytes is how many bytes wait in the worker's request pipe,
+// UnreadRequestBytes is how many bytes wait in the worker's request pipe,
 // written by the watchdog and not yet read by the worker (FIONREAD, named
 // TIOCINQ on Linux); -1 if unknown.
 func (l *Lane) UnreadRequestBytes() int {

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/proc"
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 	"io"
 	"net/http"
 	"os"
@@ -15,9 +12,13 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/proc"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
-// protocolVersions is the value of AFTERBURN_PROTOCOL and of the
+// ProtocolVersions is the value of AFTERBURN_PROTOCOL and of the
 // AfterBurn-Handshake field: the versions this watchdog speaks (§2.3, §3.1).
 const ProtocolVersions = "1"
 
@@ -40,21 +41,21 @@ const (
 	ChunkRoom   = 18 // room for a chunk-size line: 16 hex digits and CRLF
 )
 
-// worker is one worker process and its pipes, for one life: a replacement is
+// Worker is one worker process and its pipes, for one life: a replacement is
 // a new worker in the same slot.
 type Worker struct {
 	ID      int // slot, AFTERBURN_WORKER_ID (§2.3)
 	Pid     int
 	Kind    string // how it came to exist: "exec" or "fork" (§2.6)
 	Started time.Time
-	// deadline bounds its first handshake: init_timeout from an exec,
+	// Deadline bounds its first handshake: init_timeout from an exec,
 	// fork_timeout from the fork request (§2.6).
 	Deadline time.Time
-	// reap waits for the process and reaps it: exec.Cmd.Wait for an exec'd
+	// Reap waits for the process and reaps it: exec.Cmd.Wait for an exec'd
 	// worker, os.Process.Wait for an adopted, forked one (proc.go).
 	Reap func() (*os.ProcessState, error)
 
-	// lanes are its protocol pipes (lane.go): lanes[0] is fds 3 and 4, the
+	// Lanes are its protocol pipes (lane.go): lanes[0] is fds 3 and 4, the
 	// rest those of AFTERBURN_STREAM_FDS (PROTOCOL.md §2.5). Only the first
 	// inUse serve; the handshake settles how many.
 	Lanes []*Lane
@@ -71,10 +72,10 @@ type Worker struct {
 	exitPS   *os.ProcessState // reap's state, valid after exited is closed
 	logsDone sync.WaitGroup
 
-	// tokens: the handshake reply listed the exchange capability, so every
+	// Tokens: the handshake reply listed the exchange capability, so every
 	// later request carries a token its response must echo (PROTOCOL.md §4.6).
 	Tokens bool
-	// forkable: the handshake reply listed fork; only a template does (§2.6).
+	// Forkable: the handshake reply listed fork; only a template does (§2.6).
 	Forkable bool
 	// handshaken: the first handshake was answered, and settled the above
 	// and inUse.
@@ -109,13 +110,13 @@ func (w *Worker) addLane(reqW, reqUnread, respR *os.File) {
 	w.Lanes = append(w.Lanes, newLane(w, len(w.Lanes)+1, reqW, reqUnread, respR))
 }
 
-// first is lane 1, the one the handshake runs on (§2.5).
+// First is lane 1, the one the handshake runs on (§2.5).
 func (w *Worker) First() *Lane { return w.Lanes[0] }
 
 // serving is the lanes both sides use once the handshake is answered.
 func (w *Worker) serving() []*Lane { return w.Lanes[:w.InUse] }
 
-// wait reaps the worker. Helpers it started die with it: the group is
+// Wait reaps the worker. Helpers it started die with it: the group is
 // killed while the leader is still a zombie, so its id cannot have been
 // reused (PROTOCOL.md §2.1).
 func (w *Worker) Wait() {
@@ -141,7 +142,7 @@ func (w *Worker) Wait() {
 	close(w.Exited)
 }
 
-// kill sends SIGKILL to the worker's process group and wakes up anything
+// Kill sends SIGKILL to the worker's process group and wakes up anything
 // blocked on its pipes. Safe to call at any time, from any goroutine.
 func (w *Worker) Kill() {
 	w.Mu.Lock()
@@ -155,7 +156,7 @@ func (w *Worker) Kill() {
 	}
 }
 
-// hasExited reports whether the process was reaped.
+// HasExited reports whether the process was reaped.
 func (w *Worker) HasExited() bool {
 	select {
 	case <-w.Exited:
@@ -165,7 +166,7 @@ func (w *Worker) HasExited() bool {
 	}
 }
 
-// wasKilled reports whether kill was called: a lane's pipe that fails then
+// WasKilled reports whether kill was called: a lane's pipe that fails then
 // failed because its worker was killed, not because its deadline passed.
 func (w *Worker) WasKilled() bool {
 	w.Mu.Lock()
@@ -173,7 +174,7 @@ func (w *Worker) WasKilled() bool {
 	return w.killed
 }
 
-// exitStatus describes how the process ended, once it has.
+// ExitStatus describes how the process ended, once it has.
 func (w *Worker) ExitStatus() string {
 	if w.exitPS != nil {
 		return w.exitPS.String()
@@ -184,7 +185,7 @@ func (w *Worker) ExitStatus() string {
 	return "unknown"
 }
 
-// initError is a failed handshake: the restart reason (init_failed or
+// InitError is a failed handshake: the restart reason (init_failed or
 // init_timeout, PROTOCOL.md §9.1) and whether the reply broke the protocol.
 type InitError struct {
 	Reason    wire.RestartReason
@@ -194,7 +195,7 @@ type InitError struct {
 
 func (e *InitError) Error() string { return e.Err.Error() }
 
-// handshake sends the handshake of PROTOCOL.md §3.1 and checks the reply
+// Handshake sends the handshake of PROTOCOL.md §3.1 and checks the reply
 // (§3.2) before deadline.
 func (w *Worker) Handshake(deadline time.Time, skipBanner bool, log *obs.Logger) *InitError {
 	l := w.First() // §2.5: the handshake runs on lane 1 only
@@ -323,7 +324,7 @@ func (w *Worker) skipBanner(log *obs.Logger) error {
 	}
 }
 
-// closePipes releases the watchdog's ends once the worker is gone.
+// ClosePipes releases the watchdog's ends once the worker is gone.
 func (w *Worker) ClosePipes() {
 	for _, l := range w.Lanes {
 		l.ClosePipes()
@@ -336,13 +337,13 @@ func (w *Worker) ClosePipes() {
 	}
 }
 
-// exitGrace is how long the end of one of a process's pipes (a template's
+// ExitGrace is how long the end of one of a process's pipes (a template's
 // control socket, a lane, §2.5) waits for its exit to show before the end
 // itself is the reason: a dying process closes its descriptors a moment
 // before it is a zombie.
 const ExitGrace = 100 * time.Millisecond
 
-// awaitExit waits up to exitGrace for w to have exited, and reports whether
+// AwaitExit waits up to exitGrace for w to have exited, and reports whether
 // it has.
 func (w *Worker) AwaitExit() bool {
 	t := time.NewTimer(ExitGrace)
@@ -355,7 +356,7 @@ func (w *Worker) AwaitExit() bool {
 	}
 }
 
-// residentBytes is the worker's resident set size, 0 if unknown. It reads
+// ResidentBytes is the worker's resident set size, 0 if unknown. It reads
 // /proc/PID/statm, opened once for the worker's life: after every exchange
 // (PROTOCOL.md §9.7) that is one pread(2) of a few dozen bytes, which the
 // kernel fills from counters it keeps anyway. The exchanges of a worker's
@@ -378,7 +379,7 @@ func (w *Worker) ResidentBytes() int64 {
 	return StatmResident(buf[:n]) * int64(os.Getpagesize())
 }
 
-// statmResident is the second field of /proc/PID/statm: resident pages.
+// StatmResident is the second field of /proc/PID/statm: resident pages.
 func StatmResident(b []byte) int64 {
 	_, rest, ok := bytes.Cut(b, []byte(" "))
 	if !ok {

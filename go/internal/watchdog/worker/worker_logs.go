@@ -1,12 +1,13 @@
 package worker
 
 import (
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
 	"os"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
 )
 
-// forwardLogs logs the worker's stderr and stdout pipes (PROTOCOL.md §9.5)
+// ForwardLogs logs the worker's stderr and stdout pipes (PROTOCOL.md §9.5)
 // until they end; outR is nil in stdio mode.
 func (w *Worker) ForwardLogs(log *obs.Logger, errR, outR *os.File) {
 	id, pid := w.ID, w.Pid
@@ -26,7 +27,7 @@ func (w *Worker) ForwardLogs(log *obs.Logger, errR, outR *os.File) {
 	}
 }
 
-// waitLogs lets the forwarders of a dead worker's log pipes finish, briefly:
+// WaitLogs lets the forwarders of a dead worker's log pipes finish, briefly:
 // a helper that escaped the process group may hold them open.
 func WaitLogs(w *Worker) {
 	done := make(chan struct{})
