@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/internal/testworker"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
 )
 
@@ -84,7 +85,7 @@ func TestFieldsForwarded(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
 	}
-	var seen childSeen
+	var seen testworker.Seen
 	if err := json.Unmarshal([]byte(body), &seen); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestRequestID(t *testing.T) {
 			req.Header.Set("X-Request-Id", tc.header)
 		}
 		resp, body := h.do(req)
-		var seen childSeen
+		var seen testworker.Seen
 		json.Unmarshal([]byte(body), &seen)
 		got := resp.Header.Get("AfterBurn-Request-Id")
 		if tc.reuse && got != tc.header || !tc.reuse && !hex32.MatchString(got) {
@@ -176,7 +177,7 @@ func TestRequestIDNotTrusted(t *testing.T) {
 	req, _ := http.NewRequest("GET", h.url+"/headers", nil)
 	req.Header.Set("X-Request-Id", "client-chosen")
 	resp, body := h.do(req)
-	var seen childSeen
+	var seen testworker.Seen
 	json.Unmarshal([]byte(body), &seen)
 	got := resp.Header.Get("AfterBurn-Request-Id")
 	if !hex32.MatchString(got) || seen.Header.Get("AfterBurn-Request-Id") != got {
@@ -204,7 +205,7 @@ func TestChunkedBodyAndTrailers(t *testing.T) {
 	}
 	resp, body = h.raw("POST /headers HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"+
 		"3\r\nabc\r\n0\r\n\r\n", "POST")
-	var seen childSeen
+	var seen testworker.Seen
 	json.Unmarshal([]byte(body), &seen)
 	if seen.Body != "abc" || seen.Length != -1 || len(seen.TE) != 1 || seen.TE[0] != "chunked" {
 		t.Errorf("worker saw body %q length %d TE %v; want chunked abc", seen.Body, seen.Length, seen.TE)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/exchange"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/internal/testworker"
 )
 
 // TestMetrics: every metric of PROTOCOL.md §10.4 is exported.
@@ -155,7 +156,7 @@ func TestExpectContinue(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := io.ReadAll(resp.Body)
-	var seen childSeen
+	var seen testworker.Seen
 	json.Unmarshal(b, &seen)
 	if seen.Body != "hello" || seen.Header.Get("Expect") != "" {
 		t.Errorf("worker saw body %q, Expect %q", seen.Body, seen.Header.Get("Expect"))
@@ -176,7 +177,7 @@ func TestRequestTargets(t *testing.T) {
 		{"GET http://other.example/headers?r=1 HTTP/1.1\r\nHost: other.example\r\n\r\n", "/headers?r=1", "other.example"},
 	} {
 		resp, body := h.raw(tc.raw, "GET")
-		var seen childSeen
+		var seen testworker.Seen
 		json.Unmarshal([]byte(body), &seen)
 		if resp.StatusCode != 200 || seen.Target != tc.target || seen.Host != tc.host {
 			t.Errorf("%q: %d, worker saw target %q host %q; want %q %q", tc.raw, resp.StatusCode, seen.Target, seen.Host, tc.target, tc.host)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/exchange"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/internal/testworker"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
@@ -114,7 +115,7 @@ func TestSplicedEcho(t *testing.T) {
 	t.Parallel()
 	h := start(t, nil)
 	_, pid := h.Get("/pid")
-	payload := patterned(5<<20 + 7)
+	payload := testworker.Patterned(5<<20 + 7)
 	// Over 4 KiB of short lines: the guard reads head and body bytes into
 	// its grown buffer, and net/http's 4 KiB reader leaves some with it.
 	var pad []string
@@ -171,7 +172,7 @@ func TestSplicedEcho(t *testing.T) {
 func TestSplicedGuardFollows(t *testing.T) {
 	t.Parallel()
 	h := start(t, nil)
-	payload := patterned(2 << 20)
+	payload := testworker.Patterned(2 << 20)
 	bc := h.sendBig(bigHead("/echo", len(payload)), append(payload, "GET /x HTTP/1.1\nHost: fn\n\n"...), false)
 	resp, body, err := bc.response()
 	if err != nil || resp.StatusCode != 200 || !bytes.Equal(body, payload) {
@@ -195,7 +196,7 @@ func TestSplicedGuardFollows(t *testing.T) {
 func TestSplicedChunkedResponse(t *testing.T) {
 	t.Parallel()
 	h := start(t, nil)
-	payload := patterned(3 << 20)
+	payload := testworker.Patterned(3 << 20)
 	sum := sha256.Sum256(payload)
 	digest := hex.EncodeToString(sum[:])
 	for _, proto := range []string{"HTTP/1.1", "HTTP/1.0"} {
@@ -233,7 +234,7 @@ func TestSplicedEarlyAnswer(t *testing.T) {
 	t.Parallel()
 	h := start(t, func(c *config.Config) { c.MaxRequestBody = 64 << 20 })
 	_, pid := h.Get("/pid")
-	payload := patterned(48 << 20)
+	payload := testworker.Patterned(48 << 20)
 	bc := h.sendBig(bigHead("/sleep?ms=100", len(payload)), payload, false)
 	resp, body, err := bc.response()
 	if err != nil {
@@ -264,14 +265,14 @@ func TestSplicedWorkerCrash(t *testing.T) {
 			t.Errorf(`restarts_total{reason="crashed"} = %v; want %d`, got, crashes)
 		}
 	}
-	large := patterned(32 << 20)
+	large := testworker.Patterned(32 << 20)
 	for range 3 {
 		req, _ := http.NewRequest("POST", h.url+"/crash-after?n=1048576", bytes.NewReader(large))
 		resp, body := h.do(req)
 		wantError(t, resp, body, 502, wire.ErrWorkerCrashed)
 		replaced()
 	}
-	payload := patterned(6 << 20)
+	payload := testworker.Patterned(6 << 20)
 	for _, target := range []string{"/crash-after?n=1048576&head=1", "/crash-mid"} {
 		bc := h.sendBig(bigHead(target, len(payload)), payload, false)
 		resp, body, err := bc.response()
@@ -293,7 +294,7 @@ func TestSplicedNotRetried(t *testing.T) {
 	h := start(t, nil)
 	resp, body := h.Get("/exit-later")
 	wantBody(t, resp, body, 200, "bye")
-	req, _ := http.NewRequest("POST", h.url+"/echo", bytes.NewReader(patterned(exchange.SpliceBodyMin)))
+	req, _ := http.NewRequest("POST", h.url+"/echo", bytes.NewReader(testworker.Patterned(exchange.SpliceBodyMin)))
 	resp, body = h.do(req)
 	wantError(t, resp, body, 502, wire.ErrWorkerCrashed)
 }
@@ -304,7 +305,7 @@ func TestSplicedNotRetried(t *testing.T) {
 func TestSplicedDeadline(t *testing.T) {
 	t.Parallel()
 	n := 4 << 20
-	part := patterned(n)[:1<<20]
+	part := testworker.Patterned(n)[:1<<20]
 	execTimeout := func(c *config.Config) { c.ExecTimeout = 500 * time.Millisecond }
 	readTimeout := func(c *config.Config) { c.ReadTimeout = 500 * time.Millisecond }
 	for _, tc := range []struct {
@@ -349,7 +350,7 @@ func TestSplicedClientNotReading(t *testing.T) {
 		c.ExecTimeout = 2 * time.Second // time for the head to go out first
 		c.WriteTimeout = 300 * time.Millisecond
 	})
-	payload := patterned(exchange.SpliceBodyMin)
+	payload := testworker.Patterned(exchange.SpliceBodyMin)
 	bc := h.sendBig(bigHead("/big?n=30000000", len(payload), "X-Request-Id: stalled"), payload, false)
 	if err := <-bc.sent; err != nil {
 		t.Fatal(err)
@@ -368,7 +369,7 @@ func TestSplicedClientNotReading(t *testing.T) {
 func TestSplicedClientGone(t *testing.T) {
 	h := start(t, nil)
 	n := 4 << 20
-	part := patterned(n)[:1<<20]
+	part := testworker.Patterned(n)[:1<<20]
 	abandon := func(i int) {
 		id := "gone-" + strconv.Itoa(i)
 		bc := h.sendBig(bigHead("/headers", n, "X-Request-Id: "+id), part, false)

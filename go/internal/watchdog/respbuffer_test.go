@@ -15,6 +15,7 @@ import (
 
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/buffer"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/internal/testworker"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
 )
 
@@ -45,7 +46,7 @@ func (h *harness) slowClient(request string) net.Conn {
 }
 
 // readPattern reads the response to /pattern?n=n on c, at last, and checks
-// that it is 200 with patterned(n), and the X-Length trailer when chunked.
+// that it is 200 with testworker.Patterned(n), and the X-Length trailer when chunked.
 func readPattern(t *testing.T, c net.Conn, n int, chunked bool) {
 	t.Helper()
 	c.SetReadDeadline(time.Now().Add(waitLimit))
@@ -57,7 +58,7 @@ func readPattern(t *testing.T, c net.Conn, n int, chunked bool) {
 	if err != nil {
 		t.Fatalf("reading the body: %v after %d bytes of %d", err, len(body), n)
 	}
-	if want := patterned(n); resp.StatusCode != 200 || !bytes.Equal(body, want) {
+	if want := testworker.Patterned(n); resp.StatusCode != 200 || !bytes.Equal(body, want) {
 		t.Fatalf("got %d with %d bytes, first difference at %d; want 200 with the %d bytes of the pattern",
 			resp.StatusCode, len(body), firstDifference(body, want), n)
 	}
@@ -216,7 +217,7 @@ func TestBufferedCrashMidBody(t *testing.T) {
 			if err == nil {
 				t.Errorf("the response ended cleanly after %d bytes; want it aborted (§8.7)", len(body))
 			}
-			if want := patterned(n)[:k]; !bytes.Equal(body, want) {
+			if want := testworker.Patterned(n)[:k]; !bytes.Equal(body, want) {
 				t.Errorf("got %d bytes before the abort, first difference at %d; want the %d bytes the worker wrote",
 					len(body), firstDifference(body, want), k)
 			}
@@ -300,7 +301,7 @@ func TestBufferedDeadline(t *testing.T) {
 	if err == nil || len(body) >= n {
 		t.Errorf("the response ended with %d of %d bytes and error %v; want it aborted (§8.7)", len(body), n, err)
 	}
-	if want := patterned(n)[:len(body)]; !bytes.Equal(body, want) {
+	if want := testworker.Patterned(n)[:len(body)]; !bytes.Equal(body, want) {
 		t.Errorf("the %d bytes before the abort differ from the pattern at %d", len(body), firstDifference(body, want))
 	}
 	h.logs.waitContains(t, "replaced: timeout")

@@ -1,22 +1,11 @@
 package watchdog
 
 import (
-	"os"
 	"testing"
 
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
-	"golang.org/x/sys/unix"
 )
-
-// unreadBytes is how many bytes wait unread in the child's request pipe.
-func unreadBytes(in *os.File) int {
-	n, err := unix.IoctlGetInt(int(in.Fd()), unix.TIOCINQ)
-	if err != nil {
-		return -1
-	}
-	return n
-}
 
 // PROTOCOL.md §4.6, §9.3: a stale response that arrives before the worker
 // read a byte of the request proves no handler saw it: the request goes to

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/internal/testworker"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
@@ -46,7 +47,7 @@ func TestExchangeTokenStaleResponseNeverDelivered(t *testing.T) {
 func TestNoTokenForLibraryWithoutCapability(t *testing.T) {
 	h := start(t, nil)
 	_, body := h.Get("/headers")
-	var seen childSeen
+	var seen testworker.Seen
 	if err := json.Unmarshal([]byte(body), &seen); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestTokensUniquePerExchange(t *testing.T) {
 		if v := resp.Header.Values("AfterBurn-Exchange"); len(v) != 0 {
 			t.Fatalf("the client got AfterBurn-Exchange %q", v)
 		}
-		var seen childSeen
+		var seen testworker.Seen
 		if err := json.Unmarshal([]byte(body), &seen); err != nil {
 			t.Fatal(err)
 		}

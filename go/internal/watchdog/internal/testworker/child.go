@@ -1,9 +1,10 @@
-package watchdog
-
-// The test binary doubles as the worker, as in net/http/cgi's host tests:
-// TestMain runs runChild when AFTERBURN_TEST_CHILD=1. The child is a minimal
-// worker written here, not the afterburn library, and is steered by the
-// request path and query.
+// Package testworker is the worker the watchdog's tests run: their own test
+// binary doubles as it, as in net/http/cgi's host tests. A package whose
+// tests need a worker process calls RunIfChild first in its TestMain; its
+// tests then start os.Args[0] with AFTERBURN_TEST_CHILD set (1: one lane,
+// lanes: several, §2.5). The child is a minimal worker written here, not the
+// afterburn library, and is steered by the request path and query.
+package testworker
 
 import (
 	"bufio"
@@ -17,13 +18,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
 )
 
-func TestMain(m *testing.M) {
+// RunIfChild serves as the worker, and exits, when this process was started
+// as one (AFTERBURN_TEST_CHILD); else it returns at once.
+func RunIfChild() {
 	switch os.Getenv("AFTERBURN_TEST_CHILD") {
 	case "1":
 		runChild()
@@ -32,7 +34,6 @@ func TestMain(m *testing.M) {
 		runLaneChild()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
 }
 
 // childFDs opens the protocol descriptors named by AFTERBURN_FDS (§2.2).
@@ -184,8 +185,8 @@ func writeResponse(bw *bufio.Writer, status int, hdr []string, body string) {
 	fmt.Fprintf(bw, "Content-Length: %d\r\n\r\n%s", len(body), body)
 }
 
-// childSeen is what /headers reports about the request the child got.
-type childSeen struct {
+// Seen is what /headers reports about the request the child got.
+type Seen struct {
 	Method  string
 	Target  string
 	Host    string
@@ -205,8 +206,8 @@ func childHandle(req *http.Request, bw *bufio.Writer, in, out *os.File) {
 		writeResponse(bw, 200, nil, strconv.Itoa(bufferedWithHead))
 	case "/headers":
 		body, _ := io.ReadAll(req.Body)
-		b, _ := json.Marshal(childSeen{req.Method, req.RequestURI, req.Host, req.Proto, req.Header,
-			string(body), req.Trailer, req.TransferEncoding, req.ContentLength})
+		b, _ := json.Marshal(Seen{Method: req.Method, Target: req.RequestURI, Host: req.Host, Proto: req.Proto, Header: req.Header,
+			Body: string(body), Trailer: req.Trailer, TE: req.TransferEncoding, Length: req.ContentLength})
 		writeResponse(bw, 200, []string{
 			"Content-Type: application/json",
 			"X-Multi: a", "X-Multi: b",
@@ -283,11 +284,11 @@ func childHandle(req *http.Request, bw *bufio.Writer, in, out *os.File) {
 		}
 		bw.WriteString("0\r\n\r\n")
 	case "/pattern":
-		// patterned(n), framed by Content-Length, or with chunked=1 in
+		// Patterned(n), framed by Content-Length, or with chunked=1 in
 		// chunks of 64 KiB and with an X-Length trailer; with crash=k the
 		// child dies after the first k bytes of the body (§8.7).
 		n, _ := strconv.Atoi(q.Get("n"))
-		body := patterned(n)
+		body := Patterned(n)
 		if k, err := strconv.Atoi(q.Get("crash")); err == nil {
 			body = body[:k]
 		}
@@ -414,9 +415,9 @@ func childHandle(req *http.Request, bw *bufio.Writer, in, out *os.File) {
 	}
 }
 
-// patterned is n bytes repeating with a prime period, so that a piece lost,
+// Patterned is n bytes repeating with a prime period, so that a piece lost,
 // repeated or misplaced by any power-of-two buffer shows.
-func patterned(n int) []byte {
+func Patterned(n int) []byte {
 	b := make([]byte, n)
 	for i := range b {
 		b[i] = byte(i % 251)

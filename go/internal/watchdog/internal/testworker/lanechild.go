@@ -1,4 +1,4 @@
-package watchdog
+package testworker
 
 // A minimal worker with lanes (PROTOCOL.md §2.5), run by the test binary
 // when AFTERBURN_TEST_CHILD=lanes: each lane a goroutine, the cancel pipe a
