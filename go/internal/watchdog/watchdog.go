@@ -1,9 +1,3 @@
-// Package watchdog is the host side of AfterBurn/1 (spec/PROTOCOL.md): it
-// serves HTTP, keeps a pool of long-lived worker processes and carries each
-// request to an idle worker as HTTP/1.1 bytes on a pipe.
-//
-// The worker side is the library in each language; this package never
-// assumes which one runs in the worker.
 package watchdog
 
 import (

@@ -312,6 +312,15 @@ func (p *Pool) wait(ctx context.Context, wt *waiter, deadline time.Time) (acquir
 	return acquired{}, false
 }
 
+// refuseQueuedLocked answers every queued request unavailable (503): every
+// slot crash-loops (§9.2), or the pool closes (§9.4).
+func (p *Pool) refuseQueuedLocked() {
+	for _, wt := range p.waiters {
+		wt.ch <- acquired{err: wire.ErrUnavailable}
+	}
+	p.waiters = nil
+}
+
 // usable applies the pre-dispatch check of PROTOCOL.md §9.6 to a lane just
 // taken out of the pool, and releases it with the fault when it fails.
 func (p *Pool) usable(l *Lease) bool {

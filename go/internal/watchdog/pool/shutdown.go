@@ -3,8 +3,6 @@ package pool
 import (
 	"slices"
 	"time"
-
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
 // Stopping the pool (PROTOCOL.md §9.4): no restarts, queued requests
@@ -32,10 +30,7 @@ func (p *Pool) closeLocked() {
 	for _, w := range slices.Clone(p.idle) {
 		p.drainWorkerLocked(w) // lanes still busy close as their exchanges end
 	}
-	for _, wt := range p.waiters {
-		wt.ch <- acquired{err: wire.ErrUnavailable}
-	}
-	p.waiters = nil
+	p.refuseQueuedLocked()
 	for _, s := range p.slots {
 		switch {
 		case s.w == nil:

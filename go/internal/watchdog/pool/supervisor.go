@@ -138,11 +138,7 @@ func (p *Pool) initFailed(s *slot, reason wire.RestartReason, err error) time.Du
 		p.log.Errorf("w%d is crash-looping: %d consecutive initialisation failures", s.id, s.failures)
 	}
 	if p.looping == len(p.slots) {
-		// PROTOCOL.md §9.2: answer 503 at once instead of queueing.
-		for _, wt := range p.waiters {
-			wt.ch <- acquired{err: wire.ErrUnavailable}
-		}
-		p.waiters = nil
+		p.refuseQueuedLocked() // PROTOCOL.md §9.2: 503 at once instead of queueing
 	}
 	return d
 }
