@@ -1,5 +1,7 @@
 package dev.afterburn.runtime;
 
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.JavaType;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 /**
@@ -34,6 +36,23 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  */
 public final class AfterBurn {
     private AfterBurn() {}
+
+    /**
+     * Opens the protocol descriptors and protects stdout now (PROTOCOL.md §2.4), as the
+     * launcher {@link Main} does before it loads user classes. For frameworks started by a
+     * main of their own (Spring Boot's launcher): call it first thing, so that what prints
+     * before {@link #serve} (a banner, in stdio mode) goes to stderr rather than onto the
+     * protocol stream. Calling it again does nothing; {@code serve} calls it too. A malformed
+     * {@code AFTERBURN_FDS} or lane variable exits 2 with a message on stderr (§2.3).
+     */
+    public static void protectStdout() {
+        try {
+            Environment.protocolStreams();
+        } catch (Environment.Invalid e) {
+            LibraryLog.stderr().error(null, e.getMessage());
+            System.exit(2);
+        }
+    }
 
     /**
      * Serves {@code handler} until the watchdog shuts the worker down, on up to
@@ -140,7 +159,139 @@ public final class AfterBurn {
      * @return the handler
      */
     public static <I, O> Handler jsonHandler(ObjectMapper mapper, Class<I> type, JsonFunction<I, O> function) {
-        if (mapper == null || type == null || function == null) throw new NullPointerException();
-        return new JsonHandler<>(mapper, type, function);
+        check(mapper, type, function);
+        return new JsonHandler<I, O>(mapper, mapper.constructType(type), (input, request) -> function.apply(input));
+    }
+
+    /**
+     * Serves a typed JSON function whose request body type is generic, such as a list of
+     * orders, with a {@link TypeReference}:
+     *
+     * <pre>{@code
+     * AfterBurn.serveJson(mapper, new TypeReference<List<Order>>() {}, orders -> pricing.quoteAll(orders));
+     * }</pre>
+     *
+     * @param mapper decodes requests and encodes responses
+     * @param type the request body type, generic parameters included
+     * @param function computes the response value
+     * @param <I> the request body type
+     * @param <O> the response body type
+     */
+    public static <I, O> void serveJson(ObjectMapper mapper, TypeReference<I> type, JsonFunction<I, O> function) {
+        serve(jsonHandler(mapper, type, function));
+    }
+
+    /**
+     * Serves a typed JSON function whose function also receives the {@link Request}: its id,
+     * deadline ({@link Request#timeRemaining()}), cancellation, headers and query.
+     *
+     * <pre>{@code
+     * AfterBurn.serveJson(mapper, Order.class, (order, request) -> pricing.quote(order, request.timeRemaining()));
+     * }</pre>
+     *
+     * @param mapper decodes requests and encodes responses
+     * @param type the request body type
+     * @param function computes the response value from the body and the request
+     * @param <I> the request body type
+     * @param <O> the response body type
+     */
+    public static <I, O> void serveJson(ObjectMapper mapper, Class<I> type, JsonRequestFunction<I, O> function) {
+        serve(jsonHandler(mapper, type, function));
+    }
+
+    /**
+     * As {@link #serveJson(ObjectMapper, Class, JsonRequestFunction)}, for a generic body type.
+     *
+     * @param mapper decodes requests and encodes responses
+     * @param type the request body type, generic parameters included
+     * @param function computes the response value from the body and the request
+     * @param <I> the request body type
+     * @param <O> the response body type
+     */
+    public static <I, O> void serveJson(ObjectMapper mapper, TypeReference<I> type, JsonRequestFunction<I, O> function) {
+        serve(jsonHandler(mapper, type, function));
+    }
+
+    /**
+     * A typed JSON function of a generic body type as a {@link Handler}.
+     *
+     * @param mapper decodes requests and encodes responses
+     * @param type the request body type, generic parameters included
+     * @param function computes the response value
+     * @param <I> the request body type
+     * @param <O> the response body type
+     * @return the handler
+     */
+    public static <I, O> Handler jsonHandler(ObjectMapper mapper, TypeReference<I> type, JsonFunction<I, O> function) {
+        check(mapper, type, function);
+        return new JsonHandler<I, O>(mapper, mapper.constructType(type), (input, request) -> function.apply(input));
+    }
+
+    /**
+     * A typed JSON function that also receives the request, as a {@link Handler}.
+     *
+     * @param mapper decodes requests and encodes responses
+     * @param type the request body type
+     * @param function computes the response value from the body and the request
+     * @param <I> the request body type
+     * @param <O> the response body type
+     * @return the handler
+     */
+    public static <I, O> Handler jsonHandler(ObjectMapper mapper, Class<I> type, JsonRequestFunction<I, O> function) {
+        check(mapper, type, function);
+        return new JsonHandler<I, O>(mapper, mapper.constructType(type), function);
+    }
+
+    /**
+     * A typed JSON function of a generic body type that also receives the request, as a
+     * {@link Handler}.
+     *
+     * @param mapper decodes requests and encodes responses
+     * @param type the request body type, generic parameters included
+     * @param function computes the response value from the body and the request
+     * @param <I> the request body type
+     * @param <O> the response body type
+     * @return the handler
+     */
+    public static <I, O> Handler jsonHandler(ObjectMapper mapper, TypeReference<I> type, JsonRequestFunction<I, O> function) {
+        check(mapper, type, function);
+        return new JsonHandler<I, O>(mapper, mapper.constructType(type), function);
+    }
+
+    /**
+     * A typed JSON function whose body type is a Jackson {@link JavaType} built at run time
+     * (for example {@code mapper.getTypeFactory().constructCollectionType(List.class, type)}).
+     * The caller vouches that values of {@code type} are {@code I}s.
+     *
+     * @param mapper decodes requests and encodes responses
+     * @param type the request body type
+     * @param function computes the response value from the body and the request
+     * @param <I> the request body type
+     * @param <O> the response body type
+     * @return the handler
+     */
+    public static <I, O> Handler jsonHandler(ObjectMapper mapper, JavaType type, JsonRequestFunction<I, O> function) {
+        check(mapper, type, function);
+        return new JsonHandler<I, O>(mapper, type, function);
+    }
+
+    /**
+     * Serves a typed JSON function whose body type is a Jackson {@link JavaType}; see
+     * {@link #jsonHandler(ObjectMapper, JavaType, JsonRequestFunction)}.
+     *
+     * @param mapper decodes requests and encodes responses
+     * @param type the request body type
+     * @param function computes the response value from the body and the request
+     * @param <I> the request body type
+     * @param <O> the response body type
+     */
+    public static <I, O> void serveJson(ObjectMapper mapper, JavaType type, JsonRequestFunction<I, O> function) {
+        serve(jsonHandler(mapper, type, function));
+    }
+
+    private static void check(ObjectMapper mapper, Object type, Object function) {
+        if (mapper == null) throw new NullPointerException("mapper");
+        if (type == null) throw new NullPointerException("type");
+        if (function == null) throw new NullPointerException("function");
     }
 }

@@ -2,8 +2,10 @@ package dev.afterburn.runtime;
 
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.databind.JavaType;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import java.util.List;
 
 /**
@@ -18,11 +20,18 @@ import java.util.List;
  */
 final class JsonHandler<I, O> implements Handler {
     private final ObjectMapper mapper;
-    private final Class<I> type;
-    private final JsonFunction<I, O> function;
+    private final ObjectReader reader; // made once: it holds the type's resolved deserializer
+    private final JavaType type;
+    private final JsonRequestFunction<I, O> function;
 
-    JsonHandler(ObjectMapper mapper, Class<I> type, JsonFunction<I, O> function) {
+    /**
+     * {@code type} may be generic ({@code List<Order>}, from a TypeReference or the mapper's
+     * TypeFactory); the decoded value is an {@code I} because the caller's
+     * TypeReference&lt;I&gt; or Class&lt;I&gt; said so.
+     */
+    JsonHandler(ObjectMapper mapper, JavaType type, JsonRequestFunction<I, O> function) {
         this.mapper = mapper;
+        this.reader = mapper.readerFor(type);
         this.type = type;
         this.function = function;
     }
@@ -31,13 +40,13 @@ final class JsonHandler<I, O> implements Handler {
     public Response handle(Request request) throws Exception {
         I input;
         try {
-            input = mapper.readValue(request.body(), type);
+            input = reader.readValue(request.body());
         } catch (JacksonException e) {
             BodyInputStream.FramingException framing = framingCause(e);
             if (framing != null) throw framing; // the library answers the framing error (§8.8)
             return badInput(request, e);
         }
-        O output = function.apply(input);
+        O output = function.apply(input, request);
         return Response.ok()
                 .header("Content-Type", "application/json")
                 .body(mapper.writeValueAsBytes(output));
@@ -62,8 +71,8 @@ final class JsonHandler<I, O> implements Handler {
      * "the request body is not valid JSON for Order: field "items[1].qty", line 1, column 31".
      * Built from the path and location only.
      */
-    static String describe(Class<?> type, JacksonException e) {
-        StringBuilder sb = new StringBuilder("the request body is not valid JSON for ").append(type.getSimpleName());
+    static String describe(JavaType type, JacksonException e) {
+        StringBuilder sb = new StringBuilder("the request body is not valid JSON for ").append(typeName(type));
         if (e instanceof JsonMappingException) {
             String path = path(((JsonMappingException) e).getPath());
             if (!path.isEmpty()) sb.append(": field \"").append(path).append('"');
@@ -74,6 +83,21 @@ final class JsonHandler<I, O> implements Handler {
             sb.append("line ").append(at.getLineNr()).append(", column ").append(at.getColumnNr());
         } else if (sb.indexOf(": ") < 0) {
             sb.append(": the body is empty or ends early");
+        }
+        return sb.toString();
+    }
+
+    /** {@code Order}, {@code List<Order>}, {@code Map<String, List<Order>>}, {@code Order[]}: simple names only. */
+    static String typeName(JavaType type) {
+        if (type.isArrayType()) return typeName(type.getContentType()) + "[]";
+        StringBuilder sb = new StringBuilder(type.getRawClass().getSimpleName());
+        if (type.containedTypeCount() > 0) {
+            sb.append('<');
+            for (int i = 0; i < type.containedTypeCount(); i++) {
+                if (i > 0) sb.append(", ");
+                sb.append(typeName(type.containedType(i)));
+            }
+            sb.append('>');
         }
         return sb.toString();
     }

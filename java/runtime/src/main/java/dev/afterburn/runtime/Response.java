@@ -40,18 +40,55 @@ import java.util.function.Supplier;
 public final class Response {
     private static final byte[] NO_BODY = new byte[0];
 
-    private final int status;
+    private int status; // changes only through a deferred response's ResponseHead
     private final List<Headers.Field> fields = new ArrayList<>(4);
     private byte[] body = NO_BODY;
     private BodyWriter writer;
+    private DeferredWriter deferred;
     private Supplier<Headers> trailers;
 
     private Response(int status) {
+        this.status = checkedStatus(status);
+    }
+
+    static int checkedStatus(int status) {
         if (status < 200 || status > 999) {
             // §4.4: a library MUST NOT send 1xx responses; 100 Continue is the watchdog's job.
             throw new IllegalArgumentException("status " + status + " is not a final status (200-999)");
         }
-        this.status = status;
+        return status;
+    }
+
+    /**
+     * A response whose status, fields and trailers are decided while its body is written, the
+     * way a servlet container's response is: {@code writer} runs after the handler returned,
+     * on the same thread, and sets the head through a {@link ResponseHead} until the head is
+     * sent, which happens at the first byte written to the body, its first {@code flush()}, or
+     * when the writer returns. For adapters of frameworks that commit their responses
+     * themselves ({@code dev.afterburn:afterburn-servlet}); a handler that knows its status up
+     * front uses {@link #stream(BodyWriter)}.
+     *
+     * <pre>{@code
+     * return Response.deferred((head, out) -> {
+     *     Result r = compute();                        // may throw: nothing was sent, so 500
+     *     head.status(r.ok() ? 200 : 404);
+     *     head.header("Content-Type", "text/plain");
+     *     out.write(r.text().getBytes(StandardCharsets.UTF_8));
+     * });
+     * }</pre>
+     *
+     * <p>Framing follows the fields at the moment the head is sent: a declared
+     * {@code Content-Length} is used and enforced, else the body is chunked. A writer that
+     * fails before the head was sent is answered {@code 500} (§8.3); after, the response is
+     * left incomplete.
+     *
+     * @param writer decides the head and writes the body
+     * @return a {@code 200} response until the writer says otherwise
+     */
+    public static Response deferred(DeferredWriter writer) {
+        Response r = new Response(200);
+        r.deferred = java.util.Objects.requireNonNull(writer, "writer");
+        return r;
     }
 
     /**
@@ -90,6 +127,7 @@ public final class Response {
     public Response body(byte[] bytes) {
         this.body = bytes;
         this.writer = null;
+        this.deferred = null;
         return this;
     }
 
@@ -114,6 +152,7 @@ public final class Response {
      */
     public Response stream(BodyWriter writer) {
         this.writer = writer;
+        this.deferred = null;
         this.body = NO_BODY;
         return this;
     }
@@ -164,6 +203,15 @@ public final class Response {
 
     BodyWriter writer() {
         return writer;
+    }
+
+    DeferredWriter deferredWriter() {
+        return deferred;
+    }
+
+    /** A deferred response's head, set by its writer (ResponseHead). */
+    void setStatus(int status) {
+        this.status = checkedStatus(status);
     }
 
     Supplier<Headers> trailerSupplier() {

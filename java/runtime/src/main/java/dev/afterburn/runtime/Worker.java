@@ -262,6 +262,15 @@ final class Worker {
     private void respond(Handler handler, Request request, BodyInputStream body) throws Exception {
         Response response = handler.handle(request);
         if (response == null) throw new NullPointerException("the handler returned no Response");
+        if (response.deferredWriter() != null) {
+            DeferredStream out = new DeferredStream(writer, response);
+            response.deferredWriter().writeTo(out, out);
+            if (!writer.committed() && !body.drain(PRE_DRAIN) && fatal != null) {
+                throw new BodyInputStream.FramingException(fatal.error());
+            }
+            out.close();
+            return;
+        }
         BodyWriter bodyWriter = response.writer();
         if (bodyWriter == null && response.trailerSupplier() != null) {
             byte[] complete = response.bodyBytes(); // trailers need a chunked body: one chunk (§4.4)
