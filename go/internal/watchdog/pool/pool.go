@@ -34,6 +34,12 @@ type waiter struct {
 // goroutine per slot, and hands their lanes to exchanges (lanes.go, §2.5).
 // Requests wait in FIFO order; free lanes are handed out from the worker
 // with the fewest busy ones, most recently freed first (§2.5, §10.3).
+//
+// Lock order: mu before a spawner's own lock (spawn.Spawner's Close is called
+// under mu); a spawner never takes mu, it reaches the pool only through
+// spawn.Env's callbacks, which take it after releasing their own. Where a
+// worker or a lane is lives in Member and Lease, under mu, and changes only
+// in state.go.
 type Pool struct {
 	cfg   *config.Config
 	log   *obs.Logger
