@@ -28,10 +28,12 @@ PACKAGE = "afterburn_runtime"
 LAZY = {
     ("__init__.py", "__getattr__", "_logger"): "logging, for the applications that use RequestIdFilter only",
     ("__init__.py", "serve", "_typed"): "typed handlers only: typing, inspect, dataclasses and json",
+    ("__init__.py", "serve", "_shapes"): "handler shapes only (§13): their adapters import json, base64, urllib.parse",
     ("__init__.py", "serve.runner", "_aio"): "asyncio (tens of ms), for async handlers and async bodies only",
     ("__init__.py", "serve_wsgi", "_wsgi"): "the WSGI adapter, loaded when asked for (urllib.parse)",
     ("__init__.py", "serve_asgi", "_asgi"): "the ASGI adapter, loaded when asked for (asyncio, urllib.parse)",
     ("testing.py", "call", "_typed"): "typed handlers only: typing, inspect, dataclasses and json",
+    ("testing.py", "call", "_shapes"): "handler shapes only (§13): their adapters import json, base64, urllib.parse",
     ("testing.py", "call.runner", "_aio"): "asyncio, for async handlers and async bodies only",
     ("testing.py", "call_wsgi", "_wsgi"): "the WSGI adapter, loaded when asked for (urllib.parse)",
     ("testing.py", "call_asgi", "_aio"): "the ASGI adapter's event loop (asyncio), loaded when asked for",

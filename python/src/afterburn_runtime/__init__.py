@@ -65,7 +65,7 @@ _protect_early()
 
 
 def serve(handler: Callable[..., Any], *, max_lanes: int | None = None,
-          json_dumps: Callable[[Any], str | bytes] | None = None) -> None:
+          json_dumps: Callable[[Any], str | bytes] | None = None, shape: str | None = None) -> None:
     """Serves ``handler`` for every request until the watchdog shuts the worker down.
 
     ``handler(req)`` takes a :class:`Request` and returns a :class:`Response` (or ``str``,
@@ -94,10 +94,23 @@ def serve(handler: Callable[..., Any], *, max_lanes: int | None = None,
     A handler whose parameter is annotated with a dataclass or a pydantic model is a typed
     handler: it gets the request's JSON body decoded into that type, and a body that does
     not decode is answered ``400 bad_request`` naming the field (see ``_typed``).
+
+    ``shape`` serves a handler written for another platform, unchanged (PROTOCOL.md §13):
+    ``"openfaas"`` (OpenFaaS ``python3-http``: ``handle(event, context)`` returning
+    ``{"statusCode", "headers", "body"}``), ``"lambda"`` (AWS Lambda's HTTP event, payload
+    2.0: ``handler(event, context)``) or ``"cloudevents"`` (``handle(cloud_event)``, the
+    CloudEvents SDK's event; needs ``afterburn-runtime[cloudevents]``). A result the shape
+    cannot turn into a response is answered ``500 handler_error``; a request that does not
+    make the platform's event ``400 bad_request``.
     """
     if json_dumps is not None:
         _response.json_dumps[0] = json_dumps
-    if _handler.looks_typed(handler):
+    if shape is not None:
+        # Lazy: handler shapes only; their adapters import json, base64 and urllib.parse.
+        from ._shapes import adapt
+
+        handler = adapt(shape, handler)
+    elif _handler.looks_typed(handler):
         # Lazy: typed handlers only; _typed imports typing, inspect, dataclasses and json.
         from ._typed import typed_handler
 

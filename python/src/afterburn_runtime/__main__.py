@@ -1,4 +1,4 @@
-"""The launcher: ``python -m afterburn_runtime [--plain|--wsgi|--asgi] [--keep-underscore-headers] [--max-lanes N] [--json-dumps module:attr] module:attr``.
+"""The launcher: ``python -m afterburn_runtime [--plain|--wsgi|--asgi|--openfaas|--lambda|--cloudevents] [--keep-underscore-headers] [--max-lanes N] [--json-dumps module:attr] module:attr``.
 
 It protects the protocol (PROTOCOL.md §2.4) before it imports user code, so import-time
 banners and prints from C extensions go to the logs, then imports ``module``, takes
@@ -7,6 +7,11 @@ an ``async def __call__(scope, receive, send)`` is ASGI, a callable taking
 ``(environ, start_response)`` is WSGI, anything else a plain handler. An import that
 raises is an initialisation failure: the traceback goes to stderr and the process exits 1
 (§9.1).
+
+``--openfaas``, ``--lambda`` and ``--cloudevents`` serve a handler written for another
+platform, unchanged: ``serve(obj, shape="openfaas")`` and so on (PROTOCOL.md §13). With
+``--cloudevents`` and no CloudEvents SDK installed the worker ends at once, exit 2, with a
+message naming the extra to install, before the app is imported.
 
 ``--keep-underscore-headers`` is ``serve_wsgi(app, keep_underscore_headers=True)``: a WSGI
 app then also sees request fields whose names hold ``_`` (§5.5). Plain handlers and ASGI
@@ -36,7 +41,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, NoReturn
 
-USAGE = ("usage: python -m afterburn_runtime [--plain|--wsgi|--asgi] [--keep-underscore-headers] "
+SHAPES = ("openfaas", "lambda", "cloudevents")  # PROTOCOL.md §13
+USAGE = ("usage: python -m afterburn_runtime [--plain|--wsgi|--asgi|--openfaas|--lambda|--cloudevents] "
+         "[--keep-underscore-headers] "
          "[--max-lanes N] [--json-dumps module:attr] module:attr")
 
 
@@ -113,7 +120,7 @@ def main(argv: list[str]) -> None:
     args = list(argv)
     while args and args[0].startswith("--"):
         option = args.pop(0)
-        if option in ("--plain", "--wsgi", "--asgi") and kind is None:
+        if option in ("--plain", "--wsgi", "--asgi", "--openfaas", "--lambda", "--cloudevents") and kind is None:
             kind = option[2:]
         elif option == "--keep-underscore-headers":
             keep_underscore_headers = True
@@ -129,6 +136,8 @@ def main(argv: list[str]) -> None:
         _usage_error()
     if json_dumps is not None and kind in ("wsgi", "asgi"):
         _usage_error(f"--json-dumps is for plain handlers; --{kind} serves an app that encodes its own JSON")
+    if json_dumps is not None and kind in SHAPES:
+        _usage_error(f"--json-dumps is for plain handlers; a --{kind} handler's results are encoded as {kind} does")
     module_name, _, attr = args[0].partition(":")
     try:
         protocol_fds()  # §2.4: before any user code runs
@@ -140,6 +149,11 @@ def main(argv: list[str]) -> None:
         sys.path.insert(0, os.getcwd())
     import importlib
 
+    if kind == "cloudevents":
+        try:
+            importlib.import_module("cloudevents")
+        except ImportError:
+            _fail("--cloudevents needs the CloudEvents SDK: pip install 'afterburn-runtime[cloudevents]'")
     encoder = _encoder(json_dumps) if json_dumps is not None else None
     obj = _attribute(importlib.import_module(module_name), attr)
     if kind is None:
@@ -147,7 +161,9 @@ def main(argv: list[str]) -> None:
         if encoder is not None and kind != "plain":
             _fail(f"--json-dumps is for plain handlers; {args[0]} is served as {kind.upper()}, "
                   "an app that encodes its own JSON")
-    if kind == "asgi":
+    if kind in SHAPES:
+        serve(obj, max_lanes=max_lanes, shape=kind)
+    elif kind == "asgi":
         serve_asgi(obj, max_lanes=max_lanes)
     elif kind == "wsgi":
         serve_wsgi(obj, keep_underscore_headers=keep_underscore_headers, max_lanes=max_lanes)

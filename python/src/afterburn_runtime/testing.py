@@ -69,10 +69,17 @@ class TestResponse:
 
 def call(handler: Callable[..., Any], method: str = "GET", target: str = "/", body: bytes | str = b"",
          headers: Iterable[tuple[str, str]] | dict[str, str] = (), *, request_id: str | None = None,
-         timeout_ms: int | None = None, json_dumps: Callable[[Any], str | bytes] | None = None) -> TestResponse:
+         timeout_ms: int | None = None, json_dumps: Callable[[Any], str | bytes] | None = None,
+         shape: str | None = None) -> TestResponse:
     """Calls a plain handler (``def`` or ``async def``, typed or not) with one request;
-    ``json_dumps`` as for ``serve``."""
-    if looks_typed(handler):
+    ``json_dumps`` and ``shape`` (a handler written for OpenFaaS, Lambda or CloudEvents) as
+    for ``serve``."""
+    if shape is not None:
+        # Lazy: handler shapes only; their adapters import json, base64 and urllib.parse.
+        from ._shapes import adapt
+
+        handler = adapt(shape, handler)
+    elif looks_typed(handler):
         # Lazy: typed handlers only; _typed imports typing, inspect, dataclasses and json.
         from ._typed import typed_handler
 
