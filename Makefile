@@ -33,8 +33,11 @@ CONFORMANCE := conformance/bin/afterburn-conformance
 SOAK        := conformance/bin/afterburn-soak
 DOCTEST     := tools/doctest/bin/doctest
 
-# Every Go source file, so the binaries rebuild when any of them changes.
-GO_SOURCES          := $(shell find go -name '*.go' -not -path 'go/bin/*') go/go.mod go/go.sum
+# Every Go source file and module file, so the binaries rebuild when any of them changes.
+GO_SOURCES          := $(shell find go \( -name '*.go' -o -name go.mod -o -name go.sum \) -not -path 'go/bin/*') go/go.work
+# go/ is a workspace (go/go.work): the watchdog's module, the library's (go/afterburn,
+# standard library only) and each adapter's. ./... names the watchdog's packages only.
+GO_PACKAGES         := ./... $(patsubst go/%/go.mod,./%/...,$(wildcard go/afterburn/go.mod go/afterburn/*/go.mod))
 CONFORMANCE_SOURCES := $(shell find conformance -name '*.go' -not -path 'conformance/bin/*') conformance/go.mod
 
 .PHONY: help build run test test-all test-go test-conformance conformance conformance-go conformance-go-lanes conformance-modes fmt lint clean \
@@ -77,8 +80,8 @@ test:
 test-all: test-go test-python test-node test-java test-conformance test-bench test-doctest fuzz-short conformance soak-short test-templates doctest
 
 test-go:
-	cd go && $(GO) vet ./...
-	cd go && $(GO) test -count=1 ./...
+	cd go && $(GO) vet $(GO_PACKAGES)
+	cd go && $(GO) test -count=1 $(GO_PACKAGES)
 
 # The benchmark harness's own unit tests (wrk parsing, ratios, targets, report); no load is run.
 test-bench:
@@ -259,7 +262,7 @@ fmt:
 
 lint: lint-workflows lint-dockerfile
 	@out=$$(gofmt -l go conformance bench templates tools/modproxy tools/doctest); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	cd go && $(GO) vet ./...
+	cd go && $(GO) vet $(GO_PACKAGES)
 	cd conformance && $(GO) vet ./...
 	cd bench && $(GO) vet ./...
 	cd templates && $(GO) vet ./...

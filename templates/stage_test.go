@@ -99,11 +99,12 @@ func stageJava(t *testing.T, dir, tests string) {
 }
 
 // Go: the image runs ./handler, built from the template's main.go and the function module.
-// Here a replace directive points github.com/afterburn-dev/afterburn/go at this repository's
-// go/ instead of the version the Dockerfile requires from the Go proxy.
+// Here a replace directive points github.com/afterburn-dev/afterburn/go/afterburn (the
+// library's module) at this repository's go/afterburn instead of the version the Dockerfile
+// requires from the Go proxy.
 func stageGo(t *testing.T, dir, tests string) {
 	env := []string{"CGO_ENABLED=0", "GOWORK=off"}
-	run(t, dir, env, "go", "mod", "edit", "-replace=github.com/afterburn-dev/afterburn/go="+filepath.Join(repoRoot, "go"))
+	run(t, dir, env, "go", "mod", "edit", "-replace=github.com/afterburn-dev/afterburn/go/afterburn="+filepath.Join(repoRoot, "go", "afterburn"))
 	run(t, dir, env, "go", "mod", "tidy")
 	run(t, dir, env, "sh", "-c", tests)
 	run(t, dir, env, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", "handler", ".")

@@ -37,7 +37,8 @@ var helloHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request)
 func BenchmarkExchange(b *testing.B) {
 	c := newConn(&requestPerRead{[]byte(typicalGET)}, io.Discard, defaultLimits)
 	b.ReportAllocs()
-	for b.Loop() {
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ { // not b.Loop: the module's go directive is 1.22 (go.mod)
 		ex, err := c.readRequest()
 		if err != nil {
 			b.Fatal(err)
@@ -53,7 +54,8 @@ func BenchmarkExchange(b *testing.B) {
 func BenchmarkParse(b *testing.B) {
 	c := newConn(&requestPerRead{[]byte(typicalGET)}, io.Discard, defaultLimits)
 	b.ReportAllocs()
-	for b.Loop() {
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ { // not b.Loop: the module's go directive is 1.22 (go.mod)
 		ex, err := c.readRequest()
 		if err != nil {
 			b.Fatal(err)
@@ -67,7 +69,8 @@ func BenchmarkParse(b *testing.B) {
 func BenchmarkNetHTTPReadRequest(b *testing.B) {
 	br := bufio.NewReaderSize(&requestPerRead{[]byte(typicalGET)}, readBufferSize)
 	b.ReportAllocs()
-	for b.Loop() {
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ { // not b.Loop: the module's go directive is 1.22 (go.mod)
 		r, err := http.ReadRequest(br)
 		if err != nil {
 			b.Fatal(err)

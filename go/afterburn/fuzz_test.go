@@ -120,13 +120,7 @@ func parseErrorOutcome(t *testing.T, err error) string {
 func (p *parsed) serialise() []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s %s HTTP/1.%d\r\nHost: %s\r\n", p.Method, p.Target, p.Minor, p.Host)
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range p.Header {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range sortedKeys(p.Header) {
 		for _, v := range p.Header[k] {
 			fmt.Fprintf(&b, "%s: %s\r\n", k, v)
 		}
@@ -151,13 +145,7 @@ func (p *parsed) serialise() []byte {
 	b.WriteString("Transfer-Encoding: chunked\r\n")
 	if len(p.Trailer) > 0 {
 		b.WriteString("Trailer: ")
-		b.WriteString(strings.Join(slices.Sorted(func(yield func(string) bool) {
-			for k := range p.Trailer {
-				if !yield(k) {
-					return
-				}
-			}
-		}), ", "))
+		b.WriteString(strings.Join(sortedKeys(p.Trailer), ", "))
 		b.WriteString("\r\n")
 	}
 	b.WriteString("\r\n")

@@ -195,15 +195,20 @@ type echo struct {
 	RequestID string      `json:"request_id"`
 }
 
+// sortedKeys returns the names of h in order. (slices.Sorted(maps.Keys(h)) needs Go 1.23;
+// the module's go directive is 1.22, go.mod.)
+func sortedKeys(h http.Header) []string {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
 func fieldList(h http.Header) [][2]string {
 	out := [][2]string{}
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range h {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range sortedKeys(h) {
 		for _, v := range h[k] {
 			out = append(out, [2]string{strings.ToLower(k), v})
 		}

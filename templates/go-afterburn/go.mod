@@ -1,9 +1,9 @@
 module handler
 
-go 1.26.0
+go 1.22
 
 require (
-	github.com/afterburn-dev/afterburn/go v0.1.0
+	github.com/afterburn-dev/afterburn/go/afterburn v0.1.0
 	handler/function v0.0.0-00010101000000-000000000000
 )
 

@@ -1,5 +1,5 @@
 module handler/function
 
-go 1.26.0
+go 1.22
 
-require github.com/afterburn-dev/afterburn/go v0.1.0
+require github.com/afterburn-dev/afterburn/go/afterburn v0.1.0
