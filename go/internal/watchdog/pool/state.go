@@ -102,6 +102,32 @@ var laneTable = map[laneState]map[laneEvent]laneState{
 	laneClosed:   {},
 }
 
+// The tables above are what a reader and the tests read; workerTo and laneTo,
+// on every request's path, look up the same pairs in arrays built from them
+// (a map lookup per transition costs more than the rest of the transition).
+var (
+	workerStep = steps[workerState, workerEvent, workerState](workerTable, workerStates, workerEvents)
+	laneStep   = steps[laneState, laneEvent, laneState](laneTable, laneStates, laneEvents)
+)
+
+// step is one cell of a transition array: the next state plus one, or zero
+// where the table refuses the pair.
+type step[S ~int] uint8
+
+func (s step[S]) next() (S, bool) { return S(s) - 1, s != 0 }
+
+// steps lays a table out as an array of steps by state and event.
+func steps[S, E ~int, N ~int](table map[S]map[E]N, states S, events E) [][]step[N] {
+	out := make([][]step[N], states)
+	for s := range states {
+		out[s] = make([]step[N], events)
+		for e, n := range table[s] {
+			out[s][e] = step[N](n + 1)
+		}
+	}
+	return out
+}
+
 // Member is a worker as the pool keeps it: the process and its pipes
 // (worker), and what the pool knows of it. Every field below is guarded by
 // pool.mu.
@@ -167,7 +193,7 @@ func (m *Member) serving() []*Lease { return m.lanes[:m.InUse] }
 // worker is in it exactly while idle, the one offered last at its end. It
 // reports whether the transition was legal.
 func (p *Pool) workerTo(w *Member, ev workerEvent) bool {
-	next, ok := workerTable[w.state][ev]
+	next, ok := workerStep[w.state][ev].next()
 	if !ok {
 		p.badTransition(fmt.Sprintf("w%d pid %d: worker event %s in state %s", w.ID, w.Pid, ev, w.state))
 		return false
@@ -185,7 +211,7 @@ func (p *Pool) workerTo(w *Member, ev workerEvent) bool {
 // laneTo moves l along laneTable, keeping its worker's busy and draining
 // counts in step. It reports whether the transition was legal.
 func (p *Pool) laneTo(l *Lease, ev laneEvent) bool {
-	next, ok := laneTable[l.state][ev]
+	next, ok := laneStep[l.state][ev].next()
 	if !ok {
 		p.badTransition(fmt.Sprintf("w%d pid %d lane %d: lane event %s in state %s", l.W.ID, l.W.Pid, l.N, ev, l.state))
 		return false
