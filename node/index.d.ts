@@ -135,6 +135,139 @@ export function json<In = unknown, Out = unknown>(
   options?: JsonOptions<In, Out>,
 ): FetchHandler;
 
+/**
+ * Adds a hook that runs when the worker stops serving (the watchdog closed its request pipe,
+ * §9.4: shutdown or recycling; or the worker failed), before the process exits. Hooks run
+ * all at once and are awaited; one that throws or rejects is logged. The watchdog bounds
+ * them: a worker still running at the end of its shutdown_timeout is killed.
+ */
+export function onShutdown(hook: () => unknown | Promise<unknown>): void;
+
+// ---- Handler shapes of other platforms (PROTOCOL.md §13) -----------------------------------
+
+/** The event of the OpenFaaS Node templates (node18, node20, node22). */
+export interface OpenFaaSEvent {
+  /** Parsed by Content-Type: JSON an object or array, a form an object, text/* a string, any other a Buffer. */
+  body: any;
+  /** Node's req.headers: lower-case names, repeated values joined with ", ", Set-Cookie an array. */
+  headers: Record<string, string | string[]>;
+  method: string;
+  /** The decoded query, a repeated name's values an array. */
+  query: Record<string, string | string[]>;
+  /** The path as sent, without the query. */
+  path: string;
+}
+
+/** The context of the OpenFaaS Node templates: a chain that ends in succeed or fail. */
+export interface OpenFaaSContext {
+  status(): number | string;
+  status(statusCode: number | string): OpenFaaSContext;
+  headers(): Record<string, unknown>;
+  headers(values: Record<string, unknown>): OpenFaaSContext;
+  succeed(value?: unknown): void;
+  fail(err?: unknown): void;
+  /** This library's context of the request (request id, deadline, signal, log). */
+  readonly afterburn: RequestContext;
+}
+
+export type OpenFaaSHandler = (event: OpenFaaSEvent, context: OpenFaaSContext,
+  callback: (err: unknown, value?: unknown) => void) => unknown;
+
+/**
+ * A function written for the OpenFaaS Node templates, `async (event, context) => ...`, as a
+ * fetch-style handler: `serve(openfaas(require('./handler')))`.
+ * @param options rawBody: every body a Buffer (default: RAW_BODY=true in the environment)
+ */
+export function openfaas(handler: OpenFaaSHandler, options?: { rawBody?: boolean }): FetchHandler;
+
+/** AWS Lambda's HTTP event, payload format 2.0 (function URLs, API Gateway HTTP APIs). */
+export interface LambdaHttpEvent {
+  version: '2.0';
+  routeKey: string;
+  rawPath: string;
+  rawQueryString: string;
+  cookies?: string[];
+  headers: Record<string, string>;
+  queryStringParameters?: Record<string, string>;
+  requestContext: {
+    accountId: string;
+    apiId: string;
+    domainName: string;
+    domainPrefix: string;
+    http: { method: string; path: string; protocol: string; sourceIp: string; userAgent: string };
+    requestId: string;
+    routeKey: string;
+    stage: string;
+    time: string;
+    timeEpoch: number;
+  };
+  body?: string;
+  isBase64Encoded: boolean;
+}
+
+/** The Lambda context: the request id and the time left before the deadline. */
+export interface LambdaContext {
+  callbackWaitsForEmptyEventLoop: boolean;
+  functionName: string;
+  functionVersion: string;
+  invokedFunctionArn: string;
+  memoryLimitInMB: string;
+  awsRequestId: string;
+  logGroupName: string;
+  logStreamName: string;
+  getRemainingTimeInMillis(): number;
+  done(err?: unknown, result?: unknown): void;
+  succeed(result?: unknown): void;
+  fail(err?: unknown): void;
+  readonly afterburn: RequestContext;
+}
+
+/** A payload 2.0 result; any other value is sent as a 200 JSON body. */
+export interface LambdaHttpResult {
+  statusCode: number;
+  headers?: Record<string, string | number | boolean>;
+  cookies?: string[];
+  body?: string;
+  isBase64Encoded?: boolean;
+}
+
+export type LambdaHandler = (event: LambdaHttpEvent, context: LambdaContext,
+  callback: (err?: unknown, result?: unknown) => void) => unknown;
+
+/** A Lambda HTTP handler (async, or with a callback) as a fetch-style handler. */
+export function lambda(handler: LambdaHandler): FetchHandler;
+
+/** faas-js-runtime's context of a Knative function. */
+export interface CloudEventsContext {
+  body: unknown;
+  query: Record<string, string>;
+  headers: Record<string, string>;
+  method: string;
+  httpVersion: string;
+  httpVersionMajor: number;
+  httpVersionMinor: number;
+  contentType: string | undefined;
+  log: Record<'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal', (...args: unknown[]) => void>;
+  /** The event, a CloudEvent of the `cloudevents` package. */
+  cloudevent: any;
+  cloudEventResponse(data: unknown): {
+    version(v: string): ReturnType<CloudEventsContext['cloudEventResponse']>;
+    id(v: string): ReturnType<CloudEventsContext['cloudEventResponse']>;
+    type(v: string): ReturnType<CloudEventsContext['cloudEventResponse']>;
+    source(v: string): ReturnType<CloudEventsContext['cloudEventResponse']>;
+    response(): any;
+  };
+  readonly afterburn: RequestContext;
+  [queryName: string]: unknown;
+}
+
+/**
+ * A Knative function, `handle(context, event)`, as a fetch-style handler; it answers with a
+ * CloudEvent (sent in binary mode), `{ statusCode, headers, body }`, another value (JSON) or
+ * nothing (204). Needs the `cloudevents` package (an optional peer dependency).
+ */
+export function cloudevents(handler: (context: CloudEventsContext, event: any) => unknown): FetchHandler;
+
 /** This library's version, as sent in AfterBurn-Library. */
 export const version: string;
 /** The protocol version this library speaks. */

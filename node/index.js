@@ -8,10 +8,16 @@
 //   serve(json((value, request, ctx) => result, { validate, parse, stringify }))
 //                                                       JSON in and out, validated (lib/json.js)
 //
+//   serve(openfaas(handler))   serve(lambda(handler))   serve(cloudevents(handle))
+//                                                       functions written for OpenFaaS's Node
+//                                                       templates, AWS Lambda (HTTP, payload
+//                                                       2.0), Knative's CloudEvents (§13)
+//   onShutdown(async () => ...)                         runs before the worker exits (§9.4)
+//
 // Both take { maxLanes }: the most exchanges served at once when the watchdog gives the
 // worker several lanes (PROTOCOL.md §2.5; 1024 by default).
 
-const { run } = require('./lib/child');
+const { run, onShutdown } = require('./lib/child');
 const { kContext } = require('./lib/context');
 const { LIBRARY_VERSION, PROTOCOL_VERSION, DEFAULT_MAX_LANES } = require('./lib/protocol');
 
@@ -68,6 +74,11 @@ module.exports = {
   json: (handler, options) => require('./lib/json').json(handler, options),
   serveListener,
   context,
+  onShutdown,
+  // PROTOCOL.md §13: adapters from other platforms' handler shapes to a fetch-style handler.
+  openfaas: (handler, options) => require('./lib/shape-openfaas').openfaas(handler, options),
+  lambda: (handler) => require('./lib/shape-lambda').lambda(handler),
+  cloudevents: (handler) => require('./lib/shape-cloudevents').cloudevents(handler),
   version: LIBRARY_VERSION,
   defaultMaxLanes: DEFAULT_MAX_LANES,
   protocolVersion: PROTOCOL_VERSION,

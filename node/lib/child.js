@@ -86,7 +86,7 @@ function run(handle, { fetch = false, env = process.env, maxLanes = DEFAULT_MAX_
     const writer = openOrExit(fds.input, fds.output, openOutput);
     serveLane(fds.input, writer, common, (code) => {
       writer.close();
-      process.exit(code);
+      exitAfterHooks(code);
     });
     return;
   }
@@ -108,7 +108,7 @@ function run(handle, { fetch = false, env = process.env, maxLanes = DEFAULT_MAX_
       closing.push(writer.close()); // what is queued is written first
       if (conn.refused) {
         // §3.4: a failed handshake ends the worker, not only its lane.
-        Promise.all(closing).then(() => process.exit(code));
+        Promise.all(closing).then(() => exitAfterHooks(code));
         return;
       }
       live--;
@@ -116,10 +116,54 @@ function run(handle, { fetch = false, env = process.env, maxLanes = DEFAULT_MAX_
         logToStderr(`afterburn: lane ${lane} stopped (status ${code})${live > 0 ? '; the other lanes go on' : ''}\n`);
         if (status === 0) status = code;
       }
-      if (live === 0) Promise.all(closing).then(() => process.exit(status));
+      if (live === 0) Promise.all(closing).then(() => exitAfterHooks(status));
     });
     // §2.5: a lane whose response pipe the watchdog closed is over; the others go on.
     writer.onError((err) => conn._stop(1, `writing the response pipe of lane ${lane}: ${err.message}`));
+  });
+}
+
+// The shutdown hooks (onShutdown), kept on the global object so that every copy of this
+// library a process loads shares them: the copy that serves runs the hooks of all.
+const HOOKS = Symbol.for('afterburn-runtime.shutdown-hooks');
+
+function shutdownHooks() {
+  if (!Array.isArray(globalThis[HOOKS])) globalThis[HOOKS] = [];
+  return globalThis[HOOKS];
+}
+
+/** Adds a hook that runs, awaited, when the worker stops serving, before it exits. */
+function onShutdown(hook) {
+  if (typeof hook !== 'function') throw new TypeError('afterburn: onShutdown(hook) needs a function');
+  shutdownHooks().push(hook);
+}
+
+let exiting = false;
+
+/**
+ * The lanes have stopped (PROTOCOL.md §9.4: EOF between requests, status 0; or a failure):
+ * runs every shutdown hook at once and waits for them all, then exits with `code`. A hook
+ * that fails is logged; the status stays. The bound is the watchdog's: it kills a worker
+ * still running when its shutdown_timeout ends (§9.4, §9.7). Should the hooks leave nothing
+ * for the event loop to wait on, the process ends by itself, with the same status.
+ */
+function exitAfterHooks(code) {
+  if (exiting) return;
+  exiting = true;
+  process.exitCode = code;
+  const hooks = shutdownHooks().splice(0);
+  if (hooks.length === 0) {
+    process.exit(code);
+    return;
+  }
+  Promise.allSettled(hooks.map((hook) => Promise.resolve().then(() => hook()))).then((results) => {
+    for (const r of results) {
+      if (r.status === 'rejected') {
+        const detail = r.reason instanceof Error ? r.reason.stack : String(r.reason);
+        logToStderr(`afterburn: a shutdown hook failed\n${detail}\n`);
+      }
+    }
+    process.exit(code);
   });
 }
 
@@ -233,4 +277,4 @@ function closeQuietly(fd) {
   }
 }
 
-module.exports = { run, isRunning, logToStderr };
+module.exports = { run, isRunning, logToStderr, onShutdown };

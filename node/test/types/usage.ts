@@ -74,3 +74,24 @@ export async function check(): Promise<void> {
   // @ts-expect-error parse takes the text
   serve(json((v) => v, { parse: (text: number) => text }));
 }
+
+// Handler shapes (PROTOCOL.md §13) and the shutdown hook.
+import { openfaas, lambda, cloudevents, onShutdown, type LambdaHttpResult } from 'afterburn-runtime';
+
+export function shapes(): void {
+  serve(openfaas(async (event, context) => context.status(201).headers({ 'x-a': '1' }).succeed({ path: event.path })));
+  serve(lambda(async (event, context): Promise<LambdaHttpResult> => ({
+    statusCode: 200,
+    body: `${event.rawPath} ${context.awsRequestId} ${context.getRemainingTimeInMillis()}`,
+  })));
+  serve(lambda((event, context, callback) => callback(null, { statusCode: 204 })));
+  serve(cloudevents(async (context, event) => {
+    context.log.info('event', event);
+    return { statusCode: 202, headers: { 'x-id': context.afterburn.requestId } };
+  }));
+  onShutdown(async () => { await new Promise((resolve) => setTimeout(resolve, 1)); });
+  // @ts-expect-error a shutdown hook is a function
+  onShutdown('flush');
+  // @ts-expect-error the OpenFaaS context's status takes a number or a string
+  openfaas(async (_event, context) => context.status({}));
+}
