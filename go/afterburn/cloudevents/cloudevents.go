@@ -15,7 +15,8 @@
 // (application/cloudevents+json) is read into an event.Event by the SDK's HTTP binding
 // and validated; a request that makes no valid CloudEvent is answered 400 with the error
 // response of PROTOCOL.md §8.1 (type bad_request). An event returned is written in binary
-// mode, 200; no event, 204. A result of the SDK's HTTP protocol (http.NewResult(status,
+// mode, 200, with an id and a time when it has none, as the SDK's HTTP client does; no
+// event, 204. A result of the SDK's HTTP protocol (http.NewResult(status,
 // …)) sets the status; any other error, or an invalid event returned, is the handler's:
 // 500, type handler_error, logged with the request id, and the worker serves on.
 //
@@ -29,10 +30,13 @@ import (
 	"fmt"
 	"log"
 	"net/http"
+	"net/url"
 	"reflect"
+	"strings"
 
 	"github.com/afterburn-dev/afterburn/go/afterburn"
 	"github.com/cloudevents/sdk-go/v2/binding"
+	"github.com/cloudevents/sdk-go/v2/client"
 	"github.com/cloudevents/sdk-go/v2/event"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 )
@@ -96,10 +100,7 @@ type receiver struct {
 }
 
 func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	e, err := cehttp.NewEventFromHTTPRequest(r)
-	if err == nil {
-		err = e.Validate()
-	}
+	e, err := readEvent(r)
 	if err != nil {
 		afterburn.Error(w, r, http.StatusBadRequest, fmt.Errorf("cloudevents: not a CloudEvent: %w", err))
 		return
@@ -122,12 +123,15 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(status)
 		return
 	}
+	// As cloudevents.NewClientHTTP, whose receivers these are: a reply without an id
+	// gets a UUID, one without a time the current time (client.WithUUIDs, WithTimeNow).
+	*reply = client.DefaultTimeToNowIfNotSet(r.Context(), client.DefaultIDToUUIDIfNotSet(r.Context(), *reply))
 	if err := reply.Validate(); err != nil {
 		afterburn.Error(w, r, http.StatusInternalServerError, fmt.Errorf("cloudevents: the receiver returned an invalid event: %w", err))
 		return
 	}
 	ctx := binding.WithForceBinary(r.Context())
-	if err := cehttp.WriteResponseWriter(ctx, binding.ToMessage(reply), status, w); err != nil {
+	if err := cehttp.WriteResponseWriter(ctx, binding.ToMessage(reply), status, &encodingWriter{w}); err != nil {
 		afterburn.Logf(r, "cloudevents: writing the reply: %v", err)
 	}
 }
@@ -152,4 +156,62 @@ func (rc *receiver) call(ctx context.Context, e event.Event) (*event.Event, erro
 		}
 	}
 	return reply, nil
+}
+
+// readEvent reads the CloudEvent of r, in binary or structured mode, and validates it.
+// The SDK's HTTP binding does not percent-decode ce-* values (HTTP protocol binding
+// 3.1.3.2), so they are decoded here first, on a copy of the header.
+func readEvent(r *http.Request) (*event.Event, error) {
+	h := r.Header.Clone()
+	for k, vs := range h {
+		if !isCEField(k) {
+			continue
+		}
+		for i, v := range vs {
+			d, err := url.PathUnescape(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %q is not percent-encoded: %w", k, v, err)
+			}
+			vs[i] = d
+		}
+	}
+	rr := *r
+	rr.Header = h
+	e, err := cehttp.NewEventFromHTTPRequest(&rr)
+	if err != nil {
+		return nil, err
+	}
+	return e, e.Validate()
+}
+
+func isCEField(name string) bool {
+	return len(name) > 3 && strings.EqualFold(name[:3], "ce-")
+}
+
+// encodingWriter percent-encodes the ce-* values the SDK writes (3.1.3.2: space, '"',
+// '%' and every byte outside printable ASCII) as the head goes out.
+type encodingWriter struct{ http.ResponseWriter }
+
+func (w *encodingWriter) WriteHeader(code int) {
+	for k, vs := range w.Header() {
+		if isCEField(k) {
+			for i, v := range vs {
+				vs[i] = percentEncode(v)
+			}
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func percentEncode(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c <= ' ' || c == '"' || c == '%' || c >= 0x7f {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }

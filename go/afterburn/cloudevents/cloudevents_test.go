@@ -46,7 +46,11 @@ func TestShapeVectors(t *testing.T) {
 			}
 			// As a Go receiver makes its data: SetData, which encodes JSON compactly
 			// (the event as parsed keeps the file's spacing).
-			if err := reply.SetData(reply.DataContentType(), json.RawMessage(reply.Data())); err != nil {
+			var data any = json.RawMessage(reply.Data())
+			if !strings.Contains(reply.DataContentType(), "json") {
+				data = string(reply.Data())
+			}
+			if err := reply.SetData(reply.DataContentType(), data); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -99,6 +103,29 @@ func post(t *testing.T, fn interface{}) *httptest.ResponseRecorder {
 	return rec
 }
 
+func TestPercentEncode(t *testing.T) {
+	for in, want := range map[string]string{"plain/x:y": "plain/x:y", `a b"%é`: "a%20b%22%25%C3%A9", "\x7f\t": "%7F%09"} {
+		if got := percentEncode(in); got != want {
+			t.Errorf("percentEncode(%q) = %q; want %q", in, got, want)
+		}
+	}
+}
+
+// A ce-* value that is not percent-encoding (a lone '%') makes no event: 400.
+func TestBadPercentEncoding(t *testing.T) {
+	h, _ := NewHandler(func() {})
+	r := httptest.NewRequest("POST", "/", nil)
+	r.Header.Set("ce-specversion", "1.0")
+	r.Header.Set("ce-id", "1")
+	r.Header.Set("ce-source", "s")
+	r.Header.Set("ce-type", "100%")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	if rec.Code != 400 || rec.Header().Get("AfterBurn-Error") != "bad_request" {
+		t.Errorf("got %d %v; want 400 bad_request", rec.Code, rec.Header())
+	}
+}
+
 // The receiver signatures of the SDK's client.StartReceiver, each called.
 func TestSignatures(t *testing.T) {
 	called := 0
@@ -136,9 +163,19 @@ func TestResults(t *testing.T) {
 	if rec := post(t, func(event.Event) protocol.Result { return cehttp.NewResult(202, "queued") }); rec.Code != 202 || rec.Body.Len() != 0 {
 		t.Errorf("http.NewResult(202): got %d %q; want 202, no body", rec.Code, rec.Body)
 	}
+	// A reply made by event.New without an id or a time gets both (cloudevents.NewClientHTTP).
+	rec := post(t, func(event.Event) *event.Event {
+		e := event.New()
+		e.SetSource("/s")
+		e.SetType("t")
+		return &e
+	})
+	if rec.Code != 200 || len(rec.Header().Get("Ce-Id")) != 36 || rec.Header().Get("Ce-Time") == "" {
+		t.Errorf("a reply without id and time: got %d %v; want 200 with a UUID ce-id and a ce-time", rec.Code, rec.Header())
+	}
 	for name, fn := range map[string]interface{}{
 		"error":         func(event.Event) error { return errors.New("secret") },
-		"invalid event": func(event.Event) *event.Event { e := event.New(); return &e },
+		"invalid event": func(event.Event) *event.Event { e := event.New(); e.SetSource("/s"); return &e },
 	} {
 		if rec := post(t, fn); rec.Code != 500 || rec.Header().Get("AfterBurn-Error") != "handler_error" || strings.Contains(rec.Body.String(), "secret") {
 			t.Errorf("%s: got %d %v %q; want 500 handler_error", name, rec.Code, rec.Header(), rec.Body)
