@@ -46,6 +46,18 @@ test('an app that neither serves nor exports a handler is an initialisation fail
   expect(stderr).toContain('neither called serve()');
 });
 
+test.each([
+  [['--shape', 'nope', 'test/apps/register-app.js'], 2, '--shape must be one of openfaas, lambda, cloudevents, not "nope"'],
+  [['--shape'], 2, 'usage: afterburn [--shape openfaas|lambda|cloudevents]'],
+  [['--shape=lambda', 'test/apps/exports-nothing.js'], 1, '--shape lambda: test/apps/exports-nothing.js exports no handler; want a function named handler'],
+  // A Lambda module without --shape: its shape cannot be guessed, but the message names it.
+  [['test/apps/shapes/lambda-url-tutorial/index.js'], 1, 'it exports handler: a Lambda function? run afterburn --shape lambda'],
+  [['test/apps/shapes/knative-cloudevents/index.js'], 1, 'it exports handle: a Knative function? run afterburn --shape cloudevents'],
+])('afterburn %j exits %i: %s', async (args, status, message) => {
+  const { code, stderr } = await run([LAUNCHER, ...args], { AFTERBURN_FDS: '0,1' });
+  expect({ code, stderr }).toEqual({ code: status, stderr: expect.stringContaining(message) });
+});
+
 test('the launcher without an app prints its usage', async () => {
   const { code, stderr } = await run([LAUNCHER]);
   expect(code).toBe(2);
