@@ -79,7 +79,8 @@ test:
 
 test-all: test-go test-python test-node test-java test-conformance test-bench test-doctest fuzz-short conformance soak-short test-templates doctest
 
-test-go:
+# The adapters' end-to-end tests serve their documentation's handler under the watchdog.
+test-go: $(WATCHDOG)
 	cd go && $(GO) vet $(GO_PACKAGES)
 	cd go && $(GO) test -count=1 $(GO_PACKAGES)
 
