@@ -127,6 +127,9 @@ class DeferredResponseTest {
             out.write(ascii("abc"));
         }));
         assertEquals(200, r.status());
+        assertEquals("3", r.headers().first("content-length"), r.headers().toString());
         assertEquals(0, r.body().length);
+        TestResponse plain = TestRequest.of("HEAD", "/").call(req -> Response.ok().body("abc"));
+        assertEquals("3", plain.headers().first("content-length"), plain.headers().toString());
     }
 }

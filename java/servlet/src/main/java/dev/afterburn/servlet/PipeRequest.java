@@ -1,0 +1,662 @@
+package dev.afterburn.servlet;
+
+import dev.afterburn.runtime.Headers;
+import dev.afterburn.runtime.Request;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.RequestDispatcher;
+import jakarta.servlet.ServletConnection;
+import jakarta.servlet.ServletContext;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletRequestAttributeEvent;
+import jakarta.servlet.ServletRequestAttributeListener;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.Cookie;
+import jakarta.servlet.http.HttpServletMapping;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import jakarta.servlet.http.HttpSession;
+import jakarta.servlet.http.HttpUpgradeHandler;
+import jakarta.servlet.http.Part;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.UnsupportedEncodingException;
+import java.nio.charset.Charset;
+import java.nio.charset.IllegalCharsetNameException;
+import java.nio.charset.StandardCharsets;
+import java.nio.charset.UnsupportedCharsetException;
+import java.security.Principal;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The request a servlet reads (Servlet 6 §3), made from the runtime's {@link Request}. The
+ * path methods follow the current dispatch (a forward or error dispatch changes them and puts
+ * them back); parameters are the query's and, for a POST form, the body's (§3.1.1).
+ */
+final class PipeRequest implements HttpServletRequest {
+    private static final Object NULL = new Object(); // attribute maps hold no nulls
+
+    private final Exchange exchange;
+    private final Request request;
+    private final PipeContext context;
+    private final Map<String, Object> attributes = new ConcurrentHashMap<>();
+    private String charset; // setCharacterEncoding
+    private Map<String, String[]> parameters; // parsed on first use
+    private PipeInput input;
+    private BufferedReader reader;
+    private boolean streamUsed;
+    private Cookie[] cookies;
+    private Sessions.Session session;
+    private String requestedSessionId;
+    private boolean requestedSessionIdRead;
+
+    // The current dispatch (Servlet 6 §9.4, §10.9): set by the exchange and by dispatchers.
+    String requestUri;
+    String queryString;
+    String servletPath = "";
+    String pathInfo;
+    HttpServletMapping mapping;
+    DispatcherType dispatcherType = DispatcherType.REQUEST;
+    boolean asyncSupported;
+
+    PipeRequest(Exchange exchange, Request request, PipeContext context) {
+        this.exchange = exchange;
+        this.request = request;
+        this.context = context;
+        this.requestUri = request.path();
+        String q = request.query();
+        this.queryString = request.target().indexOf('?') < 0 ? null : q;
+    }
+
+    Request runtimeRequest() {
+        return request;
+    }
+
+    Exchange exchange() {
+        return exchange;
+    }
+
+    /** Replaces the parameters during a forward with a query (§9.1.1), or restores them. */
+    Map<String, String[]> parameters() {
+        if (parameters == null) parameters = Forms.parameters(this);
+        return parameters;
+    }
+
+    void parameters(Map<String, String[]> p) {
+        this.parameters = p;
+    }
+
+    Headers headersOfRequest() {
+        return request.headers();
+    }
+
+    @Override
+    public Object getAttribute(String name) {
+        Object v = attributes.get(name);
+        return v == NULL ? null : v;
+    }
+
+    @Override
+    public Enumeration<String> getAttributeNames() {
+        return Collections.enumeration(new ArrayList<>(attributes.keySet()));
+    }
+
+    @Override
+    public void setAttribute(String name, Object o) {
+        if (name == null) throw new NullPointerException("name");
+        if (o == null) {
+            removeAttribute(name);
+            return;
+        }
+        Object old = attributes.put(name, o);
+        for (ServletRequestAttributeListener l : context.requestAttributeListeners) {
+            if (old == null) l.attributeAdded(new ServletRequestAttributeEvent(context, this, name, o));
+            else l.attributeReplaced(new ServletRequestAttributeEvent(context, this, name, old));
+        }
+    }
+
+    @Override
+    public void removeAttribute(String name) {
+        Object old = attributes.remove(name);
+        if (old == null) return;
+        for (ServletRequestAttributeListener l : context.requestAttributeListeners) {
+            l.attributeRemoved(new ServletRequestAttributeEvent(context, this, name, old));
+        }
+    }
+
+    /** Sets an attribute without telling listeners (the container's own, at the start). */
+    void attribute(String name, Object value) {
+        if (value == null) attributes.remove(name);
+        else attributes.put(name, value);
+    }
+
+    @Override
+    public String getCharacterEncoding() {
+        if (charset != null) return charset;
+        String fromType = charsetOf(getContentType());
+        if (fromType != null) return fromType;
+        return context.getRequestCharacterEncoding();
+    }
+
+    static String charsetOf(String contentType) {
+        if (contentType == null) return null;
+        for (String param : contentType.split(";")) {
+            int eq = param.indexOf('=');
+            if (eq > 0 && param.substring(0, eq).strip().equalsIgnoreCase("charset")) {
+                return param.substring(eq + 1).strip().replace("\"", "");
+            }
+        }
+        return null;
+    }
+
+    /** The charset to decode the body with: the request's, else ISO-8859-1 (Servlet 6 §3.12). */
+    Charset bodyCharset() throws UnsupportedEncodingException {
+        String cs = getCharacterEncoding();
+        if (cs == null) return StandardCharsets.ISO_8859_1;
+        try {
+            return Charset.forName(cs);
+        } catch (IllegalCharsetNameException | UnsupportedCharsetException e) {
+            throw new UnsupportedEncodingException("afterburn-servlet: the request's charset \"" + cs + "\" is not supported");
+        }
+    }
+
+    @Override
+    public void setCharacterEncoding(String env) throws UnsupportedEncodingException {
+        if (reader != null || parameters != null) return; // too late (§3.12): ignored, as Tomcat does
+        try {
+            Charset.forName(env);
+        } catch (IllegalCharsetNameException | UnsupportedCharsetException e) {
+            throw new UnsupportedEncodingException("afterburn-servlet: unsupported charset \"" + env + "\"");
+        }
+        charset = env;
+    }
+
+    @Override
+    public int getContentLength() {
+        long n = getContentLengthLong();
+        return n > Integer.MAX_VALUE ? -1 : (int) n;
+    }
+
+    @Override
+    public long getContentLengthLong() {
+        String v = request.headers().first("Content-Length");
+        if (v == null) return -1;
+        try {
+            return Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            return -1; // the runtime refused a malformed one already (§4.3)
+        }
+    }
+
+    @Override
+    public String getContentType() {
+        return request.headers().first("Content-Type");
+    }
+
+    PipeInput input() {
+        if (input == null) input = new PipeInput(request.body());
+        return input;
+    }
+
+    @Override
+    public ServletInputStream getInputStream() throws IOException {
+        if (reader != null) throw new IllegalStateException("afterburn-servlet: getReader() was called before getInputStream()");
+        streamUsed = true;
+        return input();
+    }
+
+    @Override
+    public String getParameter(String name) {
+        String[] v = parameters().get(name);
+        return v == null ? null : v[0];
+    }
+
+    @Override
+    public Enumeration<String> getParameterNames() {
+        return Collections.enumeration(parameters().keySet());
+    }
+
+    @Override
+    public String[] getParameterValues(String name) {
+        String[] v = parameters().get(name);
+        return v == null ? null : v.clone();
+    }
+
+    @Override
+    public Map<String, String[]> getParameterMap() {
+        return Collections.unmodifiableMap(parameters());
+    }
+
+    @Override
+    public String getProtocol() {
+        return "HTTP/1.1"; // the pipe speaks HTTP/1.1 whatever the client spoke to the watchdog (§4.1)
+    }
+
+    @Override
+    public String getScheme() {
+        return "http";
+    }
+
+    /** The Host field's host (§3.4 of the Servlet spec: the Host header first). */
+    @Override
+    public String getServerName() {
+        String host = request.headers().first("Host");
+        if (host == null || host.isEmpty()) return "localhost";
+        if (host.startsWith("[")) {
+            int end = host.indexOf(']');
+            return end < 0 ? host : host.substring(0, end + 1);
+        }
+        int colon = host.indexOf(':');
+        return colon < 0 ? host : host.substring(0, colon);
+    }
+
+    @Override
+    public int getServerPort() {
+        String host = request.headers().first("Host");
+        if (host != null) {
+            int colon = host.lastIndexOf(':');
+            if (colon > host.lastIndexOf(']')) {
+                try {
+                    return Integer.parseInt(host.substring(colon + 1));
+                } catch (NumberFormatException e) {
+                    return 80;
+                }
+            }
+        }
+        return 80;
+    }
+
+    @Override
+    public BufferedReader getReader() throws IOException {
+        if (reader != null) return reader;
+        if (streamUsed) throw new IllegalStateException("afterburn-servlet: getInputStream() was called before getReader()");
+        reader = new BufferedReader(new InputStreamReader(input(), bodyCharset()));
+        return reader;
+    }
+
+    /**
+     * The watchdog is the peer of the pipe and forwards no client address (PROTOCOL.md §4.2):
+     * the answer is the loopback address, as a server behind a local proxy sees. Use
+     * {@code X-Forwarded-For} from a proxy you trust (README, "What does not fit a pipe").
+     */
+    @Override
+    public String getRemoteAddr() {
+        return "127.0.0.1";
+    }
+
+    @Override
+    public String getRemoteHost() {
+        return "127.0.0.1";
+    }
+
+    @Override
+    public Locale getLocale() {
+        List<Locale> l = locales();
+        return l.isEmpty() ? Locale.getDefault() : l.get(0);
+    }
+
+    @Override
+    public Enumeration<Locale> getLocales() {
+        List<Locale> l = locales();
+        return Collections.enumeration(l.isEmpty() ? List.of(Locale.getDefault()) : l);
+    }
+
+    /** Accept-Language's ranges by quality, highest first (RFC 9110 §12.5.4); q=0 and * are dropped. */
+    private List<Locale> locales() {
+        List<String> values = request.headers().all("Accept-Language");
+        if (values.isEmpty()) return List.of();
+        try {
+            List<Locale.LanguageRange> ranges = Locale.LanguageRange.parse(String.join(",", values));
+            List<Locale> out = new ArrayList<>();
+            for (Locale.LanguageRange r : ranges) {
+                if (r.getWeight() > 0 && !r.getRange().equals("*")) out.add(Locale.forLanguageTag(r.getRange()));
+            }
+            return out;
+        } catch (IllegalArgumentException e) {
+            return List.of();
+        }
+    }
+
+    @Override
+    public boolean isSecure() {
+        return false;
+    }
+
+    @Override
+    public RequestDispatcher getRequestDispatcher(String path) {
+        if (path == null) return null;
+        if (!path.startsWith("/")) {
+            String base = servletPath + (pathInfo == null ? "" : pathInfo);
+            path = base.substring(0, base.lastIndexOf('/') + 1) + path;
+        }
+        return context.getRequestDispatcher(path);
+    }
+
+    @Override
+    public int getRemotePort() {
+        return 0;
+    }
+
+    @Override
+    public String getLocalName() {
+        return "localhost";
+    }
+
+    @Override
+    public String getLocalAddr() {
+        return "127.0.0.1";
+    }
+
+    @Override
+    public int getLocalPort() {
+        return 0; // no socket: the worker listens on no port
+    }
+
+    @Override
+    public ServletContext getServletContext() {
+        return context;
+    }
+
+    @Override
+    public AsyncContext startAsync() throws IllegalStateException {
+        return startAsync(this, exchange.response());
+    }
+
+    @Override
+    public AsyncContext startAsync(ServletRequest servletRequest, ServletResponse servletResponse) throws IllegalStateException {
+        if (!asyncSupported) {
+            throw new IllegalStateException("afterburn-servlet: a filter or servlet of this chain does not support async (setAsyncSupported(true), Servlet 6 §2.3.3.3)");
+        }
+        return exchange.startAsync(servletRequest, servletResponse);
+    }
+
+    @Override
+    public boolean isAsyncStarted() {
+        return exchange.asyncStarted();
+    }
+
+    @Override
+    public boolean isAsyncSupported() {
+        return asyncSupported;
+    }
+
+    @Override
+    public AsyncContext getAsyncContext() {
+        AsyncContext a = exchange.asyncContext();
+        if (a == null) throw new IllegalStateException("afterburn-servlet: the request is not in async mode");
+        return a;
+    }
+
+    @Override
+    public DispatcherType getDispatcherType() {
+        return dispatcherType;
+    }
+
+    /** The watchdog's request id (PROTOCOL.md §5.1). */
+    @Override
+    public String getRequestId() {
+        return request.requestId();
+    }
+
+    @Override
+    public String getProtocolRequestId() {
+        return ""; // HTTP/1.1 has no request id of its own
+    }
+
+    @Override
+    public ServletConnection getServletConnection() {
+        return Exchange.CONNECTION;
+    }
+
+    @Override
+    public String getAuthType() {
+        return null;
+    }
+
+    @Override
+    public Cookie[] getCookies() {
+        if (cookies == null) cookies = Cookies.parse(request.headers().all("Cookie"));
+        return cookies.length == 0 ? null : cookies.clone();
+    }
+
+    private static final DateTimeFormatter[] DATES = {
+        DateTimeFormatter.RFC_1123_DATE_TIME,
+        DateTimeFormatter.ofPattern("EEEE, dd-MMM-yy HH:mm:ss zzz", Locale.US),
+        DateTimeFormatter.ofPattern("EEE MMM d HH:mm:ss yyyy", Locale.US).withZone(java.time.ZoneOffset.UTC),
+    };
+
+    @Override
+    public long getDateHeader(String name) {
+        String v = getHeader(name);
+        if (v == null) return -1;
+        for (DateTimeFormatter f : DATES) {
+            try {
+                return ZonedDateTime.parse(v.strip(), f).toInstant().toEpochMilli();
+            } catch (DateTimeParseException e) {
+                // the next format
+            }
+        }
+        throw new IllegalArgumentException("afterburn-servlet: the " + name + " field is not an HTTP date: \"" + v + "\"");
+    }
+
+    @Override
+    public String getHeader(String name) {
+        return request.headers().first(name);
+    }
+
+    @Override
+    public Enumeration<String> getHeaders(String name) {
+        return Collections.enumeration(request.headers().all(name));
+    }
+
+    @Override
+    public Enumeration<String> getHeaderNames() {
+        LinkedHashSet<String> names = new LinkedHashSet<>();
+        Map<String, Boolean> seen = new LinkedHashMap<>();
+        for (Headers.Field f : request.headers()) {
+            if (seen.putIfAbsent(f.name().toLowerCase(Locale.ROOT), true) == null) names.add(f.name());
+        }
+        return Collections.enumeration(names);
+    }
+
+    @Override
+    public int getIntHeader(String name) {
+        String v = getHeader(name);
+        return v == null ? -1 : Integer.parseInt(v.strip()); // NumberFormatException, as the spec says
+    }
+
+    @Override
+    public HttpServletMapping getHttpServletMapping() {
+        return mapping;
+    }
+
+    @Override
+    public String getMethod() {
+        return request.method();
+    }
+
+    @Override
+    public String getPathInfo() {
+        return pathInfo;
+    }
+
+    @Override
+    public String getPathTranslated() {
+        return null;
+    }
+
+    @Override
+    public String getContextPath() {
+        return context.getContextPath();
+    }
+
+    @Override
+    public String getQueryString() {
+        return queryString;
+    }
+
+    @Override
+    public String getRemoteUser() {
+        return null;
+    }
+
+    @Override
+    public boolean isUserInRole(String role) {
+        return false;
+    }
+
+    @Override
+    public Principal getUserPrincipal() {
+        return null;
+    }
+
+    @Override
+    public String getRequestedSessionId() {
+        if (!requestedSessionIdRead) {
+            requestedSessionIdRead = true;
+            String name = context.sessions.cookieConfig.getName();
+            Cookie[] cs = getCookies();
+            if (cs != null) {
+                for (Cookie c : cs) {
+                    if (c.getName().equals(name)) {
+                        requestedSessionId = c.getValue();
+                        break;
+                    }
+                }
+            }
+        }
+        return requestedSessionId;
+    }
+
+    @Override
+    public String getRequestURI() {
+        return requestUri;
+    }
+
+    @Override
+    public StringBuffer getRequestURL() {
+        StringBuffer sb = new StringBuffer("http://").append(getServerName());
+        int port = getServerPort();
+        if (port != 80) sb.append(':').append(port);
+        return sb.append(getRequestURI());
+    }
+
+    @Override
+    public String getServletPath() {
+        return servletPath;
+    }
+
+    @Override
+    public HttpSession getSession(boolean create) {
+        if (session != null && session.valid()) return session;
+        session = context.sessions.find(getRequestedSessionId());
+        if (session != null) {
+            session.access();
+            return session;
+        }
+        if (!create) return null;
+        if (exchange.response().isCommitted()) {
+            throw new IllegalStateException("afterburn-servlet: a session cannot be created after the response was committed (its cookie would be lost)");
+        }
+        session = context.sessions.create();
+        exchange.response().addHeader("Set-Cookie", context.sessions.cookieConfig.setCookie(session.id, context.getContextPath()));
+        return session;
+    }
+
+    @Override
+    public HttpSession getSession() {
+        return getSession(true);
+    }
+
+    @Override
+    public String changeSessionId() {
+        HttpSession s = getSession(false);
+        if (s == null) throw new IllegalStateException("afterburn-servlet: changeSessionId without a session");
+        String id = context.sessions.changeId((Sessions.Session) s);
+        HttpServletResponse resp = exchange.response();
+        resp.addHeader("Set-Cookie", context.sessions.cookieConfig.setCookie(id, context.getContextPath()));
+        return id;
+    }
+
+    @Override
+    public boolean isRequestedSessionIdValid() {
+        String id = getRequestedSessionId();
+        return id != null && context.sessions.find(id) != null;
+    }
+
+    @Override
+    public boolean isRequestedSessionIdFromCookie() {
+        return getRequestedSessionId() != null;
+    }
+
+    @Override
+    public boolean isRequestedSessionIdFromURL() {
+        return false;
+    }
+
+    @Override
+    public boolean authenticate(HttpServletResponse response) throws IOException, ServletException {
+        // No container authentication: the application's filters (Spring Security) do it.
+        response.sendError(HttpServletResponse.SC_UNAUTHORIZED);
+        return false;
+    }
+
+    @Override
+    public void login(String username, String password) throws ServletException {
+        throw new ServletException("afterburn-servlet: there is no container login; authenticate in a filter (README)");
+    }
+
+    @Override
+    public void logout() throws ServletException {
+        // nothing was logged in by the container
+    }
+
+    @Override
+    public Collection<Part> getParts() throws IOException, ServletException {
+        throw new ServletException("afterburn-servlet: multipart/form-data is not parsed by this adapter (README, \"Not supported\")");
+    }
+
+    @Override
+    public Part getPart(String name) throws IOException, ServletException {
+        return getParts().stream().filter(p -> p.getName().equals(name)).findFirst().orElse(null);
+    }
+
+    @Override
+    public <T extends HttpUpgradeHandler> T upgrade(Class<T> handlerClass) throws IOException, ServletException {
+        throw new ServletException("afterburn-servlet: an HTTP upgrade cannot cross the watchdog (it drops Upgrade, PROTOCOL.md §5.4)");
+    }
+
+    @Override
+    public Map<String, String> getTrailerFields() {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (Headers.Field f : request.trailers()) {
+            out.merge(f.name().toLowerCase(Locale.ROOT), f.value(), (a, b) -> a + "," + b);
+        }
+        return out;
+    }
+
+    @Override
+    public boolean isTrailerFieldsReady() {
+        return input != null && input.isFinished() || getContentLengthLong() >= 0;
+    }
+
+    @Override
+    public String toString() {
+        return "PipeRequest[" + getMethod() + " " + request.target() + ", request " + request.requestId() + "]";
+    }
+}
