@@ -15,9 +15,10 @@
 // .response()).
 //
 // The SDK parses the event and writes a reply, but on its own it makes up what is missing (an
-// id, a time) where §13 wants a 400: so the request's mode and its required attributes
-// (specversion 1.0 or 0.3, id, source, type) are checked here first. A batch
-// (application/cloudevents-batch+json) is refused with 400 as well.
+// id, a time) where §13 wants a 400 or nothing: so the request's mode and its required
+// attributes (specversion 1.0 or 0.3, id, source, type) are checked here first, ce-* values
+// are percent-decoded (and a reply's encoded) as the HTTP binding says, and `time` is given as
+// sent or not at all. A batch (application/cloudevents-batch+json) is refused with 400.
 //
 // The result: a CloudEvent (the SDK's, or any object whose class is named CloudEvent) is
 // written in binary mode, status 200; nothing (undefined, null, '') is 204; a string is a
@@ -86,6 +87,9 @@ function toEvent(sdk, fields, bytes) {
     headers = { ...headers, 'content-type': 'application/cloudevents+json' };
     body = parsed;
   } else if (headers['ce-specversion'] !== undefined || headers['ce-id'] !== undefined) {
+    // HTTP binding 3.1.3.2: ce-* values are percent-encoded (UTF-8); the SDK does not decode.
+    headers = { ...headers };
+    for (const name of Object.keys(headers)) if (name.startsWith('ce-')) headers[name] = percentDecode(headers[name]);
     checkAttributes((name) => headers[`ce-${name}`], (name) => `ce-${name}`);
     if (bytes.length === 0) body = undefined;
     else if (type === 'application/json' || /^application\/[^/]*\+json$/.test(type)) body = jsonData(decodeText(bytes, charset));
@@ -98,14 +102,60 @@ function toEvent(sdk, fields, bytes) {
   try {
     event = sdk.HTTP.toEvent({ headers, body });
     // The SDK reads `time` through Date and gives it back as toISOString() writes it
-    // ("10:00:00Z" becomes "10:00:00.000Z"): the handler gets it as sent.
-    const time = typeof body === 'object' && type === 'application/cloudevents+json' ? body.time : fields['ce-time'];
-    if (typeof time === 'string' && event.time !== time) event = new sdk.CloudEvent({ ...event, time }, false);
+    // ("10:00:00Z" becomes "10:00:00.000Z"), and stamps the current time on an event sent
+    // without one: the handler gets it as sent, or none.
+    const time = type === 'application/cloudevents+json' ? body.time : headers['ce-time'];
+    if (time === undefined) event = withoutTime(sdk, event);
+    else if (event.time !== time) event = new sdk.CloudEvent({ ...event, time }, false);
     event.validate();
   } catch (err) {
     throw new BadEvent(`the request is not a valid CloudEvent${invalidAt(err)}`);
   }
   return event;
+}
+
+/** A ce-* value percent-decoded: %XX sequences as UTF-8 bytes, other characters as they came. */
+function percentDecode(value) {
+  if (!value.includes('%')) return value;
+  const bytes = [];
+  for (let i = 0; i < value.length; i++) {
+    if (value[i] === '%' && /^[0-9A-Fa-f]{2}$/.test(value.slice(i + 1, i + 3))) {
+      bytes.push(parseInt(value.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else {
+      bytes.push(value.charCodeAt(i) & 0xff); // a field value's bytes, as latin1
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+/** HTTP binding 3.1.3.2: a space, '"', '%' and anything outside printable ASCII, percent-encoded. */
+function percentEncode(value) {
+  return String(value).replace(/[^\x21\x23-\x24\x26-\x7e]/gu,
+    (c) => [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
+}
+
+// The SDK's CloudEvent, but without the `time` its constructor stamps on one sent without:
+// the same prototype (instanceof, validate, cloneWith), frozen likewise, and a toJSON that
+// writes no time rather than throwing on none.
+const untimed = new WeakMap();
+function withoutTime(sdk, event) {
+  let proto = untimed.get(sdk);
+  if (proto === undefined) {
+    proto = Object.create(sdk.CloudEvent.prototype, {
+      toJSON: {
+        value: function toJSON() {
+          const e = { ...this };
+          if (e.data_base64 && e.data) delete e.data;
+          return e;
+        },
+      },
+    });
+    untimed.set(sdk, proto);
+  }
+  const props = { ...event };
+  delete props.time;
+  return Object.freeze(Object.assign(Object.create(proto), props));
 }
 
 // JSON data, parsed here whatever the Content-Type's parameters (the SDK parses only an exact
@@ -204,7 +254,7 @@ function makeResponse(sdk, result) {
     } catch (err) {
       throw new ShapeError(SHAPE, `the CloudEvent returned cannot be written: ${err.message}`);
     }
-    const fields = Object.entries(message.headers).map(([n, v]) => [n, String(v)]);
+    const fields = Object.entries(message.headers).map(([n, v]) => [n, n.startsWith('ce-') ? percentEncode(v) : String(v)]);
     const body = message.body === undefined || message.body === null ? null
       : typeof message.body === 'string' ? Buffer.from(message.body) : Buffer.from(message.body);
     return respond(200, fields, body);
