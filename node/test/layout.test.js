@@ -48,6 +48,12 @@ describe('the layout of lib/', () => {
     expect(reach(name).filter((m) => banned.test(m))).toEqual([]);
   });
 
+  // The handler-shape adapters (§13) are handlers around the user's: they change nothing on
+  // the pipes, so they reach no core, no guard, no lifecycle.
+  test.each(['shape.js', 'shape-openfaas.js', 'shape-lambda.js', 'shape-cloudevents.js'])('%s reaches no core', (name) => {
+    expect(reach(name).filter((m) => /^(fetch-|connection|lifecycle|guard|framer|child)/.test(m))).toEqual([]);
+  });
+
   // The guard only checks (§4.3); the fetch core's framing marks are made in framer.js.
   test('guard.js requires errors.js alone and exports the FrameGuard alone, no marks', () => {
     expect(requires('guard.js')).toEqual(['errors.js']);
