@@ -10,8 +10,9 @@
 // cookies (the Cookie field split), headers (lower-case, a repeated name's values joined with
 // ","), queryStringParameters (decoded, likewise joined), requestContext (http.method, path,
 // protocol, sourceIp: the first X-Forwarded-For address or "0.0.0.0", userAgent; requestId:
-// the request's id, §5.1; time, timeEpoch), body: text for the text types of §13, base64 for
-// any other (isBase64Encoded), absent when empty.
+// the request's id, §5.1; time, timeEpoch), body: text for the text types of §13 when it is
+// valid UTF-8, base64 otherwise and for any other type or none (isBase64Encoded), absent
+// when empty.
 //
 // The context: awsRequestId (the request id), getRemainingTimeInMillis() (the deadline's,
 // §5.2; 2147483647, the longest a timer takes, without one), functionName and the rest from
@@ -29,6 +30,7 @@
 // status, a body that is not a string, not base64 when it says so) is the handler's error:
 // 500 handler_error (§8.3). The handler's own error (thrown, rejected, to the callback) is too.
 
+const { isUtf8 } = require('node:buffer');
 const { ShapeError, adapt, splitTarget, fieldPairs, bodyBytes, mediaType, checkStatus, describe,
   respond } = require('./shape');
 
@@ -97,7 +99,8 @@ async function makeEvent(request, ctx) {
     timeEpoch: now.getTime(),
   };
   const bytes = await bodyBytes(request);
-  const text = isText(headers['content-type']);
+  // §13: text for a text type that is valid UTF-8; base64 otherwise, so no byte is lost.
+  const text = isText(headers['content-type']) && isUtf8(bytes);
   if (bytes.length > 0) event.body = text ? bytes.toString('utf8') : bytes.toString('base64');
   event.isBase64Encoded = bytes.length > 0 && !text;
   return event;

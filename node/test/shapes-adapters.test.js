@@ -134,6 +134,13 @@ describe('lambda: invocation and result rules', () => {
     expect(got.text).toBe('2147483647');
   });
 
+  test('a text type that is not valid UTF-8 is base64, no byte lost (§13)', async () => {
+    let seen;
+    await call(lambda(async (event) => { seen = [event.body, event.isBase64Encoded]; }), '/',
+      { method: 'POST', headers: { 'content-type': 'text/plain' }, body: new Uint8Array([0x68, 0xff]) });
+    expect(seen).toEqual([Buffer.from([0x68, 0xff]).toString('base64'), true]);
+  });
+
   test('+ stays + in queryStringParameters; %XX is decoded', async () => {
     let seen;
     await call(lambda(async (event) => { seen = event.queryStringParameters; }), '/?a=1+2&b=%41&c');
