@@ -15,6 +15,7 @@ JAVA ?= java
 JAVA_MVN := $(MVN) -B -Dstyle.color=never -f java/pom.xml
 
 JAVA_POMS      := java/pom.xml java/runtime/pom.xml java/fixture/pom.xml java/examples/hello/pom.xml
+JAVA_POMS      += java/shapes/pom.xml
 JAVA_SOURCES   := $(shell find java -name '*.java' -not -path '*/target/*')
 JAVA_M2_STAMP  := java/target/m2.stamp
 JAVA_JAR_STAMP := java/target/jars.stamp
