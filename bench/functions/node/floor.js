@@ -13,7 +13,8 @@ const fs = require('node:fs');
 const net = require('node:net');
 const { HTTPParser, methods } = require('_http_common');
 const { handle } = require('./afterburn_fn');
-const { loadUndici, requestURL, makeRequest, readResponse, InHandBody } = require('../../../node/lib/fetch');
+const { requestURL, makeRequest, readResponse, InHandBody } = require('../../../node/lib/fetch');
+const { loadUndici } = require('../../../node/lib/undici'); // below the cores since 309ec50
 
 const [input, output] = (process.env.AFTERBURN_FDS || '0,1').split(',').map(Number);
 const handshakeReply = 'HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Library: bench-floor/0\r\nContent-Length: 0\r\n\r\n';
