@@ -9,6 +9,7 @@
 #   make soak         a long mixed load with faults per language (N=... requests; default 1e6 for Go, 1e5 others)
 #   make fuzz         the Go fuzz targets for FUZZTIME each (default 5m); make test runs 5 s of each
 #   make bench        every language against its baselines, lanes against workers, Python's fork mode against exec and its isolation=request (QUICK=1: a short version)
+#   make bench-check  starts every benchmark configuration (peers too) once and checks its answers; no load
 #   make bench-counts instructions, system calls and context switches per request (valgrind; a few minutes)
 #   make fmt lint     formatting and static checks
 #   make dist         release artifacts into dist/ (wheel, sdist, npm tarball, jars, static watchdogs, SHA256SUMS)
@@ -41,7 +42,7 @@ GO_PACKAGES         := ./... $(patsubst go/%/go.mod,./%/...,$(wildcard go/afterb
 CONFORMANCE_SOURCES := $(shell find conformance -name '*.go' -not -path 'conformance/bin/*') conformance/go.mod
 
 .PHONY: help build run test test-all test-go test-conformance conformance conformance-go conformance-go-lanes conformance-modes fmt lint clean \
-	bench bench-build bench-go bench-c bench-java bench-tools bench-counts test-bench \
+	bench bench-build bench-check bench-go bench-c bench-java bench-peers bench-tools bench-counts test-bench \
 	dist dist-test fuzz fuzz-short run-go soak soak-short soak-go soak-short-go soak-short-slow-clients soak-python soak-short-python soak-node soak-short-node soak-java soak-short-java lint-workflows lint-dockerfile test-deploy docs-config \
 	doctest test-doctest
 
@@ -210,7 +211,34 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 bench: bench-build
 	bench/bin/afterburn-bench $(if $(QUICK),-quick) $(if $(LANGS),-langs $(LANGS)) $(if $(SCENARIOS),-scenarios $(SCENARIOS))
 
-bench-build: bench-tools $(WATCHDOG) bench-go bench-c $(PY_COMPILED) $(NODE_STAMP) bench-java
+bench-build: bench-tools $(WATCHDOG) bench-go bench-c $(PY_COMPILED) $(NODE_STAMP) bench-java bench-peers
+
+# Starts every configuration of the languages (the peers too) once, checks that it answers
+# hello and echo1k correctly and names every peer with its version; times nothing.
+bench-check: bench-build
+	bench/bin/afterburn-bench -check $(if $(LANGS),-langs $(LANGS))
+
+# The peers (bench/README.md, "Peers"), pinned: Python's from PyPI into a venv of the bench's
+# own (never python/.venv), every package pinned in requirements-peers.txt; Java's from Maven
+# Central (bench/functions/java/peers/pom.xml: Maven resolves the pinned jars and writes their
+# classpath), compiled with javac as the other Java programs are. Node's http and Go's
+# net/http are the "proxy" column's servers.
+BENCH_PY_PEERS   := bench/.venv-peers/.stamp
+BENCH_JAVA_PEERS := bench/build/java-peers/NettyServer.class
+bench-peers: $(BENCH_PY_PEERS) $(BENCH_JAVA_PEERS)
+
+$(BENCH_PY_PEERS): bench/functions/python/requirements-peers.txt
+	rm -rf bench/.venv-peers
+	$(PYTHON_SYS) -m venv bench/.venv-peers
+	bench/.venv-peers/bin/pip install -q --disable-pip-version-check --no-deps -r $<
+	touch $@
+
+$(BENCH_JAVA_PEERS): bench/functions/java/peers/pom.xml $(wildcard bench/functions/java/peers/*.java)
+	mkdir -p bench/build/java-peers
+	$(MVN) -B -q -Dstyle.color=never -f bench/functions/java/peers/pom.xml \
+		org.apache.maven.plugins:maven-dependency-plugin:3.11.0:build-classpath \
+		-Dmdep.outputFile=$(CURDIR)/bench/build/java-peers.classpath
+	javac -cp "$$(cat bench/build/java-peers.classpath)" -d bench/build/java-peers bench/functions/java/peers/*.java
 
 bench-tools:
 	@command -v wrk >/dev/null || { echo "installing wrk from Debian's packages"; \
@@ -291,6 +319,6 @@ docs-config:
 	cd go && $(GO) test ./cmd/afterburn-watchdog -run TestConfigurationDoc -update
 
 clean:
-	rm -rf go/bin conformance/bin bench/bin bench/build .tools dist
+	rm -rf go/bin conformance/bin bench/bin bench/build bench/.venv-peers .tools dist
 	$(MAKE) --no-print-directory clean-templates
 	$(MAKE) --no-print-directory clean-java

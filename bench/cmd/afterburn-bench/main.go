@@ -23,6 +23,7 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == harness.EchoClientCommand {
 		os.Exit(harness.EchoClientMain(os.Args[2:]))
 	}
+	check := flag.Bool("check", false, "start every configuration of the languages once and check its answers (hello, echo1k) without timing anything, then exit")
 	quick := flag.Bool("quick", false, "hello world only, one repetition, short runs (about five minutes)")
 	langs := flag.String("langs", "go,python,node,java", "languages to measure, comma-separated")
 	reps := flag.Int("reps", 3, "repetitions of every configuration")
@@ -119,6 +120,15 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *check {
+		if len(o.Langs) == 0 {
+			fatal(fmt.Errorf("-check checks the languages scenario's configurations: give -scenarios languages"))
+		}
+		if err := harness.Check(ctx, o, os.Stdout); err != nil {
+			fatal(err)
+		}
+		return
+	}
 	res, err := harness.Run(ctx, o)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "afterburn-bench: %v\n", err)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,6 +35,22 @@ func listeningLine(program string) *regexp.Regexp {
 // startServer starts argv pinned to cpu (a taskset list; "" for none) and waits for the line
 // "PROGRAM: listening on ADDR". env is added to the harness's environment.
 func startServer(ctx context.Context, name, program, root, cpu string, argv []string, env []string) (*server, error) {
+	s, exited, err := launch(name, root, cpu, argv, env)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.log.waitFor(ctx, listeningLine(program), exited)
+	if err != nil {
+		s.stop()
+		return nil, fmt.Errorf("%s: %v\n%s", name, err, s.log.String())
+	}
+	s.addr = m[1]
+	return s, nil
+}
+
+// launch starts argv pinned to cpu, in a process group of its own, its output collected;
+// exited closes when it ends.
+func launch(name, root, cpu string, argv, env []string) (*server, <-chan struct{}, error) {
 	if cpu != "" {
 		argv = append([]string{"taskset", "-c", cpu}, argv...)
 	}
@@ -44,18 +62,45 @@ func startServer(ctx context.Context, name, program, root, cpu string, argv []st
 	// A group of its own, so stopping it also stops the workers and upstreams it started.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
+		return nil, nil, fmt.Errorf("%s: %v", name, err)
 	}
-	s := &server{name: name, cmd: cmd, log: lb}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
-	m, err := lb.waitFor(ctx, listeningLine(program), exited)
+	return &server{name: name, cmd: cmd, log: lb}, exited, nil
+}
+
+// startListener starts a server that logs no "listening on" line of ours (a peer run as its
+// users run it: uvicorn, gunicorn): it gives the server a free loopback port in $PORT and
+// waits until that port accepts connections, the server's own signal that it serves, as
+// cmd/http-proxy waits for its upstream.
+func startListener(ctx context.Context, name, root, cpu string, argv, env []string) (*server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		s.stop()
-		return nil, fmt.Errorf("%s: %v\n%s", name, err, lb.String())
+		return nil, err
 	}
-	s.addr = m[1]
-	return s, nil
+	addr := ln.Addr().String()
+	ln.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	s, exited, err := launch(name, root, cpu, argv, append(slices.Clone(env), "PORT="+port))
+	if err != nil {
+		return nil, err
+	}
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			s.addr = addr
+			return s, nil
+		}
+		select {
+		case <-exited:
+			return nil, fmt.Errorf("%s: exited before accepting on %s\n%s", name, addr, s.log.String())
+		case <-ctx.Done():
+			s.stop()
+			return nil, fmt.Errorf("%s: not accepting on %s: %v\n%s", name, addr, ctx.Err(), s.log.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // waitReady polls the watchdog's /_/ready until every worker has passed its handshake.

@@ -71,10 +71,17 @@ type LanguageResults struct {
 	// throughput and tail goals applied to the floor in AfterBurn's place.
 	Floor        ByWorkload `json:"floor,omitempty"`
 	FloorTargets []Target   `json:"floor_targets,omitempty"`
-	ColdStart    *ColdStart `json:"cold_start,omitempty"`
-	LargeBody    *LargeBody `json:"large_body,omitempty"`
-	Ratios       []Ratio    `json:"ratios"`
-	Targets      []Target   `json:"targets"`
+	// Peers are the servers its users would run instead, each named with its version, behind
+	// the proxy and alone; Variants are AfterBurn's other configurations (peers.go).
+	// Headline is AfterBurn over the strongest peer behind the proxy: the report's headline.
+	Peers      []*PeerResults    `json:"peers,omitempty"`
+	Variants   []*VariantResults `json:"afterburn_variants,omitempty"`
+	PeerRatios []PeerRatio       `json:"peer_ratios,omitempty"`
+	Headline   []Headline        `json:"headline,omitempty"`
+	ColdStart  *ColdStart        `json:"cold_start,omitempty"`
+	LargeBody  *LargeBody        `json:"large_body,omitempty"`
+	Ratios     []Ratio           `json:"ratios"`
+	Targets    []Target          `json:"targets"`
 }
 
 func (l *LanguageResults) mode(m Mode) ByWorkload {

@@ -81,32 +81,13 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	}
 	load := Load{CPU: o.LoadCPU, ScriptPath: script}
 
-	watchdog := func(child []string) []string {
-		// metrics_port 0: several watchdogs run at once, and the default, 8081, is one port.
-		return append([]string{o.Watchdog, "-port", "0", "-metrics_port", "0", "-listen_host", "127.0.0.1",
-			"-workers", fmt.Sprint(o.Workers), "--"}, child...)
+	names, err := peerNames(o.Root, langs)
+	if err != nil {
+		return nil, err
 	}
-	var configs []*config
-	if len(langs) > 0 {
-		configs = []*config{
-			{key: "limit", program: "afterburn-watchdog", argv: watchdog([]string{"bench/bin/limit-child"}), pool: true},
-			{key: "ceiling", program: "server", argv: []string{"bench/bin/go-server"}, env: []string{"PORT=0"}},
-		}
-		hop, err := hopConfigs(o.Root, watchdog) // relay.go
-		if err != nil {
-			return nil, err
-		}
-		configs = append(configs, hop...)
-	}
-	for _, l := range langs {
-		configs = append(configs,
-			&config{key: l.Name + "/afterburn", program: "afterburn-watchdog", argv: watchdog(l.AfterBurn), pool: true, warmup: l.Warmup},
-			&config{key: l.Name + "/proxy", program: "http-proxy", argv: append([]string{"bench/bin/http-proxy", "-addr", "127.0.0.1:0", "--"}, l.Server...), warmup: l.Warmup},
-			&config{key: l.Name + "/fork", program: "fork-server", argv: append([]string{"bench/bin/fork-server", "-addr", "127.0.0.1:0", "--"}, l.Classic...)},
-		)
-		if l.Floor != nil {
-			configs = append(configs, &config{key: l.Name + "/floor", program: "afterburn-watchdog", argv: watchdog(l.Floor), pool: true, warmup: l.Warmup})
-		}
+	configs, err := buildConfigs(o, langs)
+	if err != nil {
+		return nil, err
 	}
 	defer func() {
 		for _, c := range configs {
@@ -117,17 +98,8 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		}
 	}()
 	for _, c := range configs {
-		startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		c.srv, err = startServer(startCtx, c.key, c.program, o.Root, o.ServerCPU, c.argv, c.env)
-		if err == nil && c.pool {
-			err = c.srv.waitReady(startCtx)
-		}
-		cancel()
-		if err != nil {
+		if err := c.start(ctx, o.Root, o.ServerCPU); err != nil {
 			return nil, err
-		}
-		if err := verify(c.srv); err != nil {
-			return nil, fmt.Errorf("%s answers wrongly: %v\n%s", c.key, err, c.srv.log.String())
 		}
 		c.figs = newByWorkload()
 		fmt.Fprintf(o.Log, "started %s on %s; warming up\n", c.key, c.srv.addr)
@@ -224,7 +196,9 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 				return nil, err
 			}
 		}
+		lr.Peers, lr.Variants = peerResults(l, byKey, names[l.Name]), variantResults(l, byKey)
 		lr.Ratios = ratios(lr)
+		lr.PeerRatios, lr.Headline = peerRatios(lr), headlines(lr)
 		lr.LibraryCPU = libraryCPU(lr)
 		lr.Targets = targets(l.Name, lr)
 		lr.FloorTargets = floorTargets(l.Name, lr)
@@ -234,6 +208,119 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 }
 
 func conc(n int) string { return fmt.Sprintf("c%d", n) }
+
+// buildConfigs lists every configuration of a run of the languages langs, in the order they
+// are started and measured: the shared ones (the limit, the ceiling, the hop's), then per
+// language AfterBurn and its variants, the proxy, fork, floor, and every peer behind the proxy
+// and alone.
+func buildConfigs(o Options, langs []Language) ([]*config, error) {
+	watchdog := func(child []string) []string {
+		// metrics_port 0: several watchdogs run at once, and the default, 8081, is one port.
+		return append([]string{o.Watchdog, "-port", "0", "-metrics_port", "0", "-listen_host", "127.0.0.1",
+			"-workers", fmt.Sprint(o.Workers), "--"}, child...)
+	}
+	proxy := func(server []string) []string {
+		return append([]string{"bench/bin/http-proxy", "-addr", "127.0.0.1:0", "--"}, server...)
+	}
+	var configs []*config
+	if len(langs) > 0 {
+		configs = []*config{
+			{key: "limit", program: "afterburn-watchdog", argv: watchdog([]string{"bench/bin/limit-child"}), pool: true},
+			{key: "ceiling", program: "server", argv: []string{"bench/bin/go-server"}, env: []string{"PORT=0"}},
+		}
+		hop, err := hopConfigs(o.Root, watchdog) // relay.go
+		if err != nil {
+			return nil, err
+		}
+		configs = append(configs, hop...)
+	}
+	workers := fmt.Sprintf("WORKERS=%d", o.Workers) // a peer's $WORKERS (gunicorn's --workers)
+	for _, l := range langs {
+		configs = append(configs,
+			&config{key: l.Name + "/afterburn", program: "afterburn-watchdog", argv: watchdog(l.AfterBurn), pool: true, warmup: l.Warmup})
+		for _, v := range l.Variants {
+			configs = append(configs, &config{key: l.Name + "/afterburn-" + v.Key, program: "afterburn-watchdog",
+				argv: watchdog(v.Worker), env: v.Env, pool: true, warmup: l.Warmup})
+		}
+		configs = append(configs,
+			&config{key: l.Name + "/proxy", program: "http-proxy", argv: proxy(l.Server), env: []string{workers}, warmup: l.Warmup},
+			&config{key: l.Name + "/fork", program: "fork-server", argv: append([]string{"bench/bin/fork-server", "-addr", "127.0.0.1:0", "--"}, l.Classic...)},
+		)
+		if l.Floor != nil {
+			configs = append(configs, &config{key: l.Name + "/floor", program: "afterburn-watchdog", argv: watchdog(l.Floor), pool: true, warmup: l.Warmup})
+		}
+		for _, p := range l.Peers {
+			server := p.Server
+			if p.Own {
+				server = l.Server
+			} else {
+				configs = append(configs, &config{key: peerKey(l.Name, "proxy", p.Key), program: "http-proxy",
+					argv: proxy(server), env: []string{workers}, warmup: l.Warmup})
+			}
+			if !p.Stdlib && p.AloneKey == "" {
+				// No "listening on" line of ours: the harness gives it $PORT and waits until
+				// the port accepts connections (process.go).
+				configs = append(configs, &config{key: peerKey(l.Name, "alone", p.Key), argv: server,
+					env: []string{workers}, warmup: l.Warmup})
+			}
+		}
+	}
+	return configs, nil
+}
+
+// peerKey names a peer's configuration: <lang>/<via>/<peer>, via "proxy" or "alone".
+func peerKey(lang, via, peer string) string { return lang + "/" + via + "/" + peer }
+
+// start starts a configuration, waits until it serves (a watchdog: every worker ready), and
+// checks its answers.
+func (c *config) start(ctx context.Context, root, cpu string) error {
+	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	var err error
+	if c.program == "" {
+		c.srv, err = startListener(startCtx, c.key, root, cpu, c.argv, c.env)
+	} else {
+		c.srv, err = startServer(startCtx, c.key, c.program, root, cpu, c.argv, c.env)
+	}
+	if err == nil && c.pool {
+		err = c.srv.waitReady(startCtx)
+	}
+	if err != nil {
+		return err
+	}
+	if err := verify(c.srv); err != nil {
+		return fmt.Errorf("%s answers wrongly: %v\n%s", c.key, err, c.srv.log.String())
+	}
+	return nil
+}
+
+// peerResults gathers a language's peers' figures from the configurations that measured
+// them: an Own peer behind the proxy is the proxy column, one with an AloneKey alone is that
+// configuration.
+func peerResults(l Language, byKey map[string]ByWorkload, names map[string]string) []*PeerResults {
+	var out []*PeerResults
+	for _, p := range l.Peers {
+		pr := &PeerResults{Key: p.Key, Name: names[p.Key], Setup: p.Setup, Stdlib: p.Stdlib, Own: p.Own,
+			Proxy: byKey[peerKey(l.Name, "proxy", p.Key)], Alone: byKey[peerKey(l.Name, "alone", p.Key)]}
+		if p.Own {
+			pr.Proxy = byKey[l.Name+"/proxy"]
+		}
+		if p.AloneKey != "" {
+			pr.Alone = byKey[p.AloneKey]
+		}
+		out = append(out, pr)
+	}
+	return out
+}
+
+func variantResults(l Language, byKey map[string]ByWorkload) []*VariantResults {
+	var out []*VariantResults
+	for _, v := range l.Variants {
+		out = append(out, &VariantResults{Key: v.Key, Setup: v.Setup, SameAppAs: v.SameAppAs, Headline: v.Headline,
+			Figures: byKey[l.Name+"/afterburn-"+v.Key]})
+	}
+	return out
+}
 
 // verify checks that a configuration does the work before it is timed: a benchmark of a
 // server that answers wrongly measures nothing.

@@ -26,9 +26,10 @@ func WriteJSON(path string, r any) error {
 }
 
 // Markdown writes the hop (the watchdog against the relay, hop.go), then per language the
-// seed's table (AfterBurn against the relay first, then the fork, proxy, pipe-limit and
-// ceiling columns with AfterBurn's ratio to each), the library's CPU above the C child's,
-// the targets, and the floor where one was measured.
+// headline (AfterBurn over the strongest peer behind the proxy, peers.go), the seed's table
+// (AfterBurn against the relay first, then the fork, proxy, pipe-limit and ceiling columns with
+// AfterBurn's ratio to each), the peers behind the proxy and alone, the library's CPU above the
+// C child's, the targets, and the floor where one was measured.
 func Markdown(w io.Writer, r *harness.Results) {
 	fmt.Fprintf(w, "# AfterBurn benchmarks, %s\n\n", r.Date)
 	if r.Quick {
@@ -45,6 +46,10 @@ func Markdown(w io.Writer, r *harness.Results) {
 			continue
 		}
 		fmt.Fprintf(w, "## %s\n\n", name)
+		headline(w, l) // peers.go
+		if len(l.Peers) > 0 {
+			fmt.Fprintf(w, "The proxy column: %s behind `cmd/http-proxy`.\n\n", proxyServer(l))
+		}
 		fmt.Fprintln(w, "| workload | c | AfterBurn req/s | relay req/s | × relay | fork req/s | × fork | proxy req/s | × proxy | pipe limit req/s | × limit | ceiling req/s | × ceiling | fork p50/p99 µs | AfterBurn p50/p99 µs |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 		for _, wl := range []harness.Workload{harness.Hello, harness.Echo1K} {
@@ -61,6 +66,7 @@ func Markdown(w io.Writer, r *harness.Results) {
 			}
 		}
 		fmt.Fprintln(w)
+		peers(w, l)
 		libraryCPU(w, l)
 		if cs := l.ColdStart; cs != nil {
 			fmt.Fprintf(w, "Cold start (spawn to handshake passed): %.1f ms with the library (%.1f–%.1f), %.1f ms without (%.1f–%.1f): the library adds %.1f ms.\n\n",
