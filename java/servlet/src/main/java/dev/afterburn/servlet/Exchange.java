@@ -107,6 +107,7 @@ final class Exchange {
         if (request.hasDeadline()) req.attribute(AfterBurnRequest.DEADLINE, Instant.now().plus(request.timeRemaining()));
         req.attribute(AfterBurnRequest.CANCELLED, (BooleanSupplier) request::cancelled);
         ServletRequestEvent event = new ServletRequestEvent(context, req);
+        context.active.incrementAndGet();
         for (ServletRequestListener l : context.requestListeners) l.requestInitialized(event);
         try {
             String path = pathInContext();
@@ -117,6 +118,7 @@ final class Exchange {
             writeError();
             resp.finish();
         } finally {
+            context.active.decrementAndGet();
             for (ServletRequestListener l : context.requestListeners) l.requestDestroyed(event);
         }
     }

@@ -69,6 +69,8 @@ final class PipeContext implements ServletContext {
     private final Map<String, String> mimeTypes = new ConcurrentHashMap<>();
     final Sessions sessions;
     private volatile boolean started;
+    volatile boolean eagerServlets; // initialise every servlet at start, load-on-startup or not
+    final java.util.concurrent.atomic.AtomicInteger active = new java.util.concurrent.atomic.AtomicInteger();
     private volatile String requestCharacterEncoding;
     private volatile String responseCharacterEncoding;
     private volatile String displayName = "afterburn";
@@ -110,7 +112,7 @@ final class PipeContext implements ServletContext {
         for (FilterEntry f : filterOrder) f.init();
         for (FilterEntry f : filters.values()) f.init(); // unmapped filters are initialised too
         List<ServletEntry> onStartup = new ArrayList<>();
-        for (ServletEntry s : servlets.values()) if (s.loadOnStartup >= 0) onStartup.add(s);
+        for (ServletEntry s : servlets.values()) if (s.loadOnStartup >= 0 || eagerServlets) onStartup.add(s);
         onStartup.sort((a, b) -> Integer.compare(a.loadOnStartup, b.loadOnStartup));
         for (ServletEntry s : onStartup) s.servlet();
     }

@@ -154,6 +154,26 @@ public final class ServletContainer {
     }
 
     /**
+     * Initialise every servlet at {@link #start()}, not only those with a load-on-startup:
+     * a worker then pays its servlets' initialisation before its handshake (PROTOCOL.md §3.1)
+     * instead of on its first request. The Spring Boot starter sets this for the
+     * DispatcherServlet, which Spring Boot otherwise initialises on the first request.
+     *
+     * @param eager whether to
+     * @return this container
+     */
+    public ServletContainer initialiseEveryServletAtStart(boolean eager) {
+        context.checkNotStarted();
+        context.eagerServlets = eager;
+        return this;
+    }
+
+    /** @return the requests in the container now, async ones included (for a graceful shutdown) */
+    public int activeRequests() {
+        return context.active.get();
+    }
+
+    /**
      * A MIME type for {@code ServletContext.getMimeType}.
      *
      * @param extension without the dot
@@ -224,7 +244,10 @@ public final class ServletContainer {
 
     /**
      * One servlet for every path ({@code /*}): {@code getServletPath()} is empty and
-     * {@code getPathInfo()} the path.
+     * {@code getPathInfo()} the path. The servlet is initialised here, before the worker's
+     * handshake ({@link #initialiseEveryServletAtStart}), so its {@code init} is the
+     * function's initialisation: slow there is slow to become ready, failing there fails the
+     * start (PROTOCOL.md §9.1).
      *
      * @param servlet the servlet
      * @param filters filters in front of it, for every path, in order
@@ -233,6 +256,7 @@ public final class ServletContainer {
      */
     public static ServletContainer of(Servlet servlet, Filter... filters) throws ServletException {
         ServletContainer c = create();
+        c.initialiseEveryServletAtStart(true);
         List<String> names = new ArrayList<>();
         for (Filter f : filters) {
             String name = f.getClass().getName() + "#" + names.size();

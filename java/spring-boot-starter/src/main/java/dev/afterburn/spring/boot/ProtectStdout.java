@@ -1,0 +1,27 @@
+package dev.afterburn.spring.boot;
+
+import dev.afterburn.runtime.AfterBurn;
+import org.springframework.boot.context.event.ApplicationStartingEvent;
+import org.springframework.context.ApplicationListener;
+import org.springframework.core.Ordered;
+
+/**
+ * The first thing a Spring Boot application does under the watchdog: open the protocol
+ * descriptors and protect stdout (PROTOCOL.md §2.4) before the banner and the logging system
+ * take {@code System.out}. Registered in {@code META-INF/spring.factories}, since it runs
+ * before there is a context. In fd mode (the default) stdout is a log pipe anyway; in stdio
+ * mode this is what keeps the banner off the protocol stream.
+ */
+public final class ProtectStdout implements ApplicationListener<ApplicationStartingEvent>, Ordered {
+    @Override
+    public void onApplicationEvent(ApplicationStartingEvent event) {
+        if (AfterBurnEnvironment.underWatchdog(System.getenv(), System.getProperty(AfterBurnEnvironment.ENABLED))) {
+            AfterBurn.protectStdout();
+        }
+    }
+
+    @Override
+    public int getOrder() {
+        return Ordered.HIGHEST_PRECEDENCE;
+    }
+}
