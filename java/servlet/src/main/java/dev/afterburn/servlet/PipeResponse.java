@@ -40,6 +40,8 @@ final class PipeResponse implements HttpServletResponse {
     private final List<String[]> fields = new ArrayList<>();
     private final List<Cookie> cookies = new ArrayList<>();
     private String contentType; // without charset
+    private String contentTypeAsSet; // setContentType's argument, sent as it is while its charset stands
+    private String charsetAsSet; // the charset that argument named, or null
     private String charset; // explicit: setCharacterEncoding, a content type's charset, or a locale mapping
     private Locale locale = Locale.getDefault();
     private boolean localeSet;
@@ -321,9 +323,16 @@ final class PipeResponse implements HttpServletResponse {
         return ctx != null ? ctx : StandardCharsets.ISO_8859_1.name();
     }
 
+    /**
+     * The content type with the charset in force: as the servlet set it (spacing and case kept)
+     * while its charset is the one in force, else rebuilt as {@code type;charset=X}.
+     */
     @Override
     public String getContentType() {
         if (contentType == null) return null;
+        boolean asSet = contentTypeAsSet != null && java.util.Objects.equals(charset, charsetAsSet)
+                && (charsetAsSet != null || writer == null);
+        if (asSet) return contentTypeAsSet;
         if (charset != null || writer != null) return contentType + ";charset=" + getCharacterEncoding();
         return contentType;
     }
@@ -384,19 +393,24 @@ final class PipeResponse implements HttpServletResponse {
         if (committedOrSuspended()) return;
         if (type == null) {
             contentType = null;
+            contentTypeAsSet = null;
             if (writer == null) charset = null;
             return;
         }
         int semi = type.indexOf(';');
         contentType = (semi < 0 ? type : type.substring(0, semi)).strip();
+        String named = null;
         if (semi >= 0) {
             for (String param : type.substring(semi + 1).split(";")) {
                 int eq = param.indexOf('=');
-                if (eq > 0 && param.substring(0, eq).strip().equalsIgnoreCase("charset") && writer == null) {
-                    charset = param.substring(eq + 1).strip().replace("\"", "");
+                if (eq > 0 && param.substring(0, eq).strip().equalsIgnoreCase("charset")) {
+                    named = param.substring(eq + 1).strip().replace("\"", "");
                 }
             }
         }
+        if (named != null && writer == null) charset = named;
+        contentTypeAsSet = named == null || writer == null ? type.strip() : null;
+        charsetAsSet = named;
     }
 
     @Override
@@ -430,6 +444,8 @@ final class PipeResponse implements HttpServletResponse {
         fields.clear();
         cookies.clear();
         contentType = null;
+        contentTypeAsSet = null;
+        charsetAsSet = null;
         charset = null;
         writer = null;
         streamUsed = false;

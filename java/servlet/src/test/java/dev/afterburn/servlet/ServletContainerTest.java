@@ -157,6 +157,26 @@ class ServletContainerTest {
     }
 
     @Test
+    void aContentTypeIsSentAsSetWhileItsCharsetStands() throws Exception {
+        ServletContainer c = one((req, resp) -> {
+            switch (req.getPathInfo()) {
+                case "/as-set" -> resp.setContentType("text/plain; charset=utf-8");
+                case "/changed" -> {
+                    resp.setContentType("application/json");
+                    resp.setCharacterEncoding("UTF-8");
+                }
+                default -> {
+                    resp.setContentType("text/html; charset=utf-8");
+                    resp.getWriter().print("x"); // the writer keeps the charset it was set with
+                }
+            }
+        });
+        assertEquals("text/plain; charset=utf-8", call(c, TestRequest.get("/as-set")).headers().first("content-type"));
+        assertEquals("application/json;charset=UTF-8", call(c, TestRequest.get("/changed")).headers().first("content-type"));
+        assertEquals("text/html; charset=utf-8", call(c, TestRequest.get("/writer")).headers().first("content-type"));
+    }
+
+    @Test
     void sendErrorWithoutAnErrorPageWritesAShortTextBody() throws Exception {
         ServletContainer c = one((req, resp) -> {
             resp.setHeader("X-Kept", "yes");

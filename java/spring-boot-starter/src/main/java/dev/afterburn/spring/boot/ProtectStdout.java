@@ -1,6 +1,7 @@
 package dev.afterburn.spring.boot;
 
 import dev.afterburn.runtime.AfterBurn;
+import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.context.event.ApplicationStartingEvent;
 import org.springframework.context.ApplicationListener;
 import org.springframework.core.Ordered;
@@ -11,13 +12,21 @@ import org.springframework.core.Ordered;
  * take {@code System.out}. Registered in {@code META-INF/spring.factories}, since it runs
  * before there is a context. In fd mode (the default) stdout is a log pipe anyway; in stdio
  * mode this is what keeps the banner off the protocol stream.
+ *
+ * <p>A reactive (WebFlux) application is refused here, under the watchdog only, with the reason:
+ * it would start Netty on a port and never answer the handshake (README, "WebFlux").
  */
 public final class ProtectStdout implements ApplicationListener<ApplicationStartingEvent>, Ordered {
+    static final String REACTIVE = "afterburn-spring-boot-starter: a reactive (WebFlux) application cannot serve the watchdog's "
+            + "pipes; serve it with Spring MVC, or outside the watchdog (afterburn-spring-boot-starter README, \"WebFlux\")";
+
     @Override
     public void onApplicationEvent(ApplicationStartingEvent event) {
-        if (AfterBurnEnvironment.underWatchdog(System.getenv(), System.getProperty(AfterBurnEnvironment.ENABLED))) {
-            AfterBurn.protectStdout();
+        if (!AfterBurnEnvironment.underWatchdog(System.getenv(), System.getProperty(AfterBurnEnvironment.ENABLED))) return;
+        if (event.getSpringApplication().getWebApplicationType() == WebApplicationType.REACTIVE) {
+            throw new IllegalStateException(REACTIVE);
         }
+        AfterBurn.protectStdout();
     }
 
     @Override

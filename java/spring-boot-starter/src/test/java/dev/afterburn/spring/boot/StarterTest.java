@@ -119,6 +119,19 @@ class StarterTest {
     }
 
     @Test
+    void aReactiveApplicationIsRefusedUnderTheWatchdogWithTheReason() {
+        SpringApplication app = new SpringApplication(App.class);
+        app.setWebApplicationType(org.springframework.boot.WebApplicationType.REACTIVE);
+        System.setProperty(AfterBurnEnvironment.ENABLED, "true"); // ProtectStdout runs before there are properties
+        try {
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> app.run("--spring.main.banner-mode=off"));
+            assertEquals(ProtectStdout.REACTIVE, e.getMessage());
+        } finally {
+            System.clearProperty(AfterBurnEnvironment.ENABLED);
+        }
+    }
+
+    @Test
     void theEnvironmentDecides() {
         assertTrue(AfterBurnEnvironment.underWatchdog(Map.of("AFTERBURN_FDS", "3,4"), null));
         assertTrue(AfterBurnEnvironment.underWatchdog(Map.of("AFTERBURN_PROTOCOL", "1"), null));
