@@ -194,4 +194,4 @@ def serve_asgi(app: Callable[..., Any], *, max_lanes: int | None = None) -> None
 
     adapter = AsgiAdapter(app)
     _serve.run(adapter.respond, startup=adapter.startup, shutdown=adapter.shutdown, max_lanes=max_lanes,
-               default_lanes=_serve.DEFAULT_ASYNC_LANES, lanes=adapter.with_lanes)
+               default_lanes=_serve.DEFAULT_ASYNC_LANES, lanes=adapter.with_lanes, serve_one=adapter.serve_lane)

@@ -18,7 +18,7 @@ import contextvars
 import queue
 import threading
 
-from . import _alarm
+from . import _accel, _alarm
 from ._cancel import GRACE
 
 TYPE_CHECKING = False
@@ -96,7 +96,8 @@ class Runner:
     """One event loop for the life of the worker."""
 
     def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
+        # uvloop's with the opt-in accelerator (_accel), else asyncio's.
+        self.loop = _accel.new_event_loop()
         asyncio.set_event_loop(self.loop)
         self.thread: threading.Thread | None = None
         _live.append(self)

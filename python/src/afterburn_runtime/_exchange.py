@@ -106,6 +106,34 @@ def serve_stream(conn: Conn, respond: Responder, reply_head: str = "", cancels: 
             return status
 
 
+async def serve_stream_async(conn: Conn, respond: Callable[[Request, ResponseWriter], Any],
+                             reply_head: str) -> int:
+    """``serve_stream`` for a responder that is a coroutine function, run as one task for
+    the whole stream (one lane, §2.1): each exchange is awaited in this task, so a
+    responder that never waits costs no turn of the event loop. Pipe reads and writes
+    block the loop, as they do between the exchanges of ``Runner.run``."""
+    while True:
+        ev = next_head(conn)
+        if type(ev) is int:
+            return ev
+        assert isinstance(ev, RequestHead)
+        if ev.handshake is not None:
+            status = answer_handshake(conn, ev, reply_head or handshake_head(DEFAULT_ASYNC_LANES))
+        else:
+            try:
+                req, w = begin_exchange(conn, ev)
+                error: BaseException | None = None
+                try:
+                    await respond(req, w)
+                except Exception as e:
+                    error = e
+                status = end_exchange(conn, req, w, error)
+            finally:
+                CURRENT.set("-")  # RequestIdFilter: no request between two
+        if status:
+            return status
+
+
 def next_head(conn: Conn) -> RequestHead | int:
     """The head of the stream's next request, its token made the exchange's (§4.6); or the
     status to stop with: 0 at EOF between requests (§9.4), 1 after answering a head that
@@ -163,23 +191,37 @@ def exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: CancelR
     registered under its token while it is in flight, so the cancel pipe can fire it.
     Without (one lane, the main thread), a request with a deadline arms the alarm that
     raises Cancelled in a synchronous handler (_alarm), ``interruptible`` allowing."""
+    if cancels is not None:
+        return _exchange_on_lane(conn, head, respond, cancels)
     try:
-        return _serve_exchange(conn, head, respond, cancels, interruptible)
+        req, w = begin_exchange(conn, head)
+        error: BaseException | None = None
+        if req.deadline is None or not interruptible:
+            try:
+                respond(req, w)
+            except Exception as e:
+                error = e
+        else:
+            error = _respond_with_alarm(conn, req, w, respond)
+        return end_exchange(conn, req, w, error)
     finally:
         CURRENT.set("-")  # RequestIdFilter: no request between two
 
 
-def _serve_exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: CancelReader | None,
-                    interruptible: bool) -> int:
-    if cancels is not None:
-        # A lane's thread: the cancellation is the flag, never the alarm (main thread only).
-        if head.exchange is None:
-            return _serve_exchange(conn, head, respond, None, False)
-        token = head.exchange
-        try:
-            return _serve_exchange(conn, head, _with_cancellation(respond, cancels, token), None, False)
-        finally:
-            cancels.unregister(token)
+def _exchange_on_lane(conn: Conn, head: RequestHead, respond: Responder, cancels: CancelReader) -> int:
+    # A lane's thread: the cancellation is the flag, never the alarm (main thread only).
+    if head.exchange is None:
+        return exchange(conn, head, respond, None, interruptible=False)
+    token = head.exchange
+    try:
+        return exchange(conn, head, _with_cancellation(respond, cancels, token), None, interruptible=False)
+    finally:
+        cancels.unregister(token)
+
+
+def begin_exchange(conn: Conn, head: RequestHead) -> tuple[Request, ResponseWriter]:
+    """The Request and the ResponseWriter of one exchange, its request id made current
+    (RequestIdFilter) and its deadline set; what every responder is called with."""
     rid = head.request_id or new_request_id()
     CURRENT.set(rid)
     # §5.2: the deadline counts from the moment the head was read, on the monotonic clock.
@@ -191,15 +233,14 @@ def _serve_exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: 
                   conn.pull if has_body else None,
                   path=head.path, query=head.query, http_version=head.http_version)
     conn.begin(req, has_body)
-    w = ResponseWriter(conn.send, method == "HEAD", head.exchange)
-    error: BaseException | None = None
-    if deadline is None or not interruptible:
-        try:
-            respond(req, w)
-        except Exception as e:
-            error = e
-    else:
-        error = _respond_with_alarm(conn, req, w, respond)
+    return req, ResponseWriter(conn.send, method == "HEAD", head.exchange)
+
+
+def end_exchange(conn: Conn, req: Request, w: ResponseWriter, error: BaseException | None) -> int:
+    """Settles an exchange once its responder returned, or raised ``error``: the error
+    answered or logged, the unread body drained (§6.3, §8.3, §8.8). Returns the exit status
+    to stop with, or 0 to go on."""
+    rid = req.request_id
     if conn.broken is not None:
         raise conn.broken  # not the handler's failure: the watchdog is gone
     fatal = conn.fatal

@@ -36,7 +36,8 @@ __all__ = ["DEFAULT_ASYNC_LANES", "DEFAULT_SYNC_LANES", "run"]
 
 def run(respond: Responder, startup: Callable[[], None] | None = None,
         shutdown: Callable[[], None] | None = None, *, max_lanes: int | None = None,
-        default_lanes: int = DEFAULT_SYNC_LANES, lanes: LaneSetup | None = None) -> None:
+        default_lanes: int = DEFAULT_SYNC_LANES, lanes: LaneSetup | None = None,
+        serve_one: Callable[[Conn, str], int] | None = None) -> None:
     """Serves the protocol until the watchdog closes the request pipe between two requests,
     then returns (the process exits 0, §9.4). When the worker must stop — a bad
     environment (§2.3), a framing error (§8.8), a failed handshake (§3.4), a response that
@@ -45,7 +46,9 @@ def run(respond: Responder, startup: Callable[[], None] | None = None,
 
     With lanes (§2.5) it serves up to ``max_lanes`` of them (AFTERBURN_PY_MAX_LANES, else
     ``default_lanes``); ``lanes()`` then gives the responder the lanes' threads call
-    (without it, ``respond``)."""
+    (without it, ``respond``). With one lane, ``serve_one(conn, reply_head)``, when given,
+    serves the lane in place of ``_exchange.serve_lane`` and returns as it does (the ASGI
+    adapter: the whole stream one task on its event loop)."""
     try:
         limits = limits_from_env()
         in_fd, out_fd = protocol_fds()
@@ -102,7 +105,10 @@ def run(respond: Responder, startup: Callable[[], None] | None = None,
     else:
         conn = open_conn(in_fd, out_fd, limits)
         try:
-            status = serve_lane(conn, respond, reply_head)
+            if serve_one is not None:
+                status = serve_one(conn, reply_head)
+            else:
+                status = serve_lane(conn, respond, reply_head)
         except KeyboardInterrupt:
             status = 130
         if status == 0 and shutdown is not None:

@@ -45,6 +45,26 @@ def _head_lines(status: int, fields: Iterable[tuple[str, str]]) -> tuple[bytes, 
     return entry
 
 
+def _raw_head_lines(status: int, fields: list[Any]) -> tuple[bytes, int | None]:
+    """_head_lines for fields given as ASGI gives them, ``(name, value)`` byte strings,
+    decoded as latin-1 only when the head is not cached yet. Cached apart from str fields
+    (the key holds the marker "raw"), so that no bytes is ever compared with a str."""
+    try:
+        key = (status, "raw", tuple(fields))
+        cached = _HEADS.get(key)
+    except TypeError:  # a field given as a list: unhashable, so not cached
+        key = cached = None
+    if cached is not None:
+        return cached
+    lines, declared = field_lines([(n.decode("latin-1"), v.decode("latin-1")) for n, v in fields])
+    entry = ((status_line(status) + "".join(lines)).encode("latin-1"), declared)
+    if key is not None:
+        if len(_HEADS) >= _HEADS_MAX:
+            _HEADS.clear()
+        _HEADS[key] = entry
+    return entry
+
+
 class IncompleteResponse(Exception):
     """A response that cannot be ended honestly: its body is shorter than its declared
     Content-Length, or longer. PROTOCOL.md §8.3: it must not look complete."""
@@ -82,11 +102,13 @@ class ResponseWriter:
         self.started = False
         self.ended = False  # the whole response is being or was handed to send
 
-    def start(self, status: int, fields: Iterable[tuple[str, str]], length: int | None = None) -> None:
-        """Decides the status, fields and framing; ``length`` is the body's length when known."""
+    def start(self, status: int, fields: Iterable[tuple[str, str]], length: int | None = None,
+              _lines: Callable[[int, Any], tuple[bytes, int | None]] = _head_lines) -> None:
+        """Decides the status, fields and framing; ``length`` is the body's length when known.
+        (``_lines=_raw_head_lines``: the fields are ASGI's, byte strings.)"""
         if self.started:
             raise RuntimeError("the response was already started")
-        head, declared = _head_lines(status, fields)
+        head, declared = _lines(status, fields)
         if self.is_head or status == 204 or status == 304:
             self.bodyless = True
             # §4.4: MAY send the Content-Length the body would have had (never for 204).
@@ -109,11 +131,12 @@ class ResponseWriter:
         self._pending = head + self._token + framing if self._token else head + framing
         self.started = True
 
-    def write_whole(self, status: int, fields: Iterable[tuple[str, str]], body: bytes) -> None:
+    def write_whole(self, status: int, fields: Iterable[tuple[str, str]], body: bytes,
+                    _lines: Callable[[int, Any], tuple[bytes, int | None]] = _head_lines) -> None:
         """The whole response at once, a bytes body with its length: what ``start(status,
         fields, len(body))``, ``write(body)`` and ``end()`` do, in one call, for the most
         common response."""
-        self.start(status, fields, len(body))
+        self.start(status, fields, len(body), _lines)
         n = len(body)
         if n == 0 or self.bodyless:
             self.written = n

@@ -46,6 +46,12 @@ class _Input:
         return iter(self._req)
 
 
+# Field names (lower-case) -> their environ keys, so that steady traffic converts each name
+# once. Bounded: a client cannot grow it without end.
+_ENV_KEYS: dict[str, str] = {"content-type": "CONTENT_TYPE", "content-length": "CONTENT_LENGTH"}
+_ENV_KEYS_MAX = 512
+
+
 def environ_for(req: Request) -> dict[str, Any]:
     """The WSGI environ of a request. Header values are the latin-1 strings PEP 3333 asks
     for; repeated fields are joined with ", " (``Cookie`` with "; ")."""
@@ -56,10 +62,11 @@ def environ_for(req: Request) -> dict[str, Any]:
     else:
         name, _, port = host.partition(":")
     port = port or "80"
+    path = req.path
     env: dict[str, Any] = {
         "REQUEST_METHOD": req.method,
         "SCRIPT_NAME": "",
-        "PATH_INFO": unquote_to_bytes(req.path).decode("latin-1"),
+        "PATH_INFO": path if "%" not in path and path.isascii() else unquote_to_bytes(path).decode("latin-1"),
         "QUERY_STRING": req.query,
         "RAW_URI": req.target,
         "REQUEST_URI": req.target,
@@ -83,15 +90,15 @@ def environ_for(req: Request) -> dict[str, Any]:
     # The response's trailer fields: (name, value) pairs the app appends to this list until
     # its body iterable ends; they follow the chunked body (wsgi_responder).
     env["afterburn.response_trailers"] = []
-    for fname, value in req.headers:
-        if fname == "content-type":
-            key = "CONTENT_TYPE"
-        elif fname == "content-length":
-            key = "CONTENT_LENGTH"
-        elif fname == "transfer-encoding":
-            continue  # the library de-chunks the body; wsgi.input_terminated says so
-        else:
+    keys = _ENV_KEYS
+    for fname, value in req.headers._pairs:
+        key = keys.get(fname)
+        if key is None:
+            if fname == "transfer-encoding":
+                continue  # the library de-chunks the body; wsgi.input_terminated says so
             key = "HTTP_" + fname.upper().replace("-", "_")
+            if len(keys) < _ENV_KEYS_MAX:
+                keys[fname] = key
         if key in env:
             env[key] += ("; " if key == "HTTP_COOKIE" else ", ") + value
         else:
@@ -109,7 +116,7 @@ def _status_code(status: str) -> int:
 def without_underscore_names(headers: Headers) -> Headers:
     """The fields of ``headers`` whose names hold no ``_`` (§5.5); ``headers`` itself when
     none does, the common case."""
-    for name, _ in headers:
+    for name, _ in headers._pairs:
         if "_" in name:
             return Headers([(n, v) for n, v in headers if "_" not in n])
     return headers
@@ -145,9 +152,9 @@ def wsgi_responder(app: Callable[..., Any],
             if isinstance(result, (list, tuple)) and not w.started and not _wants_trailers(state[1], trailers):
                 # The whole body is known: send it with Content-Length, in one write.
                 body = b"".join(result)
-                req._discard(PRE_DRAIN)
-                w.start(state[0], state[1], len(body))
-                w.write(body)
+                if not req._done:
+                    req._discard(PRE_DRAIN)
+                w.write_whole(state[0], state[1], body)
             else:
                 for piece in result:
                     if not w.started:
@@ -159,7 +166,8 @@ def wsgi_responder(app: Callable[..., Any],
             close = getattr(result, "close", None)
             if close is not None:
                 close()
-        w.end(trailers)
+        if not w.ended:  # write_whole ended it
+            w.end(trailers)
 
     return respond
 
@@ -167,4 +175,9 @@ def wsgi_responder(app: Callable[..., Any],
 def _wants_trailers(headers: list[tuple[str, str]], trailers: list[tuple[str, str]]) -> bool:
     """Whether a response must be chunked for trailers: the app filled the list, or
     announced some with a ``Trailer`` field (RFC 9110 §6.6.2) to fill it later."""
-    return bool(trailers) or any(n.lower() == "trailer" for n, _ in headers)
+    if trailers:
+        return True
+    for n, _ in headers:
+        if n.lower() == "trailer":
+            return True
+    return False
