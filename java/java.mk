@@ -143,6 +143,11 @@ RUNS ?= 5
 measure-java-spring-start: $(WATCHDOG) $(JAVA_ORDERS_CDS)/app.jsa
 	java/cds/measure-start.sh $(JAVA_ORDERS_CDS) $(RUNS)
 
+# Not run by any test target: it loads the machine for minutes (java/bench/README.md).
+BENCH_JAVA_SPRING ?=
+bench-java-spring: $(WATCHDOG) $(JAVA_ORDERS_CDS)/app.jsa
+	env $(BENCH_JAVA_SPRING) java/bench/spring-bench.sh
+
 run-java-spring: $(WATCHDOG) $(JAVA_ORDERS_CDS)/app.jsa
 	@echo "serving java/examples/spring-orders (Spring Boot) on http://127.0.0.1:$(RUN_PORT)/ (Ctrl-C stops)"
 	$(WATCHDOG) -listen_host 127.0.0.1 -port $(RUN_PORT) $(JAVA_RUN_FLAGS) -- $$($(JAVA_CDS) command $(JAVA_ORDERS_CDS))

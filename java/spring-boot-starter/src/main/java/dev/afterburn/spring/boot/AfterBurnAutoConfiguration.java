@@ -21,7 +21,8 @@ import org.springframework.context.annotation.Conditional;
  * {@code AFTERBURN_FDS} or {@code AFTERBURN_PROTOCOL} is set), {@code afterburn.max-lanes}
  * (the most lanes served, PROTOCOL.md §2.5; by default the runtime's, 256), {@code afterburn.serve}
  * ({@code false} sets the server up without serving the pipes, for tests that call
- * {@code AfterBurnWebServer.container().handler()} in-process).
+ * {@code AfterBurnWebServer.container().handler()} in-process), {@code afterburn.warmup}
+ * (paths to GET through the application before the handshake, comma-separated).
  */
 @AutoConfiguration(before = ServletWebServerFactoryAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
@@ -42,7 +43,8 @@ public class AfterBurnAutoConfiguration {
      */
     @Bean
     public AfterBurnServing afterBurnServing(@Value("${afterburn.max-lanes:#{null}}") Integer maxLanes,
-                                             @Value("${afterburn.serve:true}") boolean serve) {
-        return new AfterBurnServing(maxLanes, serve);
+                                             @Value("${afterburn.serve:true}") boolean serve,
+                                             @Value("${afterburn.warmup:}") java.util.List<String> warmup) {
+        return new AfterBurnServing(maxLanes, serve, warmup.stream().map(String::strip).filter(p -> !p.isEmpty()).toList());
     }
 }

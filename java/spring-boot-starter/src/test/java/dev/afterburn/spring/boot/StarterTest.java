@@ -28,8 +28,11 @@ class StarterTest {
     @SpringBootApplication
     @RestController
     static class App {
+        static final java.util.concurrent.atomic.AtomicInteger warmups = new java.util.concurrent.atomic.AtomicInteger();
+
         @GetMapping("/hello")
         Map<String, String> hello(HttpServletRequest req) {
+            if (req.getHeader("X-AfterBurn-Warmup") != null) warmups.incrementAndGet();
             return Map.of("hello", "pipe", "request_id", req.getRequestId(),
                     "attribute", String.valueOf(req.getAttribute(AfterBurnRequest.REQUEST_ID)));
         }
@@ -129,6 +132,20 @@ class StarterTest {
         } finally {
             System.clearProperty(AfterBurnEnvironment.ENABLED);
         }
+    }
+
+    @Test
+    void warmUpRequestsGoThroughTheApplicationMarkedAsSuch() {
+        int before = App.warmups.get();
+        new AfterBurnServing(null, false, java.util.List.of("/hello", "/hello")).warmUp(handler);
+        assertEquals(before + 2, App.warmups.get());
+    }
+
+    @Test
+    void aWarmUpPathMustBeAPath() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new AfterBurnServing(null, true, java.util.List.of("hello")));
+        assertEquals("afterburn-spring-boot-starter: an afterburn.warmup path starts with /, got \"hello\"", e.getMessage());
     }
 
     @Test
