@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"reflect"
 	"regexp"
 	"strings"
@@ -131,9 +132,15 @@ var healthcheckRE = regexp.MustCompile(`^(?:--\S+\s+)*CMD\s+(.*)$`)
 
 // env evaluates the final stage's ENV instructions in order, as Docker does: a value may use
 // $NAME or ${NAME} of the base image's environment (base) or of an earlier ENV (not of
-// the same one). It returns
-// only the variables the Dockerfile sets, in the order set.
+// the same one). It returns only the variables the Dockerfile sets, in the order set.
 func (df *dockerfile) env(base map[string]string) ([][2]string, error) {
+	return df.evalEnv(df.final(), base, nil)
+}
+
+// evalEnv evaluates the ENV instructions among ins, in order, and with args != nil their ARG
+// instructions too (the value given in args, as --build-arg gives it, else the default): what
+// a RUN after ins sees. A build argument is in a RUN's environment, never in the image's.
+func (df *dockerfile) evalEnv(ins []instruction, base, args map[string]string) ([][2]string, error) {
 	vars := map[string]string{}
 	lookup := func(name string) string {
 		if v, ok := vars[name]; ok {
@@ -142,18 +149,28 @@ func (df *dockerfile) env(base map[string]string) ([][2]string, error) {
 		return base[name]
 	}
 	var out [][2]string
-	for _, in := range df.all("ENV") {
+	for _, in := range ins {
+		if in.cmd != "ENV" && (in.cmd != "ARG" || args == nil) {
+			continue
+		}
 		words, err := shellWords(in.args, lookup)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: ENV %s: %v", df.path, in.line, in.args, err)
+			return nil, fmt.Errorf("%s:%d: %s %s: %v", df.path, in.line, in.cmd, in.args, err)
 		}
-		if len(words) > 0 && !strings.Contains(words[0], "=") { // legacy "ENV name value"
+		if in.cmd == "ENV" && len(words) > 0 && !strings.Contains(words[0], "=") { // legacy "ENV name value"
 			name, value, _ := strings.Cut(in.args, " ")
 			words = []string{name + "=" + strings.TrimSpace(value)}
 		}
 		for _, w := range words {
 			name, value, ok := strings.Cut(w, "=")
-			if !ok {
+			if in.cmd == "ARG" {
+				if given, set := args[name]; set {
+					value, ok = given, true
+				}
+				if !ok {
+					continue // ARG NAME without a default or a value: unset
+				}
+			} else if !ok {
 				return nil, fmt.Errorf("%s:%d: ENV word %q without =", df.path, in.line, w)
 			}
 			vars[name] = value
@@ -161,6 +178,50 @@ func (df *dockerfile) env(base map[string]string) ([][2]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// packagesStep is the build step that installs the library from the build context's
+// packages/ (README.md, "Building from a checkout"): COPY packages/ DEST, then the RUN line
+// right after it, in the same stage.
+type packagesStep struct {
+	dest    string      // where COPY put packages/, absolute
+	run     instruction // the RUN line after it
+	workdir string      // the RUN's working directory
+	before  []instruction
+}
+
+// packages finds the packages step in the stages before the final one.
+func (df *dockerfile) packages() (packagesStep, error) {
+	for _, st := range df.stages[:len(df.stages)-1] {
+		workdir := "/"
+		for i, in := range st {
+			switch in.cmd {
+			case "WORKDIR":
+				workdir = path.Join(workdir, in.args)
+			case "COPY":
+				var f []string
+				for _, w := range strings.Fields(in.args) {
+					if !strings.HasPrefix(w, "--") {
+						f = append(f, w)
+					}
+				}
+				if len(f) != 2 || strings.TrimSuffix(f[0], "/") != "packages" {
+					continue
+				}
+				dest := f[1]
+				if !path.IsAbs(dest) {
+					dest = path.Join(workdir, dest)
+				}
+				step := packagesStep{dest: path.Clean(dest), workdir: workdir, before: st[:i]}
+				if i+1 >= len(st) || st[i+1].cmd != "RUN" {
+					return step, fmt.Errorf("%s:%d: COPY %s is not followed by the RUN line that installs from it", df.path, in.line, in.args)
+				}
+				step.run = st[i+1]
+				return step, nil
+			}
+		}
+	}
+	return packagesStep{}, fmt.Errorf("%s: no build stage copies packages/ (COPY packages/ DEST), where make template-packages puts the library", df.path)
 }
 
 // shellWords splits s into words the way Docker's ENV does: double and single quotes,
@@ -268,5 +329,48 @@ CMD ["server"]
 	}
 	if argv, _ := execForm("echo hi"); !reflect.DeepEqual(argv, []string{"/bin/sh", "-c", "echo hi"}) {
 		t.Errorf("shell form: got %q", argv)
+	}
+}
+
+func TestDockerfilePackagesStep(t *testing.T) {
+	file := t.TempDir() + "/Dockerfile"
+	os.WriteFile(file, []byte(`FROM build AS build
+ARG V=1
+ARG UNSET
+ENV P=/opt/$V
+WORKDIR /home/app/function
+COPY --chown=0:0 packages/ /home/app/packages/
+RUN install ../packages $V
+FROM runtime
+WORKDIR /home/app
+`), 0o644)
+	df, err := readDockerfile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step, err := df.packages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if step.dest != "/home/app/packages" || step.workdir != "/home/app/function" || step.run.args != "install ../packages $V" {
+		t.Errorf("packages step: got dest %q, workdir %q, RUN %q", step.dest, step.workdir, step.run.args)
+	}
+	for _, c := range []struct {
+		args map[string]string
+		want [][2]string
+	}{
+		{map[string]string{}, [][2]string{{"V", "1"}, {"P", "/opt/1"}}},
+		{map[string]string{"V": "2", "UNSET": "x"}, [][2]string{{"V", "2"}, {"UNSET", "x"}, {"P", "/opt/2"}}},
+	} {
+		env, err := df.evalEnv(step.before, nil, c.args)
+		if err != nil || !reflect.DeepEqual(env, c.want) {
+			t.Errorf("build args %v: got %q, %v; want %q", c.args, env, err, c.want)
+		}
+	}
+	os.WriteFile(file, []byte("FROM build AS build\nCOPY packages/ packages/\nCOPY x y\nFROM runtime\n"), 0o644)
+	if df, _ = readDockerfile(file); df != nil {
+		if _, err := df.packages(); err == nil {
+			t.Error("COPY packages/ followed by no RUN: got no error")
+		}
 	}
 }

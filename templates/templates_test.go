@@ -1,13 +1,8 @@
 package templates
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"crypto/rand"
-	"encoding/json"
-	"fmt"
-	"io"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,7 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,35 +18,88 @@ import (
 
 // The test runs from templates/ (go test sets the working directory to the package's).
 // make test-templates passes the watchdog binary and the directory of its native stand-ins
-// for the registries' packages (a venv holding python/ in editable mode, pytest).
+// for the registries' packages (a venv holding python/ in editable mode, pytest); make
+// test-templates-dist passes dist/'s watchdog and TEMPLATES_MODE=dist (stage_test.go).
 var (
 	repoRoot, _ = filepath.Abs("..")
 	watchdogBin = os.Getenv("AFTERBURN_WATCHDOG")
 	buildDir    = os.Getenv("TEMPLATES_BUILD")
 )
 
-// A template under test: how to lay out the image's working directory natively.
+// A template under test: how to lay out the image's working directory natively, and what
+// its function answers.
 type template struct {
 	name string
-	// stage installs the library from this repository into dir (laid out like the image's
-	// WORKDIR, the template's files already copied in), builds the function and runs its
-	// tests with the command tests, in dir/function or dir as the Dockerfile does.
+	// stage installs the library into dir (laid out like the image's WORKDIR, the template's
+	// files already copied in: from this repository, or in dist mode from packages/ by the
+	// Dockerfile's own RUN line), builds the function and runs its tests with the command
+	// tests, in dir/function or dir as the Dockerfile does (stage_test.go).
 	stage func(t *testing.T, dir, tests string)
 	// tests is the command that runs the skeleton's unit test, exactly as a RUN line of the
 	// Dockerfile has it: the test runs it and fails when the Dockerfile no longer does.
 	tests string
+	// install is the command that installs the library from packages/, which the RUN line
+	// right after the build stage's COPY packages/ must hold (README.md, "Building from a
+	// checkout"); dist mode runs that whole line.
+	install string
+	// runs are other commands the Dockerfile's RUN lines must hold, because stage does them.
+	runs []string
+	// answers sends the function's requests and checks its answers; nil: the skeleton's (smoke).
+	answers func(t *testing.T, wd *watchdog, base string)
+	// pinned files of a template that carries a function over from another platform's
+	// template: their SHA-256 (hex), which must not change (answers_test.go).
+	pinned map[string]string
 }
 
+// The command of each language's install from packages/ (see each Dockerfile).
+const (
+	pythonInstall = `pip install --no-cache-dir --no-index --find-links packages "afterburn-runtime==${AFTERBURN_RUNTIME_VERSION}"`
+	nodeInstall   = `npm install --omit=dev --save-exact "./packages/afterburn-runtime-${AFTERBURN_RUNTIME_VERSION}.tgz"`
+	javaInstall   = `mvn -B -q org.apache.maven.plugins:maven-install-plugin:3.1.4:install-file -Dfile="${pom%.pom}.jar" -DpomFile="$pom"`
+	goInstall     = `GOPROXY="file://$PWD/packages/goproxy,$(go env GOPROXY)" GONOSUMDB=github.com/afterburn-dev/afterburn`
+
+	pythonTests = "python -m pytest -q -p no:cacheprovider function"
+	javaTests   = `mvn -B -Dstyle.color=never -Dafterburn.version="${AFTERBURN_RUNTIME_VERSION}" -DskipTests="$skip" package`
+	goTests     = "go test handler/function/..."
+)
+
 var templates = []template{
-	{name: "python3-afterburn", stage: stagePython, tests: "python -m pytest -q -p no:cacheprovider function"},
-	{name: "node-afterburn", stage: stageNode, tests: "npm test"},
-	{name: "java-afterburn", stage: stageJava, tests: `mvn -B -Dstyle.color=never -Dafterburn.version="${AFTERBURN_RUNTIME_VERSION}" -DskipTests="$skip" package`},
-	{name: "go-afterburn", stage: stageGo, tests: "go test handler/function/..."},
+	{name: "python3-afterburn", stage: stagePython, tests: pythonTests, install: pythonInstall},
+	{name: "python3-http-afterburn", stage: stagePython3HTTP, tests: pythonTests, install: pythonInstall,
+		runs: []string{"touch function/__init__.py"}, answers: answersPython3HTTP, pinned: python3HTTPPinned},
+	{name: "node-afterburn", stage: stageNode, tests: "npm test", install: nodeInstall},
+	{name: "node20-afterburn", stage: stageNode, tests: "npm test", install: nodeInstall,
+		answers: answersNode20, pinned: node20Pinned},
+	{name: "java-afterburn", stage: stageJava, tests: javaTests, install: javaInstall},
+	{name: "java11-afterburn", stage: stageJava, tests: javaTests, install: javaInstall,
+		answers: answersJava11, pinned: java11Pinned},
+	{name: "go-afterburn", stage: stageGo, tests: goTests, install: goInstall},
+	{name: "golang-http-afterburn", stage: stageGo, tests: goTests, install: goInstall,
+		answers: answersGolangHTTP, pinned: golangHTTPPinned},
+}
+
+// TestPinnedFiles needs no build: a carried-over function's files are the original's.
+func TestPinnedFiles(t *testing.T) {
+	for _, tp := range templates {
+		for file, want := range tp.pinned {
+			b, err := os.ReadFile(filepath.Join(tp.name, filepath.FromSlash(file)))
+			if err != nil {
+				t.Error(err)
+				continue
+			}
+			if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != want {
+				t.Errorf("%s/%s is no longer the original's byte for byte (sha256 %x; want %s)", tp.name, file, sum, want)
+			}
+		}
+	}
 }
 
 func TestTemplates(t *testing.T) {
 	if watchdogBin == "" || buildDir == "" {
 		t.Skip("AFTERBURN_WATCHDOG and TEMPLATES_BUILD unset: run `make test-templates` from the repository root")
+	}
+	if distMode && distVersion == "" {
+		t.Fatal("TEMPLATES_MODE=dist without TEMPLATES_VERSION: run `make test-templates-dist`")
 	}
 	for _, tp := range templates {
 		t.Run(tp.name, func(t *testing.T) {
@@ -74,7 +121,11 @@ func testTemplate(t *testing.T, tp template) {
 	copyTree(t, src, dir)
 	start := time.Now()
 	tp.stage(t, dir, tp.tests)
-	t.Logf("staged, built and unit-tested in %v", time.Since(start).Round(time.Millisecond))
+	mode := "the library from this source tree"
+	if distMode {
+		mode = "the library from packages/ (make template-packages), the watchdog from dist/"
+	}
+	t.Logf("staged, built and unit-tested in %v, %s", time.Since(start).Round(time.Millisecond), mode)
 
 	// The watchdog as the image's CMD runs it: the Dockerfile's environment, with the
 	// image's WORKDIR mapped to dir, on a free loopback port (port=0; the log names it), and
@@ -92,7 +143,19 @@ func testTemplate(t *testing.T, tp template) {
 	wd.waitReady(t, base, image.workers)
 	t.Logf("/_/ready 200 with %d idle workers after %v", image.workers, time.Since(ready).Round(time.Millisecond))
 
-	smoke(t, wd, base)
+	answers := tp.answers
+	if answers == nil {
+		answers = smoke
+	}
+	answers(t, wd, base)
+	hresp, err := http.Get(base + "/_/health")
+	if err != nil {
+		t.Fatalf("GET /_/health: %v", err)
+	}
+	hresp.Body.Close()
+	if hresp.StatusCode != 200 {
+		t.Errorf("GET /_/health: %d; want 200", hresp.StatusCode)
+	}
 
 	// The HEALTHCHECK command itself, with the port the watchdog listens on.
 	_, port, _ := strings.Cut(addr, ":")
@@ -120,14 +183,15 @@ func testTemplate(t *testing.T, tp template) {
 	if strings.Contains(log, " replaced: ") {
 		t.Errorf("a worker was replaced during the smoke test; log:\n%s", log)
 	}
-	// The handler's print of every request reached the log, tagged as the worker's stdout.
+	// The handler's print of every request that asked for one (the skeletons print each
+	// GET) reached the log, tagged as the worker's stdout.
 	for _, id := range wd.ids {
 		if !strings.Contains(log, "stdout: GET / (request "+id+")") {
 			t.Errorf("log has no line %q from the handler's print; log:\n%s", "stdout: GET / (request "+id+")", log)
 		}
 	}
 	if !t.Failed() {
-		t.Logf("smoke passed: %d requests answered exactly, the handler's prints in the log, /_/health 200, HEALTHCHECK exit 0, %d workers and the watchdog exited 0 on SIGTERM",
+		t.Logf("smoke passed: %d requests answered exactly, /_/health 200, HEALTHCHECK exit 0, %d workers and the watchdog exited 0 on SIGTERM",
 			wd.sent, len(stopped))
 	}
 }
@@ -146,6 +210,20 @@ func checkImage(t *testing.T, df *dockerfile, src string, tp template) ([]string
 	var im image
 	if !strings.Contains(df.runs(), tp.tests) {
 		t.Errorf("%s: no RUN line runs the function's tests with %q (the command this test runs)", df.path, tp.tests)
+	}
+	for _, c := range tp.runs {
+		if !strings.Contains(df.runs(), c) {
+			t.Errorf("%s: no RUN line runs %q, which this test does", df.path, c)
+		}
+	}
+	// The library from packages/ when make template-packages filled it, else the registry.
+	if step, err := df.packages(); err != nil {
+		t.Error(err)
+	} else if tp.install == "" || !strings.Contains(step.run.args, tp.install) {
+		t.Errorf("%s:%d: the RUN line after COPY packages/ does not install the library from packages/ with %q", df.path, step.run.line, tp.install)
+	}
+	if _, err := os.Stat(filepath.Join(src, "packages", "README.md")); err != nil {
+		t.Errorf("%s: no packages/README.md: the build context needs packages/ even when it is empty", src)
 	}
 	if from := df.stages[0][0].args; !strings.HasSuffix(from, " AS watchdog") || !strings.Contains(from, "${WATCHDOG_VERSION}") {
 		t.Errorf("%s: first stage FROM %s; want the watchdog image, versioned by ARG, AS watchdog", df.path, from)
@@ -228,250 +306,4 @@ func yamlField(yml []byte, name string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(m[1]))
-}
-
-// smoke sends the requests the skeleton answers, several per worker over keep-alive
-// connections: the handler prints on every request, so any print reaching the protocol
-// would corrupt one of these responses.
-func smoke(t *testing.T, wd *watchdog, base string) {
-	t.Helper()
-	client := &http.Client{Timeout: 20 * time.Second}
-	do := func(method, target, contentType string, body []byte) (*http.Response, []byte) {
-		req, _ := http.NewRequest(method, base+target, bytes.NewReader(body))
-		if contentType != "" {
-			req.Header.Set("Content-Type", contentType)
-		}
-		wd.sent++
-		id := fmt.Sprintf("smoke-%s-%d", strings.ToLower(method), wd.sent)
-		req.Header.Set("X-Request-Id", id)
-		if method == "GET" {
-			wd.ids = append(wd.ids, id)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatalf("%s %s: %v\nwatchdog log:\n%s", method, target, err, wd.log())
-		}
-		defer resp.Body.Close()
-		got, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatalf("%s %s: reading the body: %v\nwatchdog log:\n%s", method, target, err, wd.log())
-		}
-		if rid := resp.Header.Get("AfterBurn-Request-Id"); rid != id {
-			t.Errorf("%s %s: AfterBurn-Request-Id %q; want %q", method, target, rid, id)
-		}
-		return resp, got
-	}
-	check := func(what string, resp *http.Response, body []byte, wantType string, want []byte) {
-		t.Helper()
-		if resp.StatusCode != 200 || !bytes.Equal(body, want) || resp.Header.Get("Content-Type") != wantType {
-			t.Errorf("%s: got %d %q %.200q; want 200 %q %.200q\nwatchdog log:\n%s",
-				what, resp.StatusCode, resp.Header.Get("Content-Type"), body, wantType, want, wd.log())
-		}
-	}
-	for i := range 8 {
-		name := fmt.Sprintf("Ada%d", i)
-		resp, body := do("GET", "/?name="+name, "", nil)
-		check("GET /?name="+name, resp, body, "text/plain; charset=utf-8", []byte("Hello, "+name+"!\n"))
-		resp, body = do("POST", "/", "application/json", []byte(`{"n":`+fmt.Sprint(i)+`}`))
-		check("POST / (JSON)", resp, body, "application/json", []byte(`{"n":`+fmt.Sprint(i)+`}`))
-	}
-	big := make([]byte, 256<<10)
-	rand.Read(big)
-	resp, body := do("POST", "/", "application/octet-stream", big)
-	check("POST / (256 KiB)", resp, body, "application/octet-stream", big)
-	resp, body = do("GET", "/", "", nil)
-	check("GET /", resp, body, "text/plain; charset=utf-8", []byte("Hello, world!\n"))
-
-	hresp, err := client.Get(base + "/_/health")
-	if err != nil {
-		t.Fatalf("GET /_/health: %v", err)
-	}
-	hresp.Body.Close()
-	if hresp.StatusCode != 200 {
-		t.Errorf("GET /_/health: %d; want 200", hresp.StatusCode)
-	}
-}
-
-// ---- the watchdog process ---------------------------------------------------------------
-
-type watchdog struct {
-	cmd   *exec.Cmd
-	lines chan string
-	done  chan error
-	mu    sync.Mutex
-	buf   strings.Builder
-	ids   []string // request ids of the GETs sent, whose prints the log must show
-	sent  int      // requests sent to the function
-}
-
-func startWatchdog(t *testing.T, dir string, env, args []string) *watchdog {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	wd := &watchdog{lines: make(chan string, 1024), done: make(chan error, 1)}
-	wd.cmd = exec.Command(watchdogBin, args...)
-	wd.cmd.Dir, wd.cmd.Env = dir, env
-	wd.cmd.Stdout, wd.cmd.Stderr = w, w
-	if err := wd.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	scanned := make(chan struct{})
-	go func() {
-		defer close(scanned)
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			wd.mu.Lock()
-			wd.buf.WriteString(sc.Text() + "\n")
-			wd.mu.Unlock()
-			select {
-			case wd.lines <- sc.Text():
-			default: // nobody waits for lines any more
-			}
-		}
-	}()
-	go func() {
-		err := wd.cmd.Wait()
-		<-scanned // the whole log, workers' last lines included
-		wd.done <- err
-	}()
-	return wd
-}
-
-func (wd *watchdog) log() string {
-	wd.mu.Lock()
-	defer wd.mu.Unlock()
-	return wd.buf.String()
-}
-
-// waitLine reads the log up to a line matching re.
-func (wd *watchdog) waitLine(t *testing.T, re *regexp.Regexp) []string {
-	t.Helper()
-	timeout := time.After(30 * time.Second)
-	for {
-		select {
-		case l := <-wd.lines:
-			if m := re.FindStringSubmatch(l); m != nil {
-				return m
-			}
-		case err := <-wd.done:
-			t.Fatalf("the watchdog exited (%v) before a line %v; log:\n%s", err, re, wd.log())
-		case <-timeout:
-			t.Fatalf("no line %v in 30s; log:\n%s", re, wd.log())
-		}
-	}
-}
-
-// waitReady polls /_/ready, the watchdog's own signal (never a fixed sleep), until it
-// answers 200 with every one of the workers idle: each has run its start-up code.
-func (wd *watchdog) waitReady(t *testing.T, base string, workers int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	last := ""
-	for {
-		req, _ := http.NewRequestWithContext(ctx, "GET", base+"/_/ready", nil)
-		resp, err := client.Do(req)
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			var st struct{ Idle, Starting int }
-			if resp.StatusCode == 200 && json.Unmarshal(b, &st) == nil && st.Idle == workers {
-				return
-			}
-			last = fmt.Sprintf("%d %s", resp.StatusCode, b)
-		} else {
-			last = err.Error()
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("/_/ready not 200 with %d idle workers within 60s; last: %s\nlog:\n%s", workers, last, wd.log())
-		case err := <-wd.done:
-			t.Fatalf("the watchdog exited (%v) before /_/ready; log:\n%s", err, wd.log())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-func (wd *watchdog) wait(timeout time.Duration) error {
-	select {
-	case err := <-wd.done:
-		wd.done <- err // for kill
-		return err
-	case <-time.After(timeout):
-		return fmt.Errorf("still running after %v", timeout)
-	}
-}
-
-func (wd *watchdog) kill() {
-	select {
-	case err := <-wd.done:
-		wd.done <- err
-	default:
-		wd.cmd.Process.Kill()
-	}
-}
-
-// ---- helpers ----------------------------------------------------------------------------
-
-// run runs argv in dir with env added to the test's, and fails the test with the output.
-func run(t *testing.T, dir string, env []string, argv ...string) {
-	t.Helper()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
-	start := time.Now()
-	out, err := runTimeout(cmd, 5*time.Minute)
-	if err != nil {
-		t.Fatalf("in %s: %s: %v\n%s", dir, strings.Join(argv, " "), err, out)
-	}
-	t.Logf("%s (%v)", strings.Join(argv, " "), time.Since(start).Round(time.Millisecond))
-}
-
-func runTimeout(cmd *exec.Cmd, timeout time.Duration) ([]byte, error) {
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	timer := time.AfterFunc(timeout, func() { cmd.Process.Kill() })
-	defer timer.Stop()
-	err := cmd.Wait()
-	return out.Bytes(), err
-}
-
-// copyTree copies the template directory as the build context (faas-cli copies it, and the
-// function's handler into function/, the skeleton here).
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func symlink(t *testing.T, target, link string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(target, link); err != nil {
-		t.Fatal(err)
-	}
 }
