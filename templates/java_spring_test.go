@@ -17,6 +17,8 @@ var javaSpring = template{
 	name:  "java-spring-afterburn",
 	stage: stageJavaSpring,
 	tests: `mvn -B -Dstyle.color=never -Dafterburn.version="${AFTERBURN_VERSION}" -DskipTests="$skip" package`,
+	// The Dockerfile installs the library from packages/ as the other Java templates do.
+	install: javaInstall,
 }
 
 // stageJavaSpring does what the Dockerfile does, natively: the build stage's Maven build with
@@ -103,6 +105,11 @@ func stageJavaSpring(t *testing.T, dir, tests string) {
 func TestJavaSpringTemplate(t *testing.T) {
 	if watchdogBin == "" || buildDir == "" {
 		t.Skip("AFTERBURN_WATCHDOG and TEMPLATES_BUILD unset: run `make test-templates` from the repository root")
+	}
+	if distMode {
+		// make dist publishes afterburn-runtime and afterburn-shapes only: the starter and
+		// afterburn-servlet are not among the packages yet (their POMs name the parent).
+		t.Skip("java-spring-afterburn: dist/ has no afterburn-servlet and afterburn-spring-boot-starter yet")
 	}
 	t.Parallel()
 	testTemplate(t, javaSpring)
