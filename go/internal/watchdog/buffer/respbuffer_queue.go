@@ -13,13 +13,13 @@ import (
 // RespBuffer holds one response body between the pipe (put, by the
 // exchange) and the client (write, its client writer).
 type RespBuffer struct {
-	Client   bufferClient
-	Worker   int    // the worker's slot, for log lines
-	ID       string // the request's id, for log lines
-	Deadline time.Time
-	Aborting <-chan struct{} // closed when the request body failed (§6.4); nil without one
-	Bs       *RespBuffers
-	Chunked  bool
+	client   Client
+	worker   int    // the worker's slot, for log lines
+	id       string // the request's id, for log lines
+	deadline time.Time
+	aborting <-chan struct{} // closed when the request body failed (§6.4); nil without one
+	bs       *RespBuffers
+	chunked  bool
 
 	mu      sync.Mutex
 	segs    []segment // queued, in order, from head
@@ -35,17 +35,29 @@ type RespBuffer struct {
 	gone    bool     // the client writer stopped: the rest is discarded (§6.5)
 	broken  bool     // bytes were lost (the temporary file failed)
 
-	More  chan struct{} // put or end → the client writer
-	Room  chan struct{} // the client writer freed room, or stopped → put
-	Done  chan struct{} // closed when the client writer returns
+	more  chan struct{} // put or end → the client writer
+	room  chan struct{} // the client writer freed room, or stopped → put
+	done  chan struct{} // closed when the client writer returns
 	timer *time.Timer   // the deadline, while put waits for room
 }
 
-// bufferClient is the client side of a buffered response, where its client
-// writer sends it: the exchange, which counts the bytes for its access log.
-type bufferClient interface {
+// Client is the client side of a buffered response, where its client writer
+// sends it: the exchange, which counts the bytes for its access log.
+type Client interface {
 	Write(p []byte) (int, error)
 	Flush() error
+}
+
+// NewBuffer is the buffer of one response body of the worker in slot worker,
+// for request id, whose exchange's deadline is deadline (zero: none) and whose
+// request body, if it has one, closes aborting when it fails (§6.4). Its
+// client writer, Write, is the caller's to start.
+func (bs *RespBuffers) NewBuffer(client Client, worker int, id string, deadline time.Time, aborting <-chan struct{}, chunked bool) *RespBuffer {
+	return &RespBuffer{
+		client: client, worker: worker, id: id, deadline: deadline, aborting: aborting,
+		bs: bs, chunked: chunked,
+		more: make(chan struct{}, 1), room: make(chan struct{}, 1), done: make(chan struct{}),
+	}
 }
 
 // segment is a piece of a respBuffer: a memory block, or an extent of its
@@ -73,7 +85,7 @@ func (b *RespBuffer) Put(p []byte) error {
 			b.mu.Unlock()
 			return nil // §6.5: read on, discarding
 		}
-		n := b.toMemoryLocked(p, b.Bs.memMax)
+		n := b.toMemoryLocked(p, b.bs.memMax)
 		if n < len(p) {
 			n += b.toFileLocked(p[n:])
 		}
@@ -85,13 +97,13 @@ func (b *RespBuffer) Put(p []byte) error {
 		capped := b.capped
 		b.mu.Unlock()
 		if n > 0 {
-			notify(b.More)
+			notify(b.more)
 			p = p[n:]
 			continue
 		}
-		if capped && !b.Bs.capReached.Swap(true) {
-			b.Bs.log.Printf("w%d waits for the client of request %s: its response fills response_buffer_memory and temporary files hold buffer_spill_max (%d bytes)",
-				b.Worker, b.ID, b.Bs.budget.Max)
+		if capped && !b.bs.capReached.Swap(true) {
+			b.bs.log.Printf("w%d waits for the client of request %s: its response fills response_buffer_memory and temporary files hold buffer_spill_max (%d bytes)",
+				b.worker, b.id, b.bs.budget.Max)
 		}
 		if err := b.waitRoom(); err != nil {
 			return err
@@ -118,7 +130,7 @@ func (b *RespBuffer) toMemoryLocked(p []byte, limit int64) int {
 		s.data = s.data[:len(s.data)+c]
 		n += c
 		b.mem += int64(c)
-		b.Bs.memHeld.Add(int64(c))
+		b.bs.memHeld.Add(int64(c))
 	}
 	return n
 }
@@ -129,16 +141,16 @@ func (b *RespBuffer) toMemoryLocked(p []byte, limit int64) int {
 // a write may be under way, and waits for the lock a few microseconds at most.
 func (b *RespBuffer) toFileLocked(p []byte) int {
 	b.capped = false
-	if b.noSpill || b.Bs.budget.Max == 0 {
+	if b.noSpill || b.bs.budget.Max == 0 {
 		return 0
 	}
-	k := b.Bs.reserve(int64(len(p)))
+	k := b.bs.reserve(int64(len(p)))
 	if k == 0 {
 		b.capped = true
 		return 0
 	}
 	if b.file == nil {
-		f, err := b.Bs.tempFile()
+		f, err := b.bs.tempFile()
 		if err != nil {
 			b.spillFailedLocked(k, err)
 			return 0
@@ -149,8 +161,8 @@ func (b *RespBuffer) toFileLocked(p []byte) int {
 		b.spillFailedLocked(k, err)
 		return 0
 	}
-	if b.Bs.spillFailing.Load() {
-		b.Bs.spillFailing.Store(false)
+	if b.bs.spillFailing.Load() {
+		b.bs.spillFailing.Store(false)
 	}
 	if n := len(b.segs); n > b.head && b.segs[n-1].blk == nil && b.segs[n-1].off+b.segs[n-1].n == b.fileEnd {
 		b.segs[n-1].n += k
@@ -164,10 +176,10 @@ func (b *RespBuffer) toFileLocked(p []byte) int {
 // spillFailedLocked gives back k reserved bytes and keeps the rest of the
 // response in memory.
 func (b *RespBuffer) spillFailedLocked(k int64, err error) {
-	b.Bs.Release(k)
+	b.bs.Release(k)
 	b.noSpill = true
-	if !b.Bs.spillFailing.Swap(true) {
-		b.Bs.log.Errorf("w%d: request %s: cannot spill its response to buffer_dir: %v: holding responses in memory only while this lasts", b.Worker, b.ID, err)
+	if !b.bs.spillFailing.Swap(true) {
+		b.bs.log.Errorf("w%d: request %s: cannot spill its response to buffer_dir: %v: holding responses in memory only while this lasts", b.worker, b.id, err)
 	}
 }
 
@@ -175,18 +187,18 @@ func (b *RespBuffer) spillFailedLocked(k int64, err error) {
 // passes (§5.2) or the request body fails (§6.4, which kills the worker).
 func (b *RespBuffer) waitRoom() error {
 	var deadline <-chan time.Time
-	if d := b.Deadline; !d.IsZero() {
+	if d := b.deadline; !d.IsZero() {
 		if b.timer == nil {
 			b.timer = time.NewTimer(time.Until(d))
 		}
 		deadline = b.timer.C
 	}
 	select {
-	case <-b.Room:
+	case <-b.room:
 		return nil
 	case <-deadline:
 		return os.ErrDeadlineExceeded
-	case <-b.Aborting: // nil without a request body
+	case <-b.aborting: // nil without a request body
 		return os.ErrClosed
 	}
 }
@@ -201,22 +213,22 @@ func (b *RespBuffer) End(failed bool) {
 	if b.timer != nil {
 		b.timer.Stop()
 	}
-	notify(b.More)
+	notify(b.more)
 }
 
 // Write is the client writer: it writes the queue to the client, flushing
 // whenever it runs empty (PROTOCOL.md §6.1), until the exchange ended it, or
 // the client fails (§6.5).
 func (b *RespBuffer) Write() {
-	defer close(b.Done)
-	x := b.Client
+	defer close(b.done)
+	x := b.client
 	var scratch *[]byte // to read file extents back
 	defer func() {
 		if scratch != nil {
 			respBlocks.Put(scratch)
 		}
 	}()
-	flush := b.Chunked // a stream's head goes out before its first chunk
+	flush := b.chunked // a stream's head goes out before its first chunk
 	for {
 		b.mu.Lock()
 		if b.head == len(b.segs) {
@@ -234,7 +246,7 @@ func (b *RespBuffer) Write() {
 			case ended:
 				return // all that was read before the failure is out (§8.7)
 			default:
-				<-b.More
+				<-b.more
 			}
 			continue
 		}
@@ -270,10 +282,10 @@ func (b *RespBuffer) sendExtent(s segment, buf []byte) (lost bool, err error) {
 	for off, end := s.off, s.off+s.n; off < end; {
 		k, err := b.file.ReadAt(buf[:min(int64(len(buf)), end-off)], off)
 		if err != nil {
-			b.Bs.log.Errorf("request %s: reading its spilled response back: %v: aborting the response", b.ID, err)
+			b.bs.log.Errorf("request %s: reading its spilled response back: %v: aborting the response", b.id, err)
 			return true, err
 		}
-		if _, err := b.Client.Write(buf[:k]); err != nil {
+		if _, err := b.client.Write(buf[:k]); err != nil {
 			return false, err
 		}
 		off += int64(k)
@@ -288,14 +300,14 @@ func (b *RespBuffer) free(s segment) {
 	b.mu.Lock()
 	if s.blk != nil {
 		b.mem -= int64(len(s.data))
-		b.Bs.memHeld.Add(-int64(len(s.data)))
+		b.bs.memHeld.Add(-int64(len(s.data)))
 		respBlocks.Put(s.blk)
 	} else {
 		b.fileOut += s.n
 		b.emptyFileLocked()
 	}
 	b.mu.Unlock()
-	notify(b.Room)
+	notify(b.room)
 }
 
 // emptyFileLocked truncates the file once everything spilled to it was
@@ -309,7 +321,7 @@ func (b *RespBuffer) emptyFileLocked() {
 		b.noSpill = true
 		return
 	}
-	b.Bs.Release(b.fileEnd)
+	b.bs.Release(b.fileEnd)
 	b.fileEnd, b.fileOut = 0, 0
 }
 
@@ -323,7 +335,7 @@ func (b *RespBuffer) stop(lost bool) {
 	for _, s := range b.segs[b.head:] {
 		if s.blk != nil {
 			b.mem -= int64(len(s.data))
-			b.Bs.memHeld.Add(-int64(len(s.data)))
+			b.bs.memHeld.Add(-int64(len(s.data)))
 			respBlocks.Put(s.blk)
 		} else {
 			b.fileOut += s.n
@@ -334,17 +346,17 @@ func (b *RespBuffer) stop(lost bool) {
 		b.emptyFileLocked()
 	}
 	b.mu.Unlock()
-	notify(b.Room)
+	notify(b.room)
 }
 
 // Finish waits for the client writer, closes the temporary file and gives
 // back what the buffer still counts. It reports whether bytes were lost.
 func (b *RespBuffer) Finish() (lost bool) {
 	b.End(true) // a no-op after the exchange's own end
-	<-b.Done
+	<-b.done
 	if b.file != nil {
 		b.file.Close()
-		b.Bs.Release(b.fileEnd)
+		b.bs.Release(b.fileEnd)
 		b.fileEnd, b.fileOut = 0, 0
 	}
 	return b.broken

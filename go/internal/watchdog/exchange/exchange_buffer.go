@@ -21,11 +21,7 @@ func (x *Exchange) buffersBody(head *wire.RespHead) bool {
 // writer empties to the client, and sets the trailers in h, the response's
 // header. Its result is forward's.
 func (x *Exchange) bufferBody(body io.Reader, head *wire.RespHead, h http.Header) *wire.Failure {
-	b := &buffer.RespBuffer{
-		Client: x, Worker: x.w.ID, ID: x.id, Deadline: x.deadline, Aborting: x.aborting,
-		Bs: x.env.Buffers, Chunked: head.Chunked,
-		More: make(chan struct{}, 1), Room: make(chan struct{}, 1), Done: make(chan struct{}),
-	}
+	b := x.env.Buffers.NewBuffer(x, x.w.ID, x.id, x.deadline, x.aborting, head.Chunked)
 	x.rb = b
 	go b.Write()
 	buf := x.l.RespBuffer()
