@@ -3,9 +3,10 @@
 # `make dist` on a v* tag and attaches everything in dist/ to the GitHub release.
 #
 #   make dist       into dist/: the Python wheel and sdist (twine-checked), the npm tarball
-#                   (with its .d.ts types), the Maven jar, -sources and -javadoc jars and a
-#                   stand-alone POM, the watchdog as static linux/amd64 and linux/arm64 binaries
-#                   tarred with LICENSE, and SHA256SUMS over all of them
+#                   (with its .d.ts types), for each published Maven artifact (afterburn-runtime,
+#                   afterburn-shapes) the jar, -sources and -javadoc jars and a stand-alone POM,
+#                   the watchdog as static linux/amd64 and linux/arm64 binaries tarred with
+#                   LICENSE, and SHA256SUMS over all of them
 #   make dist-test  installs each artifact in dist/ into a clean place outside the source tree
 #                   (a venv, an npm project, a local Maven repository, `go install …@vX.Y.Z`
 #                   from a file module proxy) and runs the whole conformance suite against the
@@ -13,10 +14,16 @@
 #                   Not part of `make test`: it takes a few minutes and installs from registries.
 #
 # Versions: one for every package (checked below). A release tags vX.Y.Z, which starts
-# release.yml; its publish job tags go/vX.Y.Z on the same commit: the Go module lives in go/, so
-# `go install github.com/afterburn-dev/afterburn/go/cmd/afterburn-watchdog@vX.Y.Z` looks for the
-# tag go/vX.Y.Z (https://go.dev/ref/mod#vcs-version); dist-test serves that version from a
-# file module proxy instead, built by tools/modproxy.
+# release.yml. Go has no artifact in dist/: a Go module version is a tag whose prefix is the
+# module's directory (https://go.dev/ref/mod#vcs-version), so a release tags, on the same
+# commit, one tag per module of go/ (go/go.work lists them; `make dist-go-tags` prints them):
+#   go/vX.Y.Z                         the watchdog's module (go install …/go/cmd/afterburn-watchdog@vX.Y.Z)
+#   go/afterburn/vX.Y.Z               the library, github.com/afterburn-dev/afterburn/go/afterburn
+#   go/afterburn/<adapter>/vX.Y.Z     each adapter: openfaas, lambda, cloudevents
+# An adapter's go.mod must require the library at vX.Y.Z or lower on that commit (its replace
+# directive applies in this checkout only). dist-test serves those versions from a file module
+# proxy instead, built by tools/modproxy, and so does `make template-packages`
+# (templates/templates.mk) for the Go templates.
 #
 # Nothing is installed by hand: build and twine come from PyPI into .tools/dist-venv, the
 # Python build backend (hatchling) from PyPI into build's isolated environment, Maven plugins
@@ -37,7 +44,7 @@ DIST_WATCHDOG_PLATFORMS := linux/amd64 linux/arm64
 # package.json and the Maven POM (and against the tag when release.yml runs on one).
 DIST_VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' python/src/afterburn_runtime/_version.py)
 
-.PHONY: dist dist-version dist-python dist-node dist-java dist-watchdog dist-test
+.PHONY: dist dist-version dist-python dist-node dist-java dist-watchdog dist-test dist-go-tags
 
 dist: dist-version
 	rm -rf $(DIST) $(DIST_STAGE)
@@ -85,17 +92,23 @@ dist-node:
 		grep -qx "$$f" <<< "$$list" || { echo "dist-node: $$f missing from the tarball"; exit 1; }; \
 	done
 
-# ---- Java: the runtime jar, sources and javadoc jars, and the flattened (stand-alone) POM ---
+# ---- Java: each published artifact's jar, sources and javadoc jars, and its flattened POM ----
+# afterburn-shapes (the OpenFaaS, Lambda and CloudEvents launchers) is what java11-afterburn
+# builds on; its POM names afterburn-runtime, so both are published together.
+DIST_JAVA_MODULES := runtime shapes
+
 dist-java:
 	mkdir -p $(DIST)
-	$(JAVA_MVN) -pl runtime -am -DskipTests package
-	cp java/runtime/target/afterburn-runtime-$(DIST_VERSION).jar \
-	   java/runtime/target/afterburn-runtime-$(DIST_VERSION)-sources.jar \
-	   java/runtime/target/afterburn-runtime-$(DIST_VERSION)-javadoc.jar $(DIST)/
-	cp java/runtime/target/.flattened-pom.xml $(DIST)/afterburn-runtime-$(DIST_VERSION).pom
-	grep -q '<name>Apache License, Version 2.0</name>' $(DIST)/afterburn-runtime-$(DIST_VERSION).pom
-	grep -q '<scm>' $(DIST)/afterburn-runtime-$(DIST_VERSION).pom
-	! grep -q '<parent>' $(DIST)/afterburn-runtime-$(DIST_VERSION).pom
+	$(JAVA_MVN) -pl $(shell echo $(DIST_JAVA_MODULES) | tr ' ' ,) -am -DskipTests package
+	@set -e; for m in $(DIST_JAVA_MODULES); do \
+		a=afterburn-$$m-$(DIST_VERSION); \
+		echo "dist-java: $$a"; \
+		cp java/$$m/target/$$a.jar java/$$m/target/$$a-sources.jar java/$$m/target/$$a-javadoc.jar $(DIST)/; \
+		cp java/$$m/target/.flattened-pom.xml $(DIST)/$$a.pom; \
+		grep -q '<name>Apache License, Version 2.0</name>' $(DIST)/$$a.pom || { echo "dist-java: $$a.pom has no licence"; exit 1; }; \
+		grep -q '<scm>' $(DIST)/$$a.pom || { echo "dist-java: $$a.pom has no <scm>"; exit 1; }; \
+		! grep -q '<parent>' $(DIST)/$$a.pom || { echo "dist-java: $$a.pom names a parent"; exit 1; }; \
+	done
 
 # ---- Go: the watchdog, static (CGO_ENABLED=0), one tarball per platform with LICENSE -------
 # A static binary has no ELF interpreter (PT_INTERP); readelf checks that.
@@ -113,6 +126,12 @@ dist-watchdog:
 		cp LICENSE README.md $(DIST_STAGE)/$$name/; \
 		tar -C $(DIST_STAGE) --sort=name --mtime=@$(SOURCE_DATE_EPOCH) --owner=0 --group=0 --numeric-owner \
 			-cf - $$name | gzip -n -9 > $(DIST)/$$name.tar.gz; \
+	done
+
+# ---- Go: the tags a release pushes, one per module of the workspace ------------------------
+dist-go-tags:
+	@for d in $$(awk '/^use \(/ {u = 1; next} u && /^\)/ {u = 0} u && $$1 ~ /^\./ {print $$1}' go/go.work); do \
+		case $$d in .) echo go/v$(DIST_VERSION) ;; *) echo go/$${d#./}/v$(DIST_VERSION) ;; esac; \
 	done
 
 # ---- dist-test: each artifact installed outside the tree, then the whole suite -------------

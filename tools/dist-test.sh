@@ -5,9 +5,11 @@
 #
 #   DIST=/abs/dist VERSION=0.1.0 CONFORMANCE=/abs/afterburn-conformance tools/dist-test.sh [go] [python] [node] [java]
 #
-# go      the module served from a file module proxy (tools/modproxy) as vVERSION:
-#         `go install …/cmd/afterburn-watchdog@vVERSION` into a scratch GOBIN, and the Go fixture
-#         built in a scratch module that requires the library at vVERSION from that proxy
+# go      every module of go/go.work (the watchdog's, the library's, each adapter's) served from
+#         a file module proxy (tools/modproxy) as vVERSION: `go install …/cmd/afterburn-watchdog@vVERSION`
+#         into a scratch GOBIN; the Go fixture built in a scratch module that requires the library
+#         (github.com/afterburn-dev/afterburn/go/afterburn) at vVERSION from that proxy, and
+#         nothing else in its go list -m all; each adapter fetched and built at vVERSION
 # python  the wheel pip-installed into a fresh venv; the fixture copied out of python/tests
 # node    the npm tarball installed into a fresh project (undici from the registry); the fixture
 #         copied out of node/test, requiring the package by name; also through the `afterburn` bin
@@ -88,18 +90,30 @@ dist_watchdog() {
 }
 
 # ---- Go: go install from a module proxy ---------------------------------------------------
+# go/ is a workspace of modules (go/go.work): the watchdog's (go/), the library's (go/afterburn,
+# standard library only) and one per adapter (go/afterburn/<adapter>). A release tags each
+# (dist.mk, `make dist-go-tags`); here each is served at vVERSION from one file module proxy.
 test_go() {
-	local d=$WORK/go mod=github.com/afterburn-dev/afterburn/go
-	mkdir -p "$d/proxy" "$d/bin" "$d/home" "$d/fixture"
-	# The release as the proxy would serve it: the module zip of go/ at vVERSION.
+	local d=$WORK/go root=github.com/afterburn-dev/afterburn
+	local mod=$root/go lib=$root/go/afterburn
+	mkdir -p "$d/proxy" "$d/bin" "$d/home" "$d/fixture" "$d/adapters"
+	# The release as the proxy would serve it: each module's zip at vVERSION (a module's zip
+	# leaves out the modules nested in it, as the proxy's does).
 	(cd "$ROOT/tools/modproxy" && "$GO" build -o "$d/modproxy" .)
-	"$d/modproxy" -dir "$ROOT/go" -version "v$VERSION" -out "$d/proxy"
-	# A clean module cache; dependencies (Prometheus, x/sys, …) come from this machine's module
-	# download cache when it has them (the same files, checked against go.sum / the checksum
-	# database), else from proxy.golang.org. Our module is not in the checksum database.
+	local dirs=() m
+	for m in $(awk '/^use \(/ {u = 1; next} u && /^\)/ {u = 0} u && $1 ~ /^\./ {print $1}' "$ROOT/go/go.work"); do
+		dirs+=("$ROOT/go/${m#./}")
+	done
+	[ ${#dirs[@]} -ge 3 ] || die "go/go.work lists ${#dirs[@]} modules; want the watchdog's, the library's and the adapters'"
+	for m in "${dirs[@]}"; do "$d/modproxy" -dir "$m" -version "v$VERSION" -out "$d/proxy"; done
+	proof "modules served at v$VERSION from file://$d/proxy: $(cd "$d/proxy" && find . -name list -printf '%h\n' | sed 's#^\./##; s#/@v$##' | sort | tr '\n' ' ')"
+	# A clean module cache; dependencies (Prometheus, x/sys, the adapters' SDKs) come from this
+	# machine's module download cache when it has them (the same files, checked against go.sum /
+	# the checksum database), else from proxy.golang.org. Our modules are not in the checksum
+	# database: GONOSUMDB names them all.
 	local cache
 	cache=$("$GO" env GOMODCACHE)/cache/download
-	export GOPROXY="file://$d/proxy,file://$cache,https://proxy.golang.org" GONOSUMDB=$mod \
+	export GOPROXY="file://$d/proxy,file://$cache,https://proxy.golang.org" GONOSUMDB=$root \
 		GOMODCACHE=$d/modcache GOBIN=$d/bin GOFLAGS=-modcacherw GOWORK=off GOTOOLCHAIN=local
 	(cd "$d/home" && "$GO" install "$mod/cmd/afterburn-watchdog@v$VERSION")
 	local info
@@ -108,23 +122,45 @@ test_go() {
 		die "the installed watchdog was not built from $mod v$VERSION: $info"
 	proof "go install $mod/cmd/afterburn-watchdog@v$VERSION -> $d/bin/afterburn-watchdog (build info: mod $mod v$VERSION)"
 
-	# The Go fixture in a module of its own that requires the library at vVERSION.
+	# The Go fixture (it imports the library only) in a module of its own that requires the
+	# library at vVERSION.
 	find "$ROOT/go/cmd/afterburn-fixture" -maxdepth 1 -name '*.go' ! -name '*_test.go' -exec cp {} "$d/fixture/" \;
 	cat >"$d/fixture/go.mod" <<-EOF
 		module example.com/afterburn-fixture
 
 		go 1.26.0
 
-		require $mod v$VERSION
+		require $lib v$VERSION
 	EOF
 	(cd "$d/fixture" && "$GO" mod tidy && "$GO" build -o afterburn-fixture .)
 	info=$("$GO" version -m "$d/fixture/afterburn-fixture")
-	grep -qE "^[[:space:]]+dep[[:space:]]+${mod}[[:space:]]+v${VERSION}[[:space:]]" <<<"$info" ||
-		die "the fixture was not built against $mod v$VERSION: $info"
-	proof "fixture module example.com/afterburn-fixture built against $mod v$VERSION (build info: dep)"
+	grep -qE "^[[:space:]]+dep[[:space:]]+${lib}[[:space:]]+v${VERSION}[[:space:]]" <<<"$info" ||
+		die "the fixture was not built against $lib v$VERSION: $info"
+	local others
+	others=$(cd "$d/fixture" && "$GO" list -m all | grep -vxE "example.com/afterburn-fixture|$lib v$VERSION" || true)
+	[ -z "$others" ] || die "a function importing only the library pulls in other modules: $others"
+	proof "fixture module example.com/afterburn-fixture built against $lib v$VERSION (build info: dep; go list -m all: the library only)"
+
+	local goenv=(GOPROXY="$GOPROXY" GONOSUMDB="$GONOSUMDB" GOMODCACHE="$GOMODCACHE" GOFLAGS="$GOFLAGS" GOWORK=off GOTOOLCHAIN=local)
 	unset GOPROXY GONOSUMDB GOMODCACHE GOBIN GOFLAGS GOWORK GOTOOLCHAIN
 
 	suite go "$d" "$d/bin/afterburn-watchdog" "$d/fixture/afterburn-fixture"
+
+	# Each adapter from the proxy, as a function's go.mod gets it (`go get` of the adapter
+	# alone): it resolves and builds. After the suite, so that a broken adapter still lets the
+	# watchdog and the library be tested.
+	export "${goenv[@]}"
+	for m in "${dirs[@]}"; do
+		case "$m" in "$ROOT/go/afterburn/"*) ;; *) continue ;; esac
+		local path=$lib/${m#"$ROOT/go/afterburn/"} a=$d/adapters/$(basename "$m")
+		mkdir -p "$a"
+		printf 'module example.com/adapter\n\ngo 1.26.0\n' >"$a/go.mod"
+		(cd "$a" && "$GO" get "$path@v$VERSION" && "$GO" build "$path") >"$a.log" 2>&1 ||
+			{ cat "$a.log"; die "$path@v$VERSION does not build from the proxy"; }
+		grep -qE "^[[:space:]]*$lib v$VERSION( // indirect)?\$" "$a/go.mod" || die "$path@v$VERSION selects no $lib v$VERSION: $(cat "$a/go.mod")"
+		proof "$path@v$VERSION resolves and builds (with $lib v$VERSION)"
+	done
+	unset GOPROXY GONOSUMDB GOMODCACHE GOFLAGS GOWORK GOTOOLCHAIN
 }
 
 # ---- Python: the wheel in a fresh venv -----------------------------------------------------
@@ -292,16 +328,17 @@ for lang in "${LANGS[@]}"; do
 	set +e
 	(
 		set -e
+		# The counts of the suite runs made, also when a later step breaks.
+		trap 'declare -p PASSED FAILS SKIPPED RUNS >"$WORK/$lang.counts"' EXIT
 		"test_$lang"
-		declare -p PASSED FAILS SKIPPED RUNS >"$WORK/$lang.counts"
 	)
 	rc=$?
 	set -e
+	[ ! -f "$WORK/$lang.counts" ] || eval "$(<"$WORK/$lang.counts")"
 	if [ "$rc" = 0 ]; then
-		eval "$(<"$WORK/$lang.counts")"
 		STATUS[$lang]=ok
 	else
-		STATUS[$lang]="broke before the suite finished"
+		STATUS[$lang]="a step broke (above)"
 		FAILS[$lang]=$((${FAILS[$lang]:-0} + 1))
 	fi
 	WALL[$lang]=$((SECONDS - start))
