@@ -15,6 +15,8 @@
 #   make dist         release artifacts into dist/ (wheel, sdist, npm tarball, jars, static watchdogs, SHA256SUMS)
 #   make dist-test    installs each dist/ artifact outside the tree and runs the conformance suite on it
 #   make test-templates  each OpenFaaS template staged natively and smoke-tested (part of make test)
+#   make template-packages  dist/'s packages into each template's packages/, so its Dockerfile builds from this checkout (templates/README.md)
+#   make test-templates-dist  make dist, then each template built natively from those packages and dist/'s watchdog, and smoke-tested (CI runs it after make test)
 #   make doctest      runs every `sh` block of the READMEs from the built tree (part of make test, last)
 #
 # Everything is installed from the registries by the language tools themselves (the Go proxy
