@@ -1,6 +1,9 @@
 # Python library (python/): included by the top-level Makefile, so every path here is
 # relative to the repository root. Everything is installed from PyPI by pip into the dev
-# venv python/.venv; the stamp makes a second run quick.
+# venv python/.venv; the stamp makes a second run quick. The venv has the opt-in
+# accelerator (the `speed` extra: uvloop), so the tests and the conformance runs cover both
+# paths: uvloop's loop (AFTERBURN_PY_ACCEL=auto, the default) and the standard library's
+# (AFTERBURN_PY_ACCEL=off).
 #
 #   make test-python         unit tests (pytest; reads conformance/vectors in place)
 #   make conformance-python  the conformance suite: with and without the launcher, and
@@ -16,15 +19,16 @@ PY_STAMP     := python/.stamp-venv
 PY_FIXTURE_LAUNCHER := env PYTHONPATH=python/tests/fixture $(PY) -m afterburn_runtime afterburn_fixture:handle
 PY_FIXTURE_SCRIPT   := $(PY) python/tests/fixture/serve_fixture.py
 PY_FIXTURE_ASGI     := env PYTHONPATH=python/tests/fixture $(PY) -m afterburn_runtime --asgi asgi_fixture:app
+PY_FIXTURE_ASGI_STDLIB := env AFTERBURN_PY_ACCEL=off PYTHONPATH=python/tests/fixture $(PY) -m afterburn_runtime --asgi asgi_fixture:app
 PY_FIXTURE_WSGI     := env PYTHONPATH=python/tests/fixture $(PY) -m afterburn_runtime --wsgi wsgi_fixture:app
 PY_EXAMPLE   := env PYTHONPATH=python/examples/model $(PY) -m afterburn_runtime model:handle
 PY_LANGID    := env PYTHONPATH=python/examples/langid $(PY) -m afterburn_runtime language:handle
 
 .PHONY: test-python conformance-python conformance-python-fork conformance-python-isolation conformance-python-lanes run-python run-python-langid
 
-$(PY_STAMP): python/pyproject.toml
+$(PY_STAMP): python/pyproject.toml python/python.mk
 	$(PYTHON_SYS) -m venv $(PY_VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e 'python[test]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e 'python[test,speed]'
 	touch $@
 
 # The examples' extra (langid and NumPy, from PyPI) in the same venv.
@@ -51,8 +55,10 @@ conformance-python: $(PY_COMPILED) $(WATCHDOG) $(CONFORMANCE)
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_LAUNCHER)" $(CONFORMANCE_FLAGS)
 	@echo "== python: without the launcher (a script calling afterburn_runtime.serve)"
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_SCRIPT)" $(CONFORMANCE_FLAGS)
-	@echo "== python: the fixture as an ASGI app (serve_asgi)"
+	@echo "== python: the fixture as an ASGI app (serve_asgi), on uvloop's loop (the speed extra)"
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_ASGI)" $(CONFORMANCE_FLAGS)
+	@echo "== python: the fixture as an ASGI app, the standard library only (AFTERBURN_PY_ACCEL=off)"
+	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_ASGI_STDLIB)" $(CONFORMANCE_FLAGS)
 	@echo "== python: the fixture as a WSGI app (serve_wsgi)"
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_WSGI)" $(CONFORMANCE_FLAGS)
 
@@ -77,8 +83,10 @@ conformance-python-isolation: $(PY_COMPILED) $(WATCHDOG) $(CONFORMANCE)
 conformance-python-lanes: $(PY_COMPILED) $(WATCHDOG) $(CONFORMANCE)
 	@echo "== python, lanes: the launcher, four lanes per worker (-lanes 4)"
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_LAUNCHER)" $(LANES_FLAGS) $(CONFORMANCE_FLAGS)
-	@echo "== python, lanes: the fixture as an ASGI app, its requests concurrent tasks on one event loop"
+	@echo "== python, lanes: the fixture as an ASGI app, its requests concurrent tasks on one event loop (uvloop's)"
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_ASGI)" $(LANES_FLAGS) $(CONFORMANCE_FLAGS)
+	@echo "== python, lanes: the same on asyncio's own loop (AFTERBURN_PY_ACCEL=off)"
+	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_ASGI_STDLIB)" $(LANES_FLAGS) $(CONFORMANCE_FLAGS)
 
 run-python: $(PY_COMPILED) $(WATCHDOG)
 	@echo "serving python/examples/model on http://127.0.0.1:$(RUN_PORT)/ (Ctrl-C stops)"

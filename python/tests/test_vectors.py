@@ -1,16 +1,21 @@
 """Every `parse` vector of conformance/vectors, read in place, through the pure core (all
 bytes in one read, and one segment per read) and through the serve loop with the
-fixture's echo route, whose output is parsed back as a watchdog would."""
+fixture's echo route, whose output is parsed back as a watchdog would: the plain handler's
+loop, and the ASGI adapter's on each event loop the library may use (asyncio's, uvloop's:
+the opt-in accelerator, issue 30)."""
 
 from __future__ import annotations
 
 import base64
 import json
 
+import asgi_fixture
 import pytest
 import vectors
 from afterburn_fixture import echo
+from loops import LOOPS, loop_kind, use_loop
 
+from afterburn_runtime._asgi import AsgiAdapter
 from afterburn_runtime._conn import Conn
 from afterburn_runtime._errors import ProtocolError
 from afterburn_runtime._fds import limits_from_env
@@ -109,6 +114,25 @@ class SegmentPipe:
 
 @pytest.mark.parametrize("vector", PARSE, ids=vectors.ids(PARSE))
 def test_serve_loop(vector: dict) -> None:
+    check_served(vector, lambda conn: serve_stream(conn, plain_responder(echo, lambda: None)))
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+@pytest.mark.parametrize("vector", PARSE, ids=vectors.ids(PARSE))
+def test_asgi_serve_loop(vector: dict, loop: str) -> None:
+    with use_loop(loop):
+        adapter = AsgiAdapter(asgi_fixture.app)
+        adapter.startup()
+        assert loop_kind(adapter.runner.loop) == loop
+        try:
+            check_served(vector, lambda conn: adapter.serve_lane(conn, ""))
+        finally:
+            adapter.shutdown()
+
+
+def check_served(vector: dict, serve) -> None:
+    """Serves the vector's request bytes (one segment per read) with ``serve(conn)`` and
+    checks the responses against its expectations."""
     out = bytearray()
 
     def write(data: bytes) -> int:
@@ -117,7 +141,7 @@ def test_serve_loop(vector: dict) -> None:
 
     conn = Conn(SegmentPipe(vectors.segments(vector)).read, write,
                 RequestParser(*limits_from_env(vectors.env(vector))))
-    status = serve_stream(conn, plain_responder(echo, lambda: None))
+    status = serve(conn)
     rest = bytes(out)
     for i, want in enumerate(vector["expect"]):
         resp, rest = parse_response(rest)

@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 
 MODES = ("auto", "off")
 
-# What was decided, once per process: None until the first loop is made.
+# What was decided, once per process (empty until the first loop is made): uvloop's loop
+# factory, or None for asyncio's.
 _loop_factory: list[Any] = []
 _logged: set[str] = set()
 
@@ -64,6 +65,8 @@ def _uvloop_factory() -> Any:
         return None
     try:
         import uvloop
+
+        return uvloop.new_event_loop
     except ImportError:
         _log_once("uvloop", "afterburn: accelerator uvloop is not installed "
                   "(pip install 'afterburn-runtime[speed]'); asyncio's own event loop serves")
@@ -71,7 +74,6 @@ def _uvloop_factory() -> Any:
     except Exception as e:  # a broken install: a missing symbol, a wrong platform
         _log_once("uvloop", f"afterburn: accelerator uvloop failed to load ({e!r}); asyncio's own event loop serves")
         return None
-    return uvloop.new_event_loop
 
 
 def new_event_loop() -> Any:
