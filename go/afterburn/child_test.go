@@ -15,13 +15,22 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/afterburn-dev/afterburn/go/afterburn/internal/shapetest"
 )
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv("AFTERBURN_TEST_CHILD"); mode != "" {
+	if shapetest.IsWorker() {
+		os.Exit(e2eMain()) // started by the watchdog: e2e_linux_test.go, counts_linux_test.go
+	}
+	if mode := os.Getenv("AFTERBURN_TEST_CHILD"); mode == "e2e" {
+		os.Exit(e2eMain())
+	} else if mode != "" {
 		os.Exit(childMain(mode))
 	}
 	os.Exit(m.Run())
@@ -43,6 +52,34 @@ func childMain(mode string) int {
 		fmt.Fprintf(w, "stdin read %d %v", n, err)
 	}))
 	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// e2eHandler is the benchmark's Go function (bench/functions/go/afterburn): an empty
+// body gets a greeting, any other is streamed back as it arrives; /sleep?ms=N holds
+// its lane for N ms first.
+var e2eHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/sleep" {
+		ms, _ := strconv.Atoi(r.URL.Query().Get("ms"))
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	if r.ContentLength == 0 {
+		io.WriteString(w, "Hello, world!\n")
+		return
+	}
+	if r.ContentLength > 0 {
+		w.Header().Set("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+	}
+	io.Copy(w, r.Body)
+})
+
+// e2eMain is the worker's main.
+func e2eMain() int {
+	if err := Serve(e2eHandler); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -3,9 +3,11 @@
 package afterburn
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // openFDs opens the protocol descriptors by number (PROTOCOL.md §2.4). They are marked
@@ -30,7 +32,31 @@ func openFDs(in, out int) (*os.File, *os.File, error) {
 		syscall.CloseOnExec(in)
 		syscall.CloseOnExec(out)
 	}
-	return os.NewFile(uintptr(in), "afterburn-requests"), os.NewFile(uintptr(out), "afterburn-responses"), nil
+	return pollable(in, "afterburn-requests"), pollable(out, "afterburn-responses"), nil
+}
+
+// pollable wraps fd in an *os.File served by the runtime's poller. os.NewFile puts a
+// descriptor on the poller only when it is already non-blocking, and a watchdog hands
+// blocking pipes (os/exec makes inherited descriptors blocking). A read of a blocking
+// pipe holds an OS thread for as long as it waits, and the runtime hands the goroutine's
+// processor to another thread meanwhile: tens of µs per request (RESEARCH.md §7,
+// golang/go#15110), and one thread per idle lane (§2.5). On the poller a lane that
+// waits is a parked goroutine and nothing more. os.File's Read and Write wait on the
+// poller where the descriptor would block, and Write loops until every byte is written,
+// so callers see the same whole writes and EOF as with blocking descriptors.
+//
+// The file description is the worker's own end of its pipe (the watchdog's end is
+// another), so O_NONBLOCK changes nothing the watchdog sees. A descriptor the poller
+// does not take (a regular file, as a test may pass) goes back to blocking mode.
+func pollable(fd int, name string) *os.File {
+	if syscall.SetNonblock(fd, true) != nil {
+		return os.NewFile(uintptr(fd), name)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if errors.Is(f.SetReadDeadline(time.Time{}), os.ErrNoDeadline) { // not on the poller
+		syscall.SetNonblock(fd, false)
+	}
+	return f
 }
 
 func moveOffStdio(in, out int) (int, int, error) {
@@ -97,5 +123,5 @@ func openFD(env string, fd int, name string) (*os.File, error) {
 		return nil, &envErr{"afterburn: " + env + " names descriptor " + strconv.Itoa(fd) + ", which is not open: " + err.Error()}
 	}
 	syscall.CloseOnExec(fd)
-	return os.NewFile(uintptr(fd), name), nil
+	return pollable(fd, name), nil
 }

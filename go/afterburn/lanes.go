@@ -16,9 +16,9 @@ import (
 // forked (§2.6), so lanes are how a Go worker carries several requests at once.
 
 // defaultMaxLanes is what a worker announces in AfterBurn-Streams unless MaxLanes
-// says otherwise. An idle lane costs a goroutine blocked in read(2) (on the blocking
-// pipes a watchdog passes, an OS thread too, well below Go's limit of 10000) and its
-// buffers, about 150 KiB. How many lanes to use is the watchdog's -lanes; this
+// says otherwise. An idle lane costs a goroutine parked in the runtime's poller (the
+// pipes are made non-blocking, fd_unix.go: no OS thread per lane) and its buffers,
+// about 150 KiB. How many lanes to use is the watchdog's -lanes; this
 // default leaves the choice to it.
 const defaultMaxLanes = 1024
 

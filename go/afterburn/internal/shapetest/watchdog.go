@@ -33,6 +33,9 @@ type Watchdog struct {
 	done chan struct{}
 }
 
+// Pid is the watchdog's process id.
+func (wd *Watchdog) Pid() int { return wd.cmd.Process.Pid }
+
 // Log is everything the watchdog wrote so far, its workers' lines included.
 func (wd *Watchdog) Log() string {
 	wd.mu.Lock()
