@@ -59,6 +59,8 @@ dist-version:
 	npm=$$(sed -n 's/^  "version": "\(.*\)",$$/\1/p' node/package.json); \
 	mvn=$$(sed -n '0,/<artifactId>afterburn-parent<\/artifactId>/d; s/^  <version>\(.*\)<\/version>$$/\1/p' java/pom.xml | head -1); \
 	[ "$$npm" = "$$v" ] && [ "$$mvn" = "$$v" ] || { echo "dist: versions differ: python $$v, node/package.json $$npm, java/pom.xml $$mvn"; exit 1; }; \
+	for m in go/afterburn/*/go.mod; do \
+		grep -q "github.com/afterburn-dev/afterburn/go/afterburn v$$v$$" $$m || { echo "dist: $$m does not require the library at v$$v"; exit 1; }; done; \
 	if [ "$${GITHUB_REF_TYPE:-}" = tag ] && [ "$${GITHUB_REF_NAME:-}" != "v$$v" ]; then \
 		echo "dist: tag $${GITHUB_REF_NAME} is not v$$v, the packages' version"; exit 1; fi; \
 	echo "dist: version $$v"

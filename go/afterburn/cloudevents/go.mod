@@ -3,7 +3,7 @@ module github.com/afterburn-dev/afterburn/go/afterburn/cloudevents
 go 1.22
 
 require (
-	github.com/afterburn-dev/afterburn/go/afterburn v0.0.0
+	github.com/afterburn-dev/afterburn/go/afterburn v0.1.0
 	github.com/cloudevents/sdk-go/v2 v2.16.0
 )
 

@@ -3,7 +3,7 @@ module github.com/afterburn-dev/afterburn/go/afterburn/lambda
 go 1.22
 
 require (
-	github.com/afterburn-dev/afterburn/go/afterburn v0.0.0
+	github.com/afterburn-dev/afterburn/go/afterburn v0.1.0
 	github.com/aws/aws-lambda-go v1.54.0
 )
 

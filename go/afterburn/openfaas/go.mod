@@ -3,7 +3,7 @@ module github.com/afterburn-dev/afterburn/go/afterburn/openfaas
 go 1.22
 
 require (
-	github.com/afterburn-dev/afterburn/go/afterburn v0.0.0
+	github.com/afterburn-dev/afterburn/go/afterburn v0.1.0
 	github.com/openfaas/templates-sdk/go-http v0.0.0-20220408082716-5981c545cb03
 )
 
