@@ -77,18 +77,28 @@ func load(t *testing.T, client *http.Client, base string, c, n int) {
 	wg.Wait()
 }
 
-// procCPU is a process's user and system time so far (/proc/PID/stat, clock ticks of
-// 10 ms).
+// procCPU is the time a process's threads have run so far, summed from
+// /proc/PID/task/*/schedstat (nanoseconds; /proc/PID/stat counts 10 ms ticks).
 func procCPU(t *testing.T, pid int) time.Duration {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var sum int64
+	for _, p := range tasks {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // the thread exited meanwhile
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			continue
+		}
+		ns, _ := strconv.ParseInt(f[0], 10, 64)
+		sum += ns
 	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
+	if sum == 0 {
+		t.Fatalf("no schedstat for process %d", pid)
+	}
+	return time.Duration(sum)
 }
 
 // procCtxSwitches sums the voluntary and involuntary context switches of a process's

@@ -220,11 +220,19 @@ func TestEcho100MiB(t *testing.T) {
 		return elapsed
 	}
 	echo(32 << 20)
+	worker := childOf(t, wd.Pid())
+	cpu0, cs0 := procCPU(t, worker), procCtxSwitches(t, worker)
 	var rates []float64
 	for range 3 {
 		rates = append(rates, float64(100<<20)/1e6/echo(100<<20).Seconds())
 	}
-	t.Logf("100 MiB echo: %.0f MB/s (median; runs %.0f)", median(rates), rates)
+	cpu, cs := procCPU(t, worker)-cpu0, procCtxSwitches(t, worker)-cs0
+	t.Logf("100 MiB echo: %.0f MB/s (median; runs %.0f); worker per echo: %v CPU, %d context switches",
+		median(rates), rates, cpu/3, cs/3)
+	if _, err := exec.LookPath("strace"); err == nil {
+		calls, errs, top := straceCount(t, worker, func() { echo(100 << 20) })
+		t.Logf("worker per echo: %d system calls (%d failed): %s", calls, errs, top)
+	}
 }
 
 func median(v []float64) float64 {
