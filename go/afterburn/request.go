@@ -387,7 +387,7 @@ func (c *conn) newExchange(st *headState, methodEnd, targetStart, targetEnd, min
 	r := &base
 	r.Method = s[:methodEnd]
 	r.RequestURI = s[targetStart:targetEnd]
-	u, err := requestURL(r.RequestURI)
+	u, err := requestURL(r.RequestURI, &ex.url)
 	if err != nil {
 		return nil, badRequest("request-target " + strconv.Quote(r.RequestURI))
 	}
@@ -418,7 +418,12 @@ func (c *conn) newExchange(st *headState, methodEnd, targetStart, targetEnd, min
 	}
 
 	h := make(http.Header, st.plain)
-	values := make([]string, st.plain) // one backing array for the common single values
+	// One backing array for the common single values: the exchange's own for a
+	// typical head, so that it costs no allocation of its own.
+	values := ex.values[:]
+	if st.plain > len(values) {
+		values = make([]string, st.plain)
+	}
 	for i := range c.fields {
 		f := &c.fields[i]
 		v := s[f.value:f.valueEnd]
@@ -487,18 +492,18 @@ func (c *conn) newExchange(st *headState, methodEnd, targetStart, targetEnd, min
 	return ex, nil
 }
 
-// requestURL builds r.URL without decoding the request-target more than net/http
+// requestURL builds r.URL, in u for the usual origin-form, without decoding the request-target more than net/http
 // would, and without refusing what the conformance vectors require to reach the
 // handler raw (a bad percent-escape such as %zz; r.RequestURI always holds the raw
 // target).
-func requestURL(target string) (*url.URL, error) {
+func requestURL(target string, u *url.URL) (*url.URL, error) {
 	switch {
 	case target == "*":
-		return &url.URL{Path: "*"}, nil
+		u.Path = "*"
+		return u, nil
 	case target[0] != '/':
 		return url.ParseRequestURI(target)
 	}
-	u := new(url.URL)
 	p := target
 	if i := strings.IndexByte(target, '?'); i >= 0 {
 		p, u.RawQuery = target[:i], target[i+1:]
