@@ -41,6 +41,11 @@ if [ -z "${CHECK:-}" ]; then
     command -v wrk >/dev/null || die "wrk is not installed (apt-get install wrk, as make bench-tools does)"
 fi
 pin() { if command -v taskset >/dev/null; then taskset -c "$1" "${@:2}"; else "${@:2}"; fi; }
+# serve CPU CMD...: in the background, as this shell's own child with the server's pid in
+# SRV_PID (a function run with & is a subshell: exec makes the server that subshell).
+serve() {
+    if command -v taskset >/dev/null; then exec taskset -c "$1" "${@:2}"; else exec "${@:2}"; fi
+}
 
 TMP=$(mktemp -d)
 SRV_PID=
@@ -81,7 +86,7 @@ start() {
     case $1 in
     afterburn)
         # The watchdog and its workers on the pipes; the workers start from the CDS archive.
-        pin "$SERVER_CPU" "$WATCHDOG" -listen_host 127.0.0.1 -port 0 -metrics_port 0 -workers "$WORKERS" -lanes "$LANES" \
+        serve "$SERVER_CPU" "$WATCHDOG" -listen_host 127.0.0.1 -port 0 -metrics_port 0 -workers "$WORKERS" -lanes "$LANES" \
             -- $JAVA $FLAGS -Xshare:auto -XX:SharedArchiveFile="$CDS/app.jsa" -jar "$CDS/app/orders.jar" 2>"$TMP/server.log" &
         SRV_PID=$!
         BASE=http://$(wait_log 'listening on \([0-9.:]*\)')
@@ -89,7 +94,7 @@ start() {
         ;;
     proxy)
         # of-watchdog's http mode: a Go reverse proxy in front of the application on Tomcat.
-        pin "$SERVER_CPU" "$PROXY" -addr 127.0.0.1:0 -upstream_wait 120s -- \
+        serve "$SERVER_CPU" "$PROXY" -addr 127.0.0.1:0 -upstream_wait 120s -- \
             sh -c "exec $JAVA $FLAGS -Xshare:auto -XX:SharedArchiveFile=$CDS/app.jsa -jar $CDS/app/orders.jar --server.port=\$PORT" \
             >"$TMP/server.log" 2>&1 &
         SRV_PID=$!
@@ -98,7 +103,7 @@ start() {
         ;;
     tomcat)
         # The application alone on its embedded Tomcat: what a client of it would see without AfterBurn.
-        pin "$SERVER_CPU" $JAVA $FLAGS -Xshare:auto -XX:SharedArchiveFile="$CDS/app.jsa" -jar "$CDS/app/orders.jar" \
+        serve "$SERVER_CPU" $JAVA $FLAGS -Xshare:auto -XX:SharedArchiveFile="$CDS/app.jsa" -jar "$CDS/app/orders.jar" \
             --server.port=0 --server.address=127.0.0.1 >"$TMP/server.log" 2>&1 &
         SRV_PID=$!
         BASE=http://127.0.0.1:$(wait_log 'Tomcat started on port \([0-9]*\)')
