@@ -32,6 +32,19 @@ final class Forms {
                 throw new UncheckedIOException("afterburn-servlet: reading the form body", e);
             }
         }
+        if ("POST".equals(request.getMethod()) && Multipart.isMultipart(request.getContentType()) && request.multipartConfig() != null) {
+            // §3.1: the text fields of a multipart form are parameters too (a file part is not)
+            try {
+                for (jakarta.servlet.http.Part p : request.getParts()) {
+                    Multipart.BodyPart part = (Multipart.BodyPart) p;
+                    if (part.filename == null) acc.computeIfAbsent(part.name, k -> new ArrayList<>()).add(part.text());
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("afterburn-servlet: reading the multipart body", e);
+            } catch (jakarta.servlet.ServletException e) {
+                throw new IllegalStateException(e.getMessage(), e);
+            }
+        }
         return freeze(acc);
     }
 

@@ -626,14 +626,37 @@ final class PipeRequest implements HttpServletRequest {
         // nothing was logged in by the container
     }
 
+    private List<Part> parts; // parsed once
+
+    /**
+     * The parts of a {@code multipart/form-data} body (Servlet 6 §3.2), parsed once, within the
+     * limits of the servlet's multipart config; a servlet without one is refused, as §3.2 says.
+     */
     @Override
     public Collection<Part> getParts() throws IOException, ServletException {
-        throw new ServletException("afterburn-servlet: multipart/form-data is not parsed by this adapter (README, \"Not supported\")");
+        if (parts != null) return parts;
+        if (!Multipart.isMultipart(getContentType())) {
+            throw new ServletException("afterburn-servlet: getParts on a request that is not multipart/form-data (Content-Type " + getContentType() + ")");
+        }
+        jakarta.servlet.MultipartConfigElement config = multipartConfig();
+        if (config == null) {
+            throw new IllegalStateException("afterburn-servlet: the servlet " + (mapping == null ? "?" : mapping.getServletName())
+                    + " has no multipart config (setMultipartConfig, or @MultipartConfig)");
+        }
+        parts = List.copyOf(Multipart.parse(input(), getContentType(), config, bodyCharset()));
+        return parts;
+    }
+
+    /** The multipart config of the servlet this dispatch is mapped to, or null. */
+    jakarta.servlet.MultipartConfigElement multipartConfig() {
+        if (mapping instanceof Mapper.Match) return ((Mapper.Match) mapping).entry().multipart;
+        return null;
     }
 
     @Override
     public Part getPart(String name) throws IOException, ServletException {
-        return getParts().stream().filter(p -> p.getName().equals(name)).findFirst().orElse(null);
+        for (Part p : getParts()) if (p.getName().equals(name)) return p;
+        return null;
     }
 
     @Override

@@ -562,6 +562,58 @@ class ServletContainerTest {
         assertTrue(msg.get().contains("cannot cross the watchdog"), msg.get());
     }
 
+    private static final String FORM = "--XyZ\r\n"
+            + "Content-Disposition: form-data; name=\"title\"\r\n\r\n"
+            + "Grüße\r\n"
+            + "--XyZ\r\n"
+            + "Content-Disposition: form-data; name=\"upload\"; filename=\"a.txt\"\r\n"
+            + "Content-Type: text/plain\r\n\r\n"
+            + "line one\r\nline two\r\n"
+            + "--XyZ--\r\n";
+
+    private static ServletContainer uploads(jakarta.servlet.MultipartConfigElement config) throws ServletException {
+        ServletContainer c = ServletContainer.create();
+        var r = c.addServlet("upload", Fn.servlet((req, resp) -> {
+            req.setCharacterEncoding("UTF-8");
+            StringBuilder sb = new StringBuilder("title=" + req.getParameter("title") + " upload=" + req.getParameter("upload"));
+            for (jakarta.servlet.http.Part p : req.getParts()) {
+                sb.append(" | ").append(p.getName()).append(' ').append(p.getSubmittedFileName()).append(' ')
+                        .append(p.getContentType()).append(' ').append(p.getSize()).append(' ')
+                        .append(new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).replace("\r\n", "/"));
+            }
+            resp.setCharacterEncoding("UTF-8");
+            resp.getWriter().print(sb);
+        }), "/");
+        if (config != null) r.setMultipartConfig(config);
+        c.start();
+        return c;
+    }
+
+    @Test
+    void aMultipartFormGivesPartsAndItsTextFieldsAreParameters() throws Exception {
+        TestResponse r = call(uploads(new jakarta.servlet.MultipartConfigElement("")),
+                TestRequest.post("/").header("Content-Type", "multipart/form-data; boundary=XyZ").body(FORM.getBytes(StandardCharsets.UTF_8)));
+        assertEquals(200, r.status(), r.bodyText());
+        assertEquals("title=Grüße upload=null | title null null 7 Grüße | upload a.txt text/plain 18 line one/line two", r.bodyText());
+    }
+
+    @Test
+    void multipartLimitsAndMalformedBodiesAreRefused() throws Exception {
+        TestRequest form = TestRequest.post("/").header("Content-Type", "multipart/form-data; boundary=XyZ").body(FORM.getBytes(StandardCharsets.UTF_8));
+        assertEquals(500, call(uploads(null), form).status(), "§3.2: no multipart config, no parts");
+        assertEquals(500, call(uploads(new jakarta.servlet.MultipartConfigElement("", 10, -1, 0)), form).status(), "a part over maxFileSize");
+        assertEquals(500, call(uploads(new jakarta.servlet.MultipartConfigElement("", -1, 50, 0)), form).status(), "a body over maxRequestSize");
+        TestRequest cut = TestRequest.post("/").header("Content-Type", "multipart/form-data; boundary=XyZ")
+                .body("--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nno end".getBytes(StandardCharsets.UTF_8));
+        assertEquals(500, call(uploads(new jakarta.servlet.MultipartConfigElement("")), cut).status());
+        Multipart.BodyPart p = (Multipart.BodyPart) Multipart.parse(new java.io.ByteArrayInputStream(FORM.getBytes(StandardCharsets.UTF_8)),
+                "multipart/form-data; boundary=\"XyZ\"", new jakarta.servlet.MultipartConfigElement(""), StandardCharsets.UTF_8).get(1);
+        assertEquals("a.txt", p.getSubmittedFileName());
+        ServletException e = assertThrows(ServletException.class, () -> Multipart.parse(new java.io.ByteArrayInputStream(new byte[0]),
+                "multipart/form-data; boundary=XyZ", new jakarta.servlet.MultipartConfigElement(""), StandardCharsets.UTF_8));
+        assertEquals("afterburn-servlet: malformed multipart body: no boundary line", e.getMessage());
+    }
+
     @Test
     void localesComeFromAcceptLanguageByQuality() throws Exception {
         ServletContainer c = one((req, resp) -> resp.getWriter().print(Collections.list(req.getLocales())));

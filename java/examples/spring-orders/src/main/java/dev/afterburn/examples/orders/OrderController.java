@@ -17,7 +17,9 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.multipart.MultipartFile;
 
 /** Orders as JSON: create (validated), read; and the benchmark's hello and echo at {@code /}. */
 @RestController
@@ -54,6 +56,23 @@ public class OrderController {
         Order o = orders.get(id);
         if (o == null) throw new OrderNotFoundException(id);
         return o;
+    }
+
+    /** A CSV of {@code product,quantity} lines uploaded as a form's file: priced, not stored. */
+    @PostMapping(path = "/orders/quote-file", consumes = MediaType.MULTIPART_FORM_DATA_VALUE)
+    public Map<String, Object> quoteFile(@RequestParam("customer") String customer, @RequestParam("file") MultipartFile file)
+            throws java.io.IOException {
+        long total = 0;
+        int lines = 0;
+        for (String line : new String(file.getBytes(), java.nio.charset.StandardCharsets.UTF_8).split("\\R")) {
+            if (line.isBlank()) continue;
+            String[] f = line.split(",");
+            Long price = catalog.price(f[0].strip());
+            if (price == null) throw new UnknownProductException(f[0].strip());
+            total += price * Integer.parseInt(f[1].strip());
+            lines++;
+        }
+        return Map.of("customer", customer, "file", String.valueOf(file.getOriginalFilename()), "lines", lines, "totalCents", total);
     }
 
     /** The benchmark's hello workload: a GET answered with a 14-byte greeting. */

@@ -78,6 +78,20 @@ abstract class OrdersHttp {
     }
 
     @Test
+    void aFileUploadedAsAMultipartFormIsQuoted() throws Exception {
+        String body = "--b0undary\r\n"
+                + "Content-Disposition: form-data; name=\"customer\"\r\n\r\nAda\r\n"
+                + "--b0undary\r\n"
+                + "Content-Disposition: form-data; name=\"file\"; filename=\"order.csv\"\r\n"
+                + "Content-Type: text/csv\r\n\r\ntea,2\ncoffee,1\n\r\n"
+                + "--b0undary--\r\n";
+        HttpResponse<String> r = server().post("/orders/quote-file", "multipart/form-data; boundary=b0undary", body);
+        assertEquals(200, r.statusCode(), why(r));
+        assertTrue(r.body().contains("\"totalCents\":800") && r.body().contains("\"file\":\"order.csv\"")
+                && r.body().contains("\"customer\":\"Ada\"") && r.body().contains("\"lines\":2"), why(r));
+    }
+
+    @Test
     void actuatorHealthIsUp() throws Exception {
         HttpResponse<String> r = server().get("/actuator/health");
         assertEquals(200, r.statusCode(), why(r));
