@@ -50,10 +50,17 @@ func (b *body) WriteTo(w io.Writer) (int64, error) {
 	if b.closed {
 		return 0, http.ErrBodyReadAfterClose
 	}
+	var total int64
+	if rw, ok := w.(*response); ok {
+		n, done, err := spliceBody(b, rw) // splice_linux.go
+		total += n
+		if done {
+			return total, err
+		}
+	}
 	bufp := copyBuffers.Get().(*[]byte)
 	defer copyBuffers.Put(bufp)
 	buf := *bufp
-	var total int64
 	for {
 		n, err := b.read(buf)
 		if n > 0 {

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"os"
 )
 
 const (
@@ -60,6 +61,12 @@ var defaultLimits = limits{maxHead: defaultMaxHead}
 type conn struct {
 	lim limits
 	br  *bufio.Reader
+
+	// inFile and outFile are the pipes under br and out when they are files, for
+	// splice (splice_linux.go); nil otherwise.
+	inFile, outFile *os.File
+	spliceOK        int8 // both are pipes: 1, not: -1, not yet known: 0
+
 	out countingWriter
 	bw  *bufio.Writer
 
@@ -112,6 +119,8 @@ func newConn(r io.Reader, w io.Writer, lim limits) *conn {
 		handshake: defaultHandshake,
 	}
 	c.bw = bufio.NewWriterSize(&c.out, writeBufferSize)
+	c.inFile, _ = r.(*os.File)
+	c.outFile, _ = w.(*os.File)
 	return c
 }
 

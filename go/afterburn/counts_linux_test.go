@@ -33,7 +33,8 @@ func TestCounts(t *testing.T) {
 			wd := shapetest.StartWatchdog(t, "-lanes", strconv.Itoa(c))
 			worker := childOf(t, wd.Pid())
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c}}
-			load(t, client, wd.Base, c, 2000) // warm: connections, the worker's heap
+			defer client.CloseIdleConnections() // the watchdog's graceful stop would wait for them
+			load(t, client, wd.Base, c, 2000)   // warm: connections, the worker's heap
 			cpu0, cs0 := procCPU(t, worker), procCtxSwitches(t, worker)
 			start := time.Now()
 			load(t, client, wd.Base, c, n)

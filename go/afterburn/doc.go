@@ -34,7 +34,10 @@
 //   - r.Body streams the request body as the watchdog writes it, de-chunked, and stays
 //     readable while the response is written (full duplex). Trailers of a chunked
 //     request are in r.Trailer once r.Body has returned io.EOF. What the handler does
-//     not read is discarded after it returns.
+//     not read is discarded after it returns. io.Copy(w, r.Body) moves the body in
+//     large pieces, and on Linux, when the handler set the response's Content-Length,
+//     without copying it at all: the kernel splices it from the request pipe to the
+//     response pipe.
 //   - r.Context() carries the deadline, AfterBurn-Timeout-Ms after the request head
 //     was read, on the monotonic clock, and is cancelled 50 ms after the deadline
 //     (PROTOCOL.md §5.2: the watchdog answers the client 504 at the deadline, first),

@@ -107,6 +107,7 @@ func TestIdleLanesUnderWatchdog(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	client.CloseIdleConnections() // the watchdog's graceful stop would wait for them
 	close(errs)
 	for e := range errs {
 		t.Fatalf("%s\nlog:\n%s", e, wd.Log())
@@ -192,6 +193,43 @@ func TestIdleLanesMaxLanes(t *testing.T) {
 	}
 }
 
+// Large echoes on several lanes at once, streamed both ways (PROTOCOL.md §6.2, §2.5):
+// each comes back whole, on lane 1's grown pipes and the other lanes' default ones.
+func TestEchoLanesUnderWatchdog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the watchdog")
+	}
+	const lanes, size = 4, 8 << 20
+	wd := shapetest.StartWatchdog(t, "-lanes", strconv.Itoa(lanes), "-max_request_body", "0", "-request_buffering=false")
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: lanes}}
+	errs := make(chan error, 2*lanes)
+	var wg sync.WaitGroup
+	for range 2 * lanes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest("POST", wd.Base+"/", io.LimitReader(&patternReader{}, size))
+			req.ContentLength = size
+			resp, err := client.Do(req)
+			if err != nil {
+				errs <- err
+				return
+			}
+			n, err := io.Copy(&patternChecker{}, resp.Body)
+			resp.Body.Close()
+			if err != nil || n != size || resp.StatusCode != 200 {
+				errs <- fmt.Errorf("status %d, echoed %d of %d bytes, %v", resp.StatusCode, n, size, err)
+			}
+		}()
+	}
+	wg.Wait()
+	client.CloseIdleConnections() // the watchdog's graceful stop would wait for them
+	close(errs)
+	for err := range errs {
+		t.Errorf("%v; log:\n%s", err, wd.Log())
+	}
+}
+
 // TestEcho100MiB reports the MB/s of a 100 MiB echo through the real watchdog (issue 30
 // asks 800 for Go), as make bench measures it: streamed (no request buffering), a
 // 32 MiB echo first, then the median of three. Indicative only on a shared machine; it
@@ -221,14 +259,14 @@ func TestEcho100MiB(t *testing.T) {
 	}
 	echo(32 << 20)
 	worker := childOf(t, wd.Pid())
-	cpu0, cs0 := procCPU(t, worker), procCtxSwitches(t, worker)
+	cpu0, cs0, wdCPU0 := procCPU(t, worker), procCtxSwitches(t, worker), procCPU(t, wd.Pid())
 	var rates []float64
 	for range 3 {
 		rates = append(rates, float64(100<<20)/1e6/echo(100<<20).Seconds())
 	}
-	cpu, cs := procCPU(t, worker)-cpu0, procCtxSwitches(t, worker)-cs0
-	t.Logf("100 MiB echo: %.0f MB/s (median; runs %.0f); worker per echo: %v CPU, %d context switches",
-		median(rates), rates, cpu/3, cs/3)
+	cpu, cs, wdCPU := procCPU(t, worker)-cpu0, procCtxSwitches(t, worker)-cs0, procCPU(t, wd.Pid())-wdCPU0
+	t.Logf("100 MiB echo: %.0f MB/s (median; runs %.0f); per echo: worker %v CPU, %d context switches; watchdog %v CPU",
+		median(rates), rates, (cpu / 3).Round(time.Microsecond), cs/3, (wdCPU / 3).Round(time.Microsecond))
 	if _, err := exec.LookPath("strace"); err == nil {
 		calls, errs, top := straceCount(t, worker, func() { echo(100 << 20) })
 		t.Logf("worker per echo: %d system calls (%d failed): %s", calls, errs, top)

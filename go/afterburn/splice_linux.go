@@ -1,0 +1,158 @@
+package afterburn
+
+import (
+	"io"
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// An echo (io.Copy(w, r.Body) with a Content-Length response) moves the body from the
+// request pipe to the response pipe with splice(2): the kernel hands the pipe's pages
+// on, and neither the library nor the kernel copies a byte of it. Both descriptors are
+// pipes on the runtime's poller (fd_unix.go); a splice that would block waits there,
+// for the request pipe to hold bytes or the response pipe to have room.
+
+const (
+	spliceMove     = 0x1 // SPLICE_F_MOVE
+	spliceNonblock = 0x2 // SPLICE_F_NONBLOCK
+	// spliceMin is the smallest body worth splicing; below it the copy is cheaper
+	// than the set-up.
+	spliceMin = 64 << 10
+	// spliceMax bounds one splice: lane 1's pipes hold 1 MiB.
+	spliceMax = 1 << 20
+)
+
+// spliceBody moves what is left of a Content-Length body into w by splice and returns
+// the bytes it moved and whether it is done; when not, the caller copies the rest (the
+// descriptors are no pipes) and n counts the read-ahead bytes it wrote first. It splices
+// only what w can carry whole: a response whose framing is, or can be made, a
+// Content-Length that the body does not overrun, so every rule of Write (§4.4) holds.
+func spliceBody(b *body, w *response) (int64, bool, error) {
+	c := b.c
+	if !c.pipes() || b.chunked || b.done || b.err != nil || b.remain < spliceMin || w.err != nil || w.done {
+		return 0, false, nil
+	}
+	if !w.wroteHeader {
+		w.WriteHeader(200)
+	}
+	if w.bodyless || w.clen < 0 || w.written+b.remain > w.clen || w.committed && w.chunked {
+		return 0, false, nil
+	}
+	in, out := rawFD(c.inFile), rawFD(c.outFile)
+	if !w.committed {
+		w.commit(false) // with w.clen set: Content-Length framing
+	}
+	var total int64 // bytes moved
+	spliced := false
+	// Body bytes read ahead with the head go first, through the write buffer.
+	if k := int(min(int64(c.br.Buffered()), b.remain)); k > 0 {
+		p, _ := c.br.Peek(k)
+		if _, err := w.Write(p); err != nil {
+			return 0, true, err
+		}
+		c.br.Discard(k)
+		b.remain -= int64(k)
+		total += int64(k)
+	}
+	if err := w.flush(); err != nil {
+		return total, true, err
+	}
+	inRC, err := c.inFile.SyscallConn()
+	if err != nil {
+		return total, true, err
+	}
+	outRC, err := c.outFile.SyscallConn()
+	if err != nil {
+		return total, true, err
+	}
+	for b.remain > 0 {
+		var n int64
+		var serr error
+		move := func() bool {
+			m, e := syscall.Splice(in, nil, out, nil, int(min(b.remain, spliceMax)), spliceMove|spliceNonblock)
+			n, serr = int64(m), e
+			return serr != syscall.EAGAIN
+		}
+		full := false
+		// The attempt is made inside the poller's callback, after it reset the
+		// descriptor's readiness, so a byte or a room that comes after a failed
+		// attempt wakes the wait (the edge-triggered pattern of os.File's own I/O).
+		serr = syscall.EBADF // unless a callback runs: the pipe was closed
+		if err := inRC.Read(func(uintptr) bool {
+			if move() {
+				return true
+			}
+			full = pipeHolds(in) // EAGAIN: the request pipe is empty or the response pipe full
+			return full
+		}); err != nil {
+			return total, true, err
+		}
+		if serr == syscall.EAGAIN && full {
+			if err := outRC.Write(func(uintptr) bool {
+				return move() || !pipeHolds(in) // empty now: back to waiting for input
+			}); err != nil {
+				w.err = err
+				return total, true, err
+			}
+		}
+		switch {
+		case serr == syscall.EAGAIN:
+			continue
+		case serr != nil && !spliced && (serr == syscall.EINVAL || serr == syscall.ENOSYS):
+			// Not pipes after all (a regular file in a test): copy. The head and
+			// the read-ahead went out through the write buffer, as Write would.
+			return total, false, nil
+		case serr != nil:
+			w.err = os.NewSyscallError("splice", serr)
+			return total, true, w.err
+		case n == 0:
+			return total, true, b.fail(truncated("the request body", io.EOF))
+		}
+		spliced = true
+		b.remain -= n
+		total += n
+		w.written += n
+		c.out.n += n
+	}
+	b.done = true
+	return total, true, nil
+}
+
+// pipes reports whether the lane's two descriptors are pipes, which splice needs (one
+// fstat each, the first time).
+func (c *conn) pipes() bool {
+	if c.spliceOK == 0 {
+		c.spliceOK = -1
+		if isPipe(c.inFile) && isPipe(c.outFile) {
+			c.spliceOK = 1
+		}
+	}
+	return c.spliceOK > 0
+}
+
+func isPipe(f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeNamedPipe != 0
+}
+
+// rawFD returns f's descriptor without the blocking mode that f.Fd sets, or -1.
+func rawFD(f *os.File) int {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	fd := -1
+	rc.Control(func(u uintptr) { fd = int(u) })
+	return fd
+}
+
+// pipeHolds reports whether the pipe fd has bytes to read (FIONREAD).
+func pipeHolds(fd int) bool {
+	var n int32
+	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
+	return errno == 0 && n > 0
+}

@@ -1,0 +1,183 @@
+package afterburn
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// spliceEcho is the benchmark's echo: Content-Length, then io.Copy(w, r.Body).
+func spliceEcho(copied chan<- error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("cl") != "none" {
+			w.Header().Set("Content-Length", strconv.FormatInt(r.ContentLength+int64(len(r.URL.Query().Get("prefix"))), 10))
+		}
+		io.WriteString(w, r.URL.Query().Get("prefix"))
+		_, err := io.Copy(w, r.Body)
+		copied <- err
+	}
+}
+
+func patternBytes(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i % 251)
+	}
+	return b
+}
+
+// The echo over real pipes, full duplex: the body is written while the echo is read,
+// the body is larger than both pipes, and the request after it is served from where
+// the body ended. Each case takes a path of spliceBody: whole, after a prefix the
+// handler wrote, no Content-Length (chunked, copied), a body that overruns the
+// response's Content-Length (copied, refused as Write refuses it).
+func TestSpliceEcho(t *testing.T) {
+	for _, tc := range []struct {
+		name, query string
+		size        int
+		want        string // "echo", "chunked" or "short"
+	}{
+		{"whole", "", 3<<20 + 7, "echo"},
+		{"small", "", spliceMin - 1, "echo"},
+		{"after a prefix", "prefix=hello", 1<<20 + 3, "echo"},
+		{"no content-length", "cl=none", 1 << 20, "echo"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			copied := make(chan error, 2)
+			wk := startWorker(t, spliceEcho(copied))
+			body := patternBytes(tc.size)
+			go func() {
+				wk.req.Write([]byte("POST /?" + tc.query + " HTTP/1.1\r\nHost: fn\r\nContent-Length: " + strconv.Itoa(tc.size) + "\r\n\r\n"))
+				wk.req.Write(body)
+				wk.req.Write([]byte("POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: 3\r\n\r\nabc"))
+			}()
+			resp, got := wk.response()
+			prefix := strings.TrimPrefix(tc.query, "prefix=")
+			if tc.query == "cl=none" {
+				prefix = ""
+			}
+			if resp.StatusCode != 200 || !bytes.Equal([]byte(got), append([]byte(prefix), body...)) {
+				t.Fatalf("got %d, %d bytes; want 200 and the %d bytes sent", resp.StatusCode, len(got), len(prefix)+len(body))
+			}
+			if err := waitFor(t, copied, "the copy's end"); err != nil {
+				t.Errorf("io.Copy: %v", err)
+			}
+			if resp, got := wk.response(); got != "abc" {
+				t.Errorf("the next request: got %d %q; want its echo", resp.StatusCode, got)
+			}
+			if err := wk.end(); err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		})
+	}
+}
+
+// A body larger than the Content-Length the handler set is not spliced past it:
+// io.Copy fails as Write fails, with http.ErrContentLength.
+func TestSpliceOverrun(t *testing.T) {
+	copied := make(chan error, 1)
+	wk := startWorker(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100000")
+		_, err := io.Copy(w, r.Body)
+		copied <- err
+	}))
+	go wk.req.Write([]byte("POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: 200000\r\n\r\n" + string(patternBytes(200000))))
+	go io.Copy(io.Discard, wk.resp)
+	if err := waitFor(t, copied, "the copy's end"); err != http.ErrContentLength {
+		t.Errorf("io.Copy of a body longer than the response: %v; want %v", err, http.ErrContentLength)
+	}
+}
+
+// A body cut short by the end of the request pipe is a framing error (§8.8): io.Copy
+// returns it and Serve ends, the response left short of its Content-Length.
+func TestSpliceTruncated(t *testing.T) {
+	copied := make(chan error, 1)
+	wk := startWorker(t, spliceEcho(copied))
+	go func() {
+		wk.req.Write([]byte("POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: 300000\r\n\r\n" + string(patternBytes(200000))))
+		wk.req.Close()
+	}()
+	rest, _ := io.ReadAll(wk.resp)
+	err := waitFor(t, copied, "the copy's end")
+	var perr *protocolError
+	if !errors.As(err, &perr) {
+		t.Errorf("io.Copy of a truncated body: %v; want a protocol error", err)
+	}
+	<-wk.done
+	if wk.err == nil {
+		t.Error("Serve returned nil after a truncated body")
+	}
+	head := "HTTP/1.1 200 OK\r\nContent-Length: 300000\r\n\r\n"
+	if !bytes.HasPrefix(rest, []byte(head)) || !bytes.Equal(rest[len(head):], patternBytes(200000)) {
+		t.Errorf("response: %.60q… (%d bytes); want %q and the 200000 bytes sent", rest, len(rest), head)
+	}
+}
+
+// The watchdog closing the response pipe ends the splice with EPIPE.
+func TestSpliceResponsePipeClosed(t *testing.T) {
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	respR, respW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, out := dupFD(t, reqR), dupFD(t, respW)
+	reqR.Close()
+	respW.Close()
+	defer reqW.Close()
+	t.Setenv("AFTERBURN_FDS", fmt.Sprintf("%d,%d", in, out))
+	copied := make(chan error, 1)
+	served := make(chan error, 1)
+	go func() { served <- Serve(spliceEcho(copied)) }()
+	go reqW.Write([]byte("POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: 4000000\r\n\r\n" + string(patternBytes(4000000))))
+	io.ReadFull(respR, make([]byte, 1000)) // the echo started
+	respR.Close()
+	if err := waitFor(t, copied, "the copy's end"); !errors.Is(err, syscall.EPIPE) {
+		t.Errorf("io.Copy: %v; want EPIPE", err)
+	}
+	reqW.Close()
+	if err := waitFor(t, served, "Serve's return"); err == nil {
+		t.Error("Serve returned nil; want the response's fault (as with a write that fails)")
+	}
+}
+
+// Regular files are no pipes: the body is copied.
+func TestSpliceRegularFiles(t *testing.T) {
+	dir := t.TempDir()
+	body := patternBytes(spliceMin * 3)
+	reqPath, respPath := filepath.Join(dir, "requests"), filepath.Join(dir, "responses")
+	head := "POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
+	if err := os.WriteFile(reqPath, append([]byte(head), body...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in, err := syscall.Open(reqPath, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := syscall.Open(respPath, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AFTERBURN_FDS", fmt.Sprintf("%d,%d", in, out))
+	copied := make(chan error, 1)
+	if err := Serve(spliceEcho(copied)); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if err := <-copied; err != nil {
+		t.Errorf("io.Copy: %v", err)
+	}
+	got, _ := os.ReadFile(respPath)
+	if !bytes.HasSuffix(got, body) || !bytes.HasPrefix(got, []byte("HTTP/1.1 200 OK\r\n")) {
+		t.Errorf("responses file of %d bytes; want a 200 with the %d bytes echoed", len(got), len(body))
+	}
+}
