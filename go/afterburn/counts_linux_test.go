@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,35 +19,54 @@ import (
 	"github.com/afterburn-dev/afterburn/go/afterburn/internal/shapetest"
 )
 
-// TestCounts reports what one hello request costs the worker under the real watchdog,
+// TestCounts reports what one hello request costs the workers under the real watchdog,
 // in counts that a shared machine's noise moves little: system calls (strace -c -f on
-// the worker), context switches and OS threads, and its CPU time (indicative). It runs
-// when AFTERBURN_TEST_COUNTS=N (requests per case); the cases are one lane at c=1 and
-// eight lanes at c=8. Syscalls need strace on PATH.
+// the workers), context switches and OS threads, and their CPU time (indicative). It
+// runs when AFTERBURN_TEST_COUNTS=N (requests per case). The cases: one worker with one
+// lane at c=1; at c=8, make bench's default (a worker per CPU, one lane each), and one
+// worker with eight lanes. Syscalls need strace on PATH.
 func TestCounts(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("AFTERBURN_TEST_COUNTS"))
 	if n <= 0 {
 		t.Skip("AFTERBURN_TEST_COUNTS=N runs it")
 	}
-	for _, c := range []int{1, 8} {
-		t.Run("c="+strconv.Itoa(c), func(t *testing.T) {
-			wd := shapetest.StartWatchdog(t, "-lanes", strconv.Itoa(c))
-			worker := childOf(t, wd.Pid())
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c}}
-			defer client.CloseIdleConnections() // the watchdog's graceful stop would wait for them
-			load(t, client, wd.Base, c, 2000)   // warm: connections, the worker's heap
-			cpu0, cs0 := procCPU(t, worker), procCtxSwitches(t, worker)
+	for _, tc := range []struct{ c, workers, lanes int }{
+		{1, 1, 1},
+		{8, runtime.NumCPU(), 1},
+		{8, 1, 8},
+	} {
+		name := fmt.Sprintf("c=%d workers=%d lanes=%d", tc.c, tc.workers, tc.lanes)
+		t.Run(name, func(t *testing.T) {
+			wd := shapetest.StartWatchdog(t, "-workers", strconv.Itoa(tc.workers), "-lanes", strconv.Itoa(tc.lanes))
+			workers := childrenOf(wd.Pid())
+			if len(workers) != tc.workers {
+				t.Fatalf("the watchdog's children: %v; want %d workers", workers, tc.workers)
+			}
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: tc.c}}
+			defer client.CloseIdleConnections()  // the watchdog's graceful stop would wait for them
+			load(t, client, wd.Base, tc.c, 2000) // warm: connections, the workers' heaps
+			var cpu time.Duration
+			var cs int64
+			threads := 0
+			for _, w := range workers {
+				cpu, cs = cpu-procCPU(t, w), cs-procCtxSwitches(t, w)
+			}
+			wdCPU := -procCPU(t, wd.Pid())
 			start := time.Now()
-			load(t, client, wd.Base, c, n)
+			load(t, client, wd.Base, tc.c, n)
 			elapsed := time.Since(start)
-			cpu, cs := procCPU(t, worker)-cpu0, procCtxSwitches(t, worker)-cs0
-			t.Logf("c=%d: %d requests, %.0f req/s; worker: %.1f µs CPU, %.2f context switches per request, %d threads",
-				c, n, float64(n)/elapsed.Seconds(), float64(cpu.Microseconds())/float64(n), float64(cs)/float64(n), procThreads(t, worker))
+			for _, w := range workers {
+				cpu, cs, threads = cpu+procCPU(t, w), cs+procCtxSwitches(t, w), threads+procThreads(t, w)
+			}
+			wdCPU += procCPU(t, wd.Pid())
+			perRequest := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(n) }
+			t.Logf("%s: %d requests, %.0f req/s; per request: workers %.1f µs CPU, %.2f context switches, watchdog %.1f µs CPU; workers' threads: %d",
+				name, n, float64(n)/elapsed.Seconds(), perRequest(cpu), float64(cs)/float64(n), perRequest(wdCPU), threads)
 			if _, err := exec.LookPath("strace"); err != nil {
 				return
 			}
-			calls, errs, top := straceCount(t, worker, func() { load(t, client, wd.Base, c, n) })
-			t.Logf("c=%d: worker: %.2f system calls per request (%.2f failed): %s", c, float64(calls)/float64(n), float64(errs)/float64(n), top)
+			calls, errs, top := straceCount(t, workers, func() { load(t, client, wd.Base, tc.c, n) })
+			t.Logf("%s: workers: %.2f system calls per request (%.2f failed): %s", name, float64(calls)/float64(n), float64(errs)/float64(n), top)
 		})
 	}
 }
@@ -125,12 +145,16 @@ func procCtxSwitches(t *testing.T, pid int) int64 {
 	return sum
 }
 
-// straceCount attaches strace -c -f to pid while run runs and returns the system calls
-// counted, those that failed, and the busiest calls.
-func straceCount(t *testing.T, pid int, run func()) (calls, errs int64, top string) {
+// straceCount attaches strace -c -f to the processes while run runs and returns the
+// system calls counted, those that failed, and the busiest calls.
+func straceCount(t *testing.T, pids []int, run func()) (calls, errs int64, top string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "strace")
-	cmd := exec.Command("strace", "-c", "-f", "-o", out, "-p", strconv.Itoa(pid))
+	args := []string{"-c", "-f", "-o", out}
+	for _, pid := range pids {
+		args = append(args, "-p", strconv.Itoa(pid))
+	}
+	cmd := exec.Command("strace", args...)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -57,6 +57,15 @@ func procThreads(t *testing.T, pid int) int {
 // childOf returns the one process whose parent is pid: the watchdog's worker.
 func childOf(t *testing.T, pid int) int {
 	t.Helper()
+	children := childrenOf(pid)
+	if len(children) != 1 {
+		t.Fatalf("processes whose parent is the watchdog (%d): %v; want its one worker", pid, children)
+	}
+	return children[0]
+}
+
+// childrenOf returns the processes whose parent is pid.
+func childrenOf(pid int) []int {
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	var children []int
 	for _, p := range stats {
@@ -72,10 +81,7 @@ func childOf(t *testing.T, pid int) int {
 			children = append(children, c)
 		}
 	}
-	if len(children) != 1 {
-		t.Fatalf("processes whose parent is the watchdog (%d): %v; want its one worker", pid, children)
-	}
-	return children[0]
+	return children
 }
 
 // Idle lanes hold no OS thread (issue 30): a worker given the watchdog's most lanes
@@ -275,7 +281,7 @@ func TestEcho100MiB(t *testing.T) {
 	t.Logf("100 MiB echo: %.0f MB/s (median; runs %.0f); per echo: worker %v CPU, %d context switches; watchdog %v CPU",
 		median(rates), rates, (cpu / 3).Round(time.Microsecond), cs/3, (wdCPU / 3).Round(time.Microsecond))
 	if _, err := exec.LookPath("strace"); err == nil {
-		calls, errs, top := straceCount(t, worker, func() { echo(100 << 20) })
+		calls, errs, top := straceCount(t, []int{worker}, func() { echo(100 << 20) })
 		t.Logf("worker per echo: %d system calls (%d failed): %s", calls, errs, top)
 	}
 }
