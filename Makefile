@@ -5,7 +5,7 @@
 #   make test         every language's tests plus the conformance suite for each language
 #   make conformance  the conformance suite for every language present
 #   make conformance-go   (or -python, -node, -java) the suite for one language
-#   make conformance-modes  the whole suite in each wave-2 mode (fork and isolation=request: Python; lanes: Go, Node, Java, Python); CI runs it after make test
+#   make conformance-modes  the whole suite in each wave-2 mode (fork and isolation=request: Python; lanes: Go, Node, Java, Python), and the JVM frameworks' fixtures (a plain servlet, a Spring Boot app; lanes off and on); CI runs it after make test
 #   make soak         a long mixed load with faults per language (N=... requests; default 1e6 for Go, 1e5 others)
 #   make fuzz         the Go fuzz targets for FUZZTIME each (default 5m); make test runs 5 s of each
 #   make bench        every language against its baselines, lanes against workers, Python's fork mode against exec and its isolation=request (QUICK=1: a short version)
@@ -101,8 +101,9 @@ conformance: conformance-go conformance-python conformance-node conformance-java
 
 # The whole suite in the modes of wave 2, each mode for the libraries that implement it:
 # fork (§2.6) for Python; lanes (§2.5) for Go, Node, Java and Python. make test runs each
-# mode's own checks only (the fork and lanes groups, in every conformance-<lang> run).
-conformance-modes: conformance-python-fork conformance-python-isolation conformance-go-lanes conformance-node-lanes conformance-java-lanes conformance-python-lanes
+# mode's own checks only (the fork and lanes groups, in every conformance-<lang> run). Then the
+# whole suite against the JVM frameworks' fixtures (java/java.mk: a servlet, a Spring Boot app).
+conformance-modes: conformance-python-fork conformance-python-isolation conformance-go-lanes conformance-node-lanes conformance-java-lanes conformance-python-lanes conformance-java-frameworks
 
 # PROTOCOL.md §2.5: the whole suite with four lanes per worker, for every watchdog the e2e
 # layer starts and for the wire layer's fixture (each vector on a lane other than 1).

@@ -122,12 +122,9 @@ conformance-java-servlet-lanes: $(WATCHDOG) $(CONFORMANCE) $(JAVA_JAR_STAMP)
 	@echo "== java, a plain servlet on afterburn-servlet, lanes: four lanes per worker (-lanes 4)"
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(JAVA_SERVLET_FIXTURE_CMD)" $(JAVA_FRAMEWORK_FLAGS) $(LANES_FLAGS) $(CONFORMANCE_FLAGS)
 
-# One lane: the failures must be exactly java/fixture-spring/known-failures.txt (one check that
-# assumes a worker restarts within 500 ms; the file says why). With lanes that check is skipped.
 conformance-java-spring: $(WATCHDOG) $(CONFORMANCE) $(JAVA_SPRING_FIXTURE_CDS)/app.jsa
 	@echo "== java, a Spring Boot MVC application with afterburn-spring-boot-starter"
-	java/fixture-spring/conformance.sh java/fixture-spring/known-failures.txt \
-		$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(JAVA_SPRING_FIXTURE_CMD)" $(JAVA_FRAMEWORK_FLAGS) $(CONFORMANCE_FLAGS)
+	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(JAVA_SPRING_FIXTURE_CMD)" $(JAVA_FRAMEWORK_FLAGS) $(CONFORMANCE_FLAGS)
 
 conformance-java-spring-lanes: $(WATCHDOG) $(CONFORMANCE) $(JAVA_SPRING_FIXTURE_CDS)/app.jsa
 	@echo "== java, a Spring Boot MVC application with afterburn-spring-boot-starter, lanes: four lanes per worker (-lanes 4)"
