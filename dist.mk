@@ -96,8 +96,10 @@ dist-node:
 
 # ---- Java: each published artifact's jar, sources and javadoc jars, and its flattened POM ----
 # afterburn-shapes (the OpenFaaS, Lambda and CloudEvents launchers) is what java11-afterburn
-# builds on; its POM names afterburn-runtime, so both are published together.
-DIST_JAVA_MODULES := runtime shapes
+# builds on, afterburn-servlet and afterburn-spring-boot-starter what java-spring-afterburn
+# builds on; their POMs name afterburn-runtime (and the starter afterburn-servlet), so all are
+# published together.
+DIST_JAVA_MODULES := runtime shapes servlet spring-boot-starter
 
 dist-java:
 	mkdir -p $(DIST)

@@ -217,7 +217,9 @@ func stageJava(t *testing.T, dir, tests string) {
 		}
 		t.Logf("installed from packages/ into %s: %d jars", repo, len(jars))
 	}
-	run(t, fn, []string{"AFTERBURN_RUNTIME_VERSION=" + version, "skip=false", mavenOpts}, "sh", "-c", tests)
+	// The build argument naming the library's version: AFTERBURN_RUNTIME_VERSION, or
+	// AFTERBURN_VERSION where the template builds on several of its artifacts (java-spring).
+	run(t, fn, []string{"AFTERBURN_RUNTIME_VERSION=" + version, "AFTERBURN_VERSION=" + version, "skip=false", mavenOpts}, "sh", "-c", tests)
 	// COPY --from=build /home/app/function/target/function.jar ./
 	copyFile(t, filepath.Join(fn, "target", "function.jar"), filepath.Join(dir, "function.jar"))
 }
