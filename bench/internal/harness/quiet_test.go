@@ -341,9 +341,14 @@ func TestGuardSeesAHogOnTheMeasuredCPU(t *testing.T) {
 		t.Errorf("with a hog on CPU %d: attempt %d judged %q; want attempt %d over the others' CPU threshold: %+v",
 			measured, g.Attempt, g.Noisy, 1+DefaultQuietThresholds.Retries, g)
 	}
-	// The calibrations share the CPU with the hog too (the tree is frozen during them).
+	// The calibrations share the CPU with the hog too (the tree is frozen during them), but a
+	// calibration is a burst of about 4 ms from a task that has just woken, and the scheduler
+	// (CFS: wakeup preemption, a slice of several ms) often lets such a burst run whole before
+	// the hog gets the CPU back: it is then not slower, and nothing is wrong. What the guard
+	// must see, others' CPU, is asserted above; that the calibrations were slowed is only
+	// reported (it failed about one run in four on an idle machine, before and after wave 3).
 	if !slices.ContainsFunc(g.Noisy, func(r string) bool { return strings.HasPrefix(r, "calibration") }) {
-		t.Errorf("with a hog on CPU %d: calibrations %.2f/%.2f ms against the reference %.2f ms not judged slow: %q",
+		t.Logf("with a hog on CPU %d: calibrations %.2f/%.2f ms against the reference %.2f ms not judged slow (the scheduler ran them ahead of the hog): %q",
 			measured, g.CalBeforeMs, g.CalAfterMs, ms(q.referenceCalibration()), g.Noisy)
 	}
 	if g.OthersPct < 20 {
