@@ -103,7 +103,7 @@ var laneTable = map[laneState]map[laneEvent]laneState{
 }
 
 // The tables above are what a reader and the tests read; workerTo and laneTo,
-// on every request's path, look up the same pairs in arrays built from them
+// on every request's path, look up the same pairs in slices built from them
 // (a map lookup per transition costs more than the rest of the transition).
 var (
 	workerStep = steps[workerState, workerEvent, workerState](workerTable, workerStates, workerEvents)
@@ -154,9 +154,9 @@ type Member struct {
 	recycle    chan struct{} // wakes the supervisor to start a replacement
 }
 
-// Lease is a lane as the pool hands it to an exchange: the pipes (lane),
-// concrete, and the lane's state. Its w is the member, which shadows the
-// lane's own worker.
+// Lease is a lane as the pool hands it to an exchange: the pipes (the
+// embedded worker.Lane), concrete, and the lane's state. W is its Member, as
+// the pool knows the lane's worker.
 type Lease struct {
 	*worker.Lane
 	W     *Member
