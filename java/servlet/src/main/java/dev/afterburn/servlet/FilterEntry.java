@@ -4,36 +4,24 @@ import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterConfig;
 import jakarta.servlet.FilterRegistration;
-import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Collections;
 import java.util.EnumSet;
-import java.util.Enumeration;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 
 /** A registered filter and its mappings (Servlet 6 §6.2.4): URL patterns or servlet names, per dispatcher type. */
-final class FilterEntry implements FilterRegistration.Dynamic, FilterConfig {
+final class FilterEntry extends Registration implements FilterRegistration.Dynamic, FilterConfig {
     /** One mapping: a URL pattern or a servlet name, the dispatcher types it applies to. */
     record Mapping(String urlPattern, String servletName, EnumSet<DispatcherType> types) {}
 
-    private final PipeContext context;
-    private final String name;
-    private final Class<? extends Filter> type;
+    private final Class<? extends Filter> type; // made from it when no instance was given
     private Filter filter;
     private boolean initialised;
-    final Map<String, String> initParameters = new LinkedHashMap<>();
     final List<Mapping> mappings = new ArrayList<>();
-    boolean asyncSupported;
 
     FilterEntry(PipeContext context, String name, Filter filter, Class<? extends Filter> type) {
-        this.context = context;
-        this.name = name;
+        super(context, name, type);
         this.filter = filter;
         this.type = type;
     }
@@ -103,60 +91,12 @@ final class FilterEntry implements FilterRegistration.Dynamic, FilterConfig {
     }
 
     @Override
-    public void setAsyncSupported(boolean supported) {
-        context.checkNotStarted();
-        this.asyncSupported = supported;
-    }
-
-    @Override
-    public String getName() {
-        return name;
-    }
-
-    @Override
-    public String getClassName() {
-        return filter != null ? filter.getClass().getName() : type.getName();
-    }
-
-    @Override
-    public boolean setInitParameter(String n, String value) {
-        context.checkNotStarted();
-        if (n == null || value == null) throw new IllegalArgumentException("init parameter name and value must not be null");
-        return initParameters.putIfAbsent(n, value) == null;
-    }
-
-    @Override
-    public String getInitParameter(String n) {
-        return initParameters.get(n);
-    }
-
-    @Override
-    public Set<String> setInitParameters(Map<String, String> parameters) {
-        Set<String> conflicts = new HashSet<>();
-        for (Map.Entry<String, String> e : parameters.entrySet()) {
-            if (initParameters.containsKey(e.getKey())) conflicts.add(e.getKey());
-        }
-        if (conflicts.isEmpty()) parameters.forEach(this::setInitParameter);
-        return conflicts;
-    }
-
-    @Override
-    public Map<String, String> getInitParameters() {
-        return Collections.unmodifiableMap(initParameters);
-    }
-
-    @Override
     public String getFilterName() {
-        return name;
+        return getName();
     }
 
     @Override
-    public ServletContext getServletContext() {
-        return context;
-    }
-
-    @Override
-    public Enumeration<String> getInitParameterNames() {
-        return Collections.enumeration(initParameters.keySet());
+    Object instance() {
+        return filter;
     }
 }

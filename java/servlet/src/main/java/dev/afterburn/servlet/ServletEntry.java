@@ -3,36 +3,27 @@ package dev.afterburn.servlet;
 import jakarta.servlet.MultipartConfigElement;
 import jakarta.servlet.Servlet;
 import jakarta.servlet.ServletConfig;
-import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRegistration;
 import jakarta.servlet.ServletSecurityElement;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.Enumeration;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /** A registered servlet: its registration (Servlet 6 §4.4.3), its config, and its one-time init. */
-final class ServletEntry implements ServletRegistration.Dynamic, ServletConfig {
-    private final PipeContext context;
-    private final String name;
-    private final Class<? extends Servlet> type; // when made lazily
+final class ServletEntry extends Registration implements ServletRegistration.Dynamic, ServletConfig {
+    private final Class<? extends Servlet> type; // made from it when no instance was given
     private Servlet servlet;
     private volatile boolean initialised;
-    final Map<String, String> initParameters = new LinkedHashMap<>();
     final List<String> patterns = new ArrayList<>();
     int loadOnStartup = -1;
-    boolean asyncSupported;
     MultipartConfigElement multipart;
 
     ServletEntry(PipeContext context, String name, Servlet servlet, Class<? extends Servlet> type) {
-        this.context = context;
-        this.name = name;
+        super(context, name, type);
         this.servlet = servlet;
         this.type = type;
     }
@@ -83,12 +74,6 @@ final class ServletEntry implements ServletRegistration.Dynamic, ServletConfig {
     }
 
     @Override
-    public void setAsyncSupported(boolean supported) {
-        context.checkNotStarted();
-        this.asyncSupported = supported;
-    }
-
-    @Override
     public Set<String> addMapping(String... urlPatterns) {
         context.checkNotStarted();
         Set<String> conflicts = new HashSet<>();
@@ -115,54 +100,12 @@ final class ServletEntry implements ServletRegistration.Dynamic, ServletConfig {
     }
 
     @Override
-    public String getName() {
-        return name;
-    }
-
-    @Override
-    public String getClassName() {
-        return servlet != null ? servlet.getClass().getName() : type.getName();
-    }
-
-    @Override
-    public boolean setInitParameter(String n, String value) {
-        context.checkNotStarted();
-        if (n == null || value == null) throw new IllegalArgumentException("init parameter name and value must not be null");
-        return initParameters.putIfAbsent(n, value) == null;
-    }
-
-    @Override
-    public String getInitParameter(String n) {
-        return initParameters.get(n);
-    }
-
-    @Override
-    public Set<String> setInitParameters(Map<String, String> parameters) {
-        Set<String> conflicts = new HashSet<>();
-        for (Map.Entry<String, String> e : parameters.entrySet()) {
-            if (initParameters.containsKey(e.getKey())) conflicts.add(e.getKey());
-        }
-        if (conflicts.isEmpty()) parameters.forEach(this::setInitParameter);
-        return conflicts;
-    }
-
-    @Override
-    public Map<String, String> getInitParameters() {
-        return Collections.unmodifiableMap(initParameters);
-    }
-
-    @Override
     public String getServletName() {
-        return name;
+        return getName();
     }
 
     @Override
-    public ServletContext getServletContext() {
-        return context;
-    }
-
-    @Override
-    public Enumeration<String> getInitParameterNames() {
-        return Collections.enumeration(initParameters.keySet());
+    Object instance() {
+        return servlet;
     }
 }
