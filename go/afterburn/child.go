@@ -53,14 +53,12 @@ func Serve(handler http.Handler, opts ...Option) error {
 	if err != nil {
 		return err
 	}
-	in, out, err := protocolFiles()
+	in, out, err := protocolFDs()
 	if err != nil {
 		return err
 	}
 	lanes, cancelPipe, err := openLanes(in, out, le, o.maxLanes)
 	if err != nil {
-		in.Close()
-		out.Close()
 		return err
 	}
 	return serveLanes(handler, lanes, cancelPipe, lim, o.maxLanes, os.Stderr)
@@ -111,7 +109,8 @@ func (e *envErr) Error() string { return e.s }
 // and 1 (stdio mode), before any user code could print.
 var early struct {
 	value   string // the AFTERBURN_FDS it was done for
-	in, out *os.File
+	opened  bool   // openFDs ran: in and out, or err
+	in, out int
 	err     error
 	taken   bool
 }
@@ -132,24 +131,24 @@ func init() {
 	if err != nil || in > 1 && out > 1 {
 		return // Serve reports a bad value; fd mode needs no protection
 	}
-	early.value = v
+	early.value, early.opened = v, true
 	early.in, early.out, early.err = openFDs(in, out)
 }
 
-// protocolFiles returns the request and response pipes (PROTOCOL.md §2.2): the
+// protocolFDs returns the request and response pipes (PROTOCOL.md §2.2): the
 // descriptors of AFTERBURN_FDS, or fds 0 and 1 without it, moved off stdin and
-// stdout when they are those (§2.4).
-func protocolFiles() (in, out *os.File, err error) {
+// stdout when they are those (§2.4). openLanes makes files of them.
+func protocolFDs() (in, out int, err error) {
 	v, ok := os.LookupEnv("AFTERBURN_FDS")
 	inFD, outFD := 0, 1
 	if ok {
 		if inFD, outFD, err = parseFDs(v); err != nil {
-			return nil, nil, err
+			return -1, -1, err
 		}
 	}
-	if ok && early.value == v && (early.in != nil || early.err != nil) {
+	if ok && early.value == v && early.opened {
 		if early.taken {
-			return nil, nil, &envErr{"afterburn: Serve called again after it closed the protocol descriptors"}
+			return -1, -1, &envErr{"afterburn: Serve called again after it closed the protocol descriptors"}
 		}
 		early.taken = true
 		return early.in, early.out, early.err

@@ -26,6 +26,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"time"
 )
 
 const (
@@ -66,6 +67,12 @@ type conn struct {
 	// splice (splice_linux.go); nil otherwise.
 	inFile, outFile *os.File
 	spliceOK        int8 // both are pipes: 1, not: -1, not yet known: 0
+	polled          bool // both are on the runtime's poller (known with spliceOK)
+
+	// blocking says the lane reads blocking pipes (a lone lane, openLanes), and passed
+	// when it last went through the scheduler (passScheduler).
+	blocking bool
+	passed   time.Time
 
 	out countingWriter
 	bw  *bufio.Writer

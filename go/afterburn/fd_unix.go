@@ -10,38 +10,60 @@ import (
 	"time"
 )
 
-// openFDs opens the protocol descriptors by number (PROTOCOL.md §2.4). They are marked
+// openFDs readies the protocol descriptors by number (PROTOCOL.md §2.4) and returns
+// the descriptors to serve; laneFiles makes files of them once the lanes are known.
+// They are marked
 // close-on-exec, so processes the handler starts cannot hold the pipes open. When
 // the protocol is on fd 0 or fd 1 it is first moved to private descriptors and fd 0
 // becomes /dev/null and fd 1 a duplicate of fd 2, so that whatever writes to fd 1
 // afterwards — fmt.Println, os.Stdout, C's printf — lands on stderr, and reads of
 // stdin see EOF instead of request bytes.
-func openFDs(in, out int) (*os.File, *os.File, error) {
+func openFDs(in, out int) (int, int, error) {
 	for _, fd := range []int{in, out} {
 		var st syscall.Stat_t
 		if err := syscall.Fstat(fd, &st); err != nil {
-			return nil, nil, &envErr{"afterburn: AFTERBURN_FDS names descriptor " + strconv.Itoa(fd) + ", which is not open: " + err.Error()}
+			return -1, -1, &envErr{"afterburn: AFTERBURN_FDS names descriptor " + strconv.Itoa(fd) + ", which is not open: " + err.Error()}
 		}
 	}
 	if in <= 1 || out <= 1 {
 		var err error
 		if in, out, err = moveOffStdio(in, out); err != nil {
-			return nil, nil, err
+			return -1, -1, err
 		}
 	} else {
 		syscall.CloseOnExec(in)
 		syscall.CloseOnExec(out)
 	}
-	return pollable(in, "afterburn-requests"), pollable(out, "afterburn-responses"), nil
+	return in, out, nil
 }
 
-// pollable wraps fd in an *os.File served by the runtime's poller. os.NewFile puts a
+// laneFiles makes the files of lane 1: on the poller when other lanes share the
+// process (pollable), blocking when it is alone (openLanes says why).
+func laneFiles(in, out int, shared bool) (*os.File, *os.File) {
+	if shared {
+		return pollable(in, "afterburn-requests"), pollable(out, "afterburn-responses")
+	}
+	return blocking(in, "afterburn-requests"), blocking(out, "afterburn-responses")
+}
+
+// blocking wraps fd in an *os.File whose reads and writes are plain read(2) and
+// write(2) calls that wait in the kernel, outside the runtime's poller. The watchdog
+// hands blocking pipes, but a descriptor left non-blocking is made blocking, so that a
+// read never fails with EAGAIN.
+func blocking(fd int, name string) *os.File {
+	syscall.SetNonblock(fd, false)
+	return os.NewFile(uintptr(fd), name)
+}
+
+// pollable wraps fd in an *os.File served by the runtime's poller: the pipes of a
+// worker with several lanes (a lone lane blocks, openLanes). os.NewFile puts a
 // descriptor on the poller only when it is already non-blocking, and a watchdog hands
 // blocking pipes (os/exec makes inherited descriptors blocking). A read of a blocking
-// pipe holds an OS thread for as long as it waits, and the runtime hands the goroutine's
-// processor to another thread meanwhile: tens of µs per request (RESEARCH.md §7,
-// golang/go#15110), and one thread per idle lane (§2.5). On the poller a lane that
-// waits is a parked goroutine and nothing more. os.File's Read and Write wait on the
+// pipe holds an OS thread for as long as it waits: one thread per idle lane (§2.5). On
+// the poller a lane that waits is a parked goroutine and nothing more. (The processor
+// handoffs once blamed on blocking reads, RESEARCH.md §7, were the runtime's monitor
+// taking a processor that had not been through the scheduler for 10 ms; a lone lane
+// avoids them with passScheduler.) os.File's Read and Write wait on the
 // poller where the descriptor would block, and Write loops until every byte is written,
 // so callers see the same whole writes and EOF as with blocking descriptors.
 //
@@ -57,6 +79,11 @@ func pollable(fd int, name string) *os.File {
 		syscall.SetNonblock(fd, false)
 	}
 	return f
+}
+
+// onPoller reports whether f's reads wait in the runtime's poller.
+func onPoller(f *os.File) bool {
+	return !errors.Is(f.SetReadDeadline(time.Time{}), os.ErrNoDeadline)
 }
 
 func moveOffStdio(in, out int) (int, int, error) {

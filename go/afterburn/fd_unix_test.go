@@ -131,3 +131,68 @@ func TestServeResponsePipeClosed(t *testing.T) {
 		t.Errorf("Serve: %v; want EPIPE", err)
 	}
 }
+
+// A lone lane keeps blocking descriptors, read and written outside the poller; lane 1
+// of several is on the poller like the others (openLanes).
+func TestLaneFilesBlockingAlone(t *testing.T) {
+	for _, tc := range []struct {
+		pairs    int
+		maxLanes int
+		polled   bool
+	}{
+		{0, defaultMaxLanes, false},
+		{1, defaultMaxLanes, true},
+		{1, 1, false}, // MaxLanes(1): lane 2 is closed, lane 1 is alone
+	} {
+		t.Run(fmt.Sprintf("pairs=%d max=%d", tc.pairs, tc.maxLanes), func(t *testing.T) {
+			var fds []int
+			mk := func() (int, int) {
+				var p [2]int
+				if err := syscall.Pipe2(p[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
+					t.Fatal(err)
+				}
+				fds = append(fds, p[0], p[1])
+				return p[0], p[1]
+			}
+			in, _ := mk()
+			_, out := mk()
+			le := laneEnv{cancel: -1}
+			for range tc.pairs {
+				a, _ := mk()
+				_, b := mk()
+				le.pairs = append(le.pairs, [2]int{a, b})
+			}
+			lanes, _, err := openLanes(in, out, le, tc.maxLanes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				for _, l := range lanes {
+					l.in.Close()
+					l.out.Close()
+				}
+			}()
+			for _, f := range []*os.File{lanes[0].in, lanes[0].out} {
+				onPoller := !errors.Is(f.SetDeadline(time.Time{}), os.ErrNoDeadline)
+				if onPoller != tc.polled {
+					t.Errorf("%s: on the poller %v; want %v", f.Name(), onPoller, tc.polled)
+				}
+				if nb := nonblocking(t, int(fdOf(t, f))); nb != tc.polled {
+					t.Errorf("%s: O_NONBLOCK %v; want %v", f.Name(), nb, tc.polled)
+				}
+			}
+		})
+	}
+}
+
+// fdOf returns f's descriptor without changing its mode (f.Fd makes it blocking).
+func fdOf(t *testing.T, f *os.File) uintptr {
+	t.Helper()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fd uintptr
+	rc.Control(func(u uintptr) { fd = u })
+	return fd
+}

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // version is the library version sent in AfterBurn-Library (PROTOCOL.md §3.2).
@@ -42,6 +43,9 @@ var defaultHandshake = handshakeFields(defaultMaxLanes)
 // (§2.5: a fault on one lane ends that lane alone).
 func (c *conn) serve(h http.Handler) error {
 	for {
+		if c.blocking {
+			c.passScheduler()
+		}
 		ex, err := c.readRequest()
 		if err == io.EOF {
 			return nil
@@ -65,6 +69,24 @@ func (c *conn) serve(h http.Handler) error {
 		if err != nil {
 			return err
 		}
+	}
+}
+
+// schedulerPass is how often a lane on blocking pipes passes through the scheduler.
+// The runtime's monitor takes a processor from a goroutine that sits in a system call
+// when that processor has not been through the scheduler for 10 ms (forcePreemptNS in
+// runtime/proc.go): it hands the processor to another thread, which wakes only to find
+// nothing to do. A lane that reads blocking pipes never parks, so its processor never
+// goes through the scheduler, and once the first 10 ms have passed the monitor takes it
+// at nearly every read, every 20 µs of its watch (0.4 futex wakes and sleeps per request
+// at c=8, issue 30). A yield every few milliseconds keeps the processor's tick fresh for
+// one scheduler pass in thousands of requests.
+const schedulerPass = 4 * time.Millisecond
+
+func (c *conn) passScheduler() {
+	if now := time.Now(); now.Sub(c.passed) >= schedulerPass {
+		runtime.Gosched()
+		c.passed = now
 	}
 }
 

@@ -69,31 +69,23 @@ func spliceBody(b *body, w *response) (int64, bool, error) {
 	for b.remain > 0 {
 		var n int64
 		var serr error
-		move := func() bool {
-			m, e := syscall.Splice(in, nil, out, nil, int(min(b.remain, spliceMax)), spliceMove|spliceNonblock)
+		if !c.polled {
+			// A lone lane's blocking pipes (openLanes): one splice waits in the kernel
+			// for input and for room, and moves what it can.
+			m, e := syscall.Splice(in, nil, out, nil, int(min(b.remain, spliceMax)), spliceMove)
 			n, serr = int64(m), e
-			return serr != syscall.EAGAIN
-		}
-		full := false
-		// The attempt is made inside the poller's callback, after it reset the
-		// descriptor's readiness, so a byte or a room that comes after a failed
-		// attempt wakes the wait (the edge-triggered pattern of os.File's own I/O).
-		serr = syscall.EBADF // unless a callback runs: the pipe was closed
-		if err := inRC.Read(func(uintptr) bool {
-			if move() {
-				return true
+			if serr == syscall.EINTR {
+				continue
 			}
-			full = pipeHolds(in) // EAGAIN: the request pipe is empty or the response pipe full
-			return full
-		}); err != nil {
-			return total, true, err
-		}
-		if serr == syscall.EAGAIN && full {
-			if err := outRC.Write(func(uintptr) bool {
-				return move() || !pipeHolds(in) // empty now: back to waiting for input
-			}); err != nil {
-				w.err = err
-				return total, true, err
+		} else {
+			var rerr, werr error
+			n, serr, rerr, werr = splicePolled(inRC, outRC, in, out, b.remain)
+			if rerr != nil {
+				return total, true, rerr
+			}
+			if werr != nil {
+				w.err = werr
+				return total, true, werr
 			}
 		}
 		switch {
@@ -119,6 +111,40 @@ func spliceBody(b *body, w *response) (int64, bool, error) {
 	return total, true, nil
 }
 
+// splicePolled makes one splice of at most remain bytes between pipes on the runtime's
+// poller, waiting there for input or room as needed. It returns the bytes moved and
+// the splice's error (EAGAIN: try again), or the error of the wait on the request
+// pipe (rerr) or on the response pipe (werr).
+func splicePolled(inRC, outRC syscall.RawConn, in, out int, remain int64) (n int64, serr, rerr, werr error) {
+	move := func() bool {
+		m, e := syscall.Splice(in, nil, out, nil, int(min(remain, spliceMax)), spliceMove|spliceNonblock)
+		n, serr = int64(m), e
+		return serr != syscall.EAGAIN
+	}
+	full := false
+	// The attempt is made inside the poller's callback, after it reset the
+	// descriptor's readiness, so a byte or a room that comes after a failed
+	// attempt wakes the wait (the edge-triggered pattern of os.File's own I/O).
+	serr = syscall.EBADF // unless a callback runs: the pipe was closed
+	if err := inRC.Read(func(uintptr) bool {
+		if move() {
+			return true
+		}
+		full = pipeHolds(in) // EAGAIN: the request pipe is empty or the response pipe full
+		return full
+	}); err != nil {
+		return 0, nil, err, nil
+	}
+	if serr == syscall.EAGAIN && full {
+		if err := outRC.Write(func(uintptr) bool {
+			return move() || !pipeHolds(in) // empty now: back to waiting for input
+		}); err != nil {
+			return 0, nil, nil, err
+		}
+	}
+	return n, serr, nil, nil
+}
+
 // pipes reports whether the lane's two descriptors are pipes, which splice needs (one
 // fstat each, the first time).
 func (c *conn) pipes() bool {
@@ -126,6 +152,8 @@ func (c *conn) pipes() bool {
 		c.spliceOK = -1
 		if isPipe(c.inFile) && isPipe(c.outFile) {
 			c.spliceOK = 1
+			// On the poller, or blocking (a lone lane, openLanes): how a splice waits.
+			c.polled = onPoller(c.inFile) && onPoller(c.outFile)
 		}
 	}
 	return c.spliceOK > 0

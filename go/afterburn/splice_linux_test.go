@@ -38,7 +38,9 @@ func patternBytes(n int) []byte {
 // the body is larger than both pipes, and the request after it is served from where
 // the body ended. Each case takes a path of spliceBody: whole, after a prefix the
 // handler wrote, no Content-Length (chunked, copied), a body that overruns the
-// response's Content-Length (copied, refused as Write refuses it).
+// response's Content-Length (copied, refused as Write refuses it). Each runs on a lone
+// lane, whose pipes block (a splice waits in the kernel), and on lane 1 of two, whose
+// pipes are on the runtime's poller (a splice waits there).
 func TestSpliceEcho(t *testing.T) {
 	for _, tc := range []struct {
 		name, query string
@@ -50,33 +52,44 @@ func TestSpliceEcho(t *testing.T) {
 		{"after a prefix", "prefix=hello", 1<<20 + 3, "echo"},
 		{"no content-length", "cl=none", 1 << 20, "echo"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			copied := make(chan error, 2)
-			wk := startWorker(t, spliceEcho(copied))
-			body := patternBytes(tc.size)
-			go func() {
-				wk.req.Write([]byte("POST /?" + tc.query + " HTTP/1.1\r\nHost: fn\r\nContent-Length: " + strconv.Itoa(tc.size) + "\r\n\r\n"))
-				wk.req.Write(body)
-				wk.req.Write([]byte("POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: 3\r\n\r\nabc"))
-			}()
-			resp, got := wk.response()
-			prefix := strings.TrimPrefix(tc.query, "prefix=")
-			if tc.query == "cl=none" {
-				prefix = ""
-			}
-			if resp.StatusCode != 200 || !bytes.Equal([]byte(got), append([]byte(prefix), body...)) {
-				t.Fatalf("got %d, %d bytes; want 200 and the %d bytes sent", resp.StatusCode, len(got), len(prefix)+len(body))
-			}
-			if err := waitFor(t, copied, "the copy's end"); err != nil {
-				t.Errorf("io.Copy: %v", err)
-			}
-			if resp, got := wk.response(); got != "abc" {
-				t.Errorf("the next request: got %d %q; want its echo", resp.StatusCode, got)
-			}
-			if err := wk.end(); err != nil {
-				t.Errorf("Serve: %v", err)
-			}
-		})
+		for _, lanes := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/lanes=%d", tc.name, lanes), func(t *testing.T) {
+				copied := make(chan error, 2)
+				var req io.Writer
+				var response func() (*http.Response, string)
+				var end func() error
+				if lanes == 1 {
+					wk := startWorker(t, spliceEcho(copied))
+					req, response, end = wk.req, wk.response, wk.end
+				} else {
+					ls := startLanes(t, spliceEcho(copied), lanes)
+					req, response, end = ls.req[0], func() (*http.Response, string) { return ls.response(1) }, ls.end
+				}
+				body := patternBytes(tc.size)
+				go func() {
+					io.WriteString(req, "POST /?"+tc.query+" HTTP/1.1\r\nHost: fn\r\nContent-Length: "+strconv.Itoa(tc.size)+"\r\n\r\n")
+					req.Write(body)
+					io.WriteString(req, "POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: 3\r\n\r\nabc")
+				}()
+				resp, got := response()
+				prefix := strings.TrimPrefix(tc.query, "prefix=")
+				if tc.query == "cl=none" {
+					prefix = ""
+				}
+				if resp.StatusCode != 200 || !bytes.Equal([]byte(got), append([]byte(prefix), body...)) {
+					t.Fatalf("got %d, %d bytes; want 200 and the %d bytes sent", resp.StatusCode, len(got), len(prefix)+len(body))
+				}
+				if err := waitFor(t, copied, "the copy's end"); err != nil {
+					t.Errorf("io.Copy: %v", err)
+				}
+				if resp, got := response(); got != "abc" {
+					t.Errorf("the next request: got %d %q; want its echo", resp.StatusCode, got)
+				}
+				if err := end(); err != nil {
+					t.Errorf("Serve: %v", err)
+				}
+			})
+		}
 	}
 }
 
