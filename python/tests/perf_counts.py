@@ -27,6 +27,12 @@ code: its turns and callbacks are not counted (shown as -).
 and 2N requests and without the profiler, and gives (I(2N) - I(N)) / N: the instructions
 one request costs, start-up and warm-up cancelled out.
 
+``--pipes plain:1,asgi:8,...`` also runs each kind as a real worker process on real pipes
+with that many lanes (tests/perf_pipes.py), hello only, and gives per request its context
+switches (unslowed) and every system call by name (strace -f -c, (S(2N) - S(N)) / N); with
+``--instructions`` also the whole process's instructions (every thread, the pipe I/O and
+the lanes' hand-offs included). ``AFTERBURN_PY_ACCEL`` is passed on to the workers.
+
 The apps are the benchmark's (bench/functions/python): asgi_app.py and wsgi_app.py as they
 are, and the plain handler of afterburn_fn.py (copied here: that file calls serve()).
 """
@@ -264,6 +270,29 @@ def instructions(kind: str, workload: str, n: int, warmup: int) -> float | None:
     return (totals[1] - totals[0]) / n
 
 
+def pipes_report(specs: str, n: int, warmup: int, with_instructions: bool) -> None:
+    """Real workers on real pipes (tests/perf_pipes.py), hello, one line per kind:lanes."""
+    import perf_pipes
+
+    env = {k: v for k, v in os.environ.items() if k == "AFTERBURN_PY_ACCEL"}
+    print(f"\nreal worker, real pipes, hello, one request in flight per lane (AFTERBURN_PY_ACCEL="
+          f"{env.get('AFTERBURN_PY_ACCEL', 'auto')}): per request")
+    print(f"{'kind':<6} {'lanes':>5} {'ctxsw':>7} {'syscalls':>9} {'instr':>9}  by name")
+    for spec in specs.split(","):
+        kind, _, lanes_text = spec.partition(":")
+        lanes = int(lanes_text or "1")
+
+        def make(i: int) -> bytes:
+            return request(i, "hello")
+
+        ctx = perf_pipes.serve(kind, lanes, make, warmup, n, env=env)["ctxsw"]
+        calls = perf_pipes.strace_counts(kind, lanes, make, warmup, max(n // 2, 500), env)
+        ins = perf_pipes.instructions(kind, lanes, make, warmup, max(n // 4, 200), env) if with_instructions else None
+        named = " ".join(f"{k} {fmt(round(v, 2))}" for k, v in calls.items())
+        print(f"{kind:<6} {lanes:>5} {fmt(round(ctx, 2)):>7} {fmt(round(sum(calls.values()), 2)):>9} "
+              f"{fmt(round(ins)) if ins is not None else '-':>9}  {named}", flush=True)
+
+
 def main(argv: list[str]) -> None:
     if argv and argv[0] == "--child":  # one run under valgrind: no profiler, no output
         kind, workload, warmup, n = argv[1], argv[2], int(argv[3]), int(argv[4])
@@ -276,6 +305,7 @@ def main(argv: list[str]) -> None:
     ap.add_argument("--workloads", default="hello,echo1k")
     ap.add_argument("--top", type=int, default=0, help="also list the N most called functions per request")
     ap.add_argument("--instructions", action="store_true", help="also CPU instructions per request (valgrind)")
+    ap.add_argument("--pipes", default="", help="also real workers on real pipes: kind:lanes,... (e.g. asgi:8)")
     args = ap.parse_args(argv)
     try:
         from afterburn_runtime import _accel
@@ -299,6 +329,8 @@ def main(argv: list[str]) -> None:
             print(line, flush=True)
             if args.top:
                 tops.append((kind, workload, r["top"]))
+    if args.pipes:
+        pipes_report(args.pipes, args.n, args.warmup, args.instructions)
     for kind, workload, top in tops:
         print(f"\n{kind} {workload}: calls per request")
         for c, name in top:
