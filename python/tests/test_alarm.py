@@ -63,11 +63,58 @@ def test_an_escaping_cancellation_is_answered_handler_error_and_logged(capfd) ->
     assert "[rid-esc] afterburn: GET / was cancelled" in capfd.readouterr().err
 
 
-def test_no_alarm_is_left_after_the_handler_returns() -> None:
+def test_the_timer_left_after_the_handler_returns_does_nothing() -> None:
+    # The timer is lazy (_alarm): it stays set after the exchange, and goes off harmlessly.
     resp = call(lambda req: "quick", timeout_ms=100)
     assert resp.body == b"quick"
-    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
     time.sleep(0.2)  # past the deadline + grace of that request: nothing is raised here
+    assert call(lambda req: {"cancelled": req.cancelled}, timeout_ms=100).json() == {"cancelled": False}
+
+
+def test_steady_exchanges_set_the_timer_once_not_per_request(monkeypatch) -> None:
+    # Issue 30: two setitimer calls per request were a third of a plain exchange's syscalls.
+    sets = []
+    real = signal.setitimer
+
+    def counting(which, seconds, interval=0.0):
+        sets.append(seconds)
+        return real(which, seconds, interval)
+
+    monkeypatch.setattr(signal, "setitimer", counting)
+    monkeypatch.setattr(_alarm, "_timer_at", None)
+    for _ in range(20):
+        assert call(lambda req: "quick", timeout_ms=10_000).body == b"quick"
+    assert len(sets) == 1, sets  # set by the first exchange, left for the next ones
+    assert 10.0 < sets[0] <= 10.05  # the deadline + GRACE (§2.5), never stopped with 0
+    real(signal.ITIMER_REAL, 0)
+    _alarm._timer_at = None
+
+
+def test_an_earlier_timer_re_arms_for_the_exchange_then_running() -> None:
+    # A quick exchange leaves its timer (30 ms + grace); the next one has a later deadline:
+    # when the old timer goes off during it, it is not cancelled then, but at its own time.
+    assert call(lambda req: "quick", timeout_ms=30).body == b"quick"
+    seen = {}
+
+    def handler(req):
+        t0 = time.monotonic()
+        try:
+            time.sleep(5)
+        except Cancelled:
+            seen["after"] = time.monotonic() - t0
+        return "done"
+
+    assert call(handler, timeout_ms=400).body == b"done"
+    assert 0.44 <= seen["after"] < 2.0, seen
+
+
+def test_a_later_exchange_with_an_earlier_deadline_sets_the_timer_sooner() -> None:
+    assert call(lambda req: "quick", timeout_ms=10_000).body == b"quick"  # leaves a 10 s timer
+    t0 = time.monotonic()
+    resp = call(lambda req: time.sleep(5), timeout_ms=50)
+    assert resp.status == 500 and time.monotonic() - t0 < 1.0
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    _alarm._timer_at = None
 
 
 def test_a_stale_alarm_does_not_reach_the_next_request() -> None:

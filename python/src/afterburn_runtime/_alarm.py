@@ -29,6 +29,15 @@ Three things keep the exception from landing where it would do harm:
 A handler that has already seen the cancellation through the flag (``req.cancelled`` true,
 or ``req.cancellation.wait`` returning True) is not interrupted any more: it is stopping.
 
+**The timer is lazy** (issue 30: two setitimer calls per request were a third of a plain
+exchange's system calls). An exchange sets the timer only when none is running that fires
+no later than its own deadline + GRACE; ending an exchange leaves the timer as it is. A
+timer that goes off before the exchange then armed is due re-arms itself for that one
+(the stale-signal check below), and one that goes off between exchanges or in one without
+a deadline does nothing. Under steady traffic the timer is set about once per timeout, not
+twice per request; a SIGALRM that does nothing may then come once per timeout period,
+which Python code never sees (PEP 475 retries the system call it interrupted).
+
 The alarm is only used when it can be used honestly: on the main thread, with one lane,
 where ``signal.setitimer`` and ``signal.pthread_sigmask`` exist, and when SIGALRM has no
 handler of the application's own. Otherwise a synchronous handler gets the flag only, and
@@ -40,6 +49,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from _thread import get_ident
 
 from ._cancel import GRACE
 from ._errors import Cancelled
@@ -113,20 +123,28 @@ class Armed:
 
 # The exchange whose alarm is armed, on the main thread; None between exchanges.
 _current: Armed | None = None
+# When the process's ITIMER_REAL goes off (time.monotonic()), as this module last set it;
+# None when it is not running (it went off, or never was set in this process).
+_timer_at: float | None = None
 # Why the alarm cannot be used in this process, once that is known ("" when it can).
 _unusable: str | None = None
 _warned = False
 
 
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
+    global _timer_at
     armed = _current
-    if armed is None:
-        return  # pending when its exchange ended: nothing to cancel any more
     now = time.monotonic()
+    # Whatever sent this SIGALRM, the timer is taken as gone: at worst the next exchange
+    # sets it again. (Kept when the signal came early by the clocks' rounding, it would
+    # hold every later exchange's timer back.)
+    _timer_at = None
+    if armed is None:
+        return  # set for an exchange that has ended: nothing to cancel any more
     if now < armed.fire_at:
-        # Not this exchange's alarm (an earlier one's, still pending when it ended, or one
-        # the application set): this exchange's own is what counts.
-        signal.setitimer(signal.ITIMER_REAL, armed.fire_at - now)
+        # Not this exchange's alarm (an earlier one's, left running when it ended, or one
+        # the application raised): this exchange's own is what counts.
+        _set_timer(armed.fire_at, armed.fire_at - now)
         return
     if armed.paused or armed.seen():
         return
@@ -159,7 +177,7 @@ def arm(req: Request) -> Armed | None:
     """Arms the alarm for an exchange whose handler is about to run on this thread; None
     when it cannot be (see the module doc), and the handler then has the flag only."""
     global _current, _warned
-    if req.deadline is None or threading.current_thread() is not threading.main_thread():
+    if req.deadline is None or get_ident() != threading.main_thread().ident:
         return None
     why = _why_unusable()
     if why:
@@ -169,22 +187,35 @@ def arm(req: Request) -> Armed | None:
                 "it sees req.cancelled instead")
         return None
     fire_at = req.deadline + GRACE  # PROTOCOL.md §2.5: the watchdog's 504 first
-    delay = fire_at - time.monotonic()
+    now = time.monotonic()
+    delay = fire_at - now
     if delay > _MAX_DELAY:
         return None
     armed = Armed(req, fire_at)
     _current = armed
-    # A delay of 0 would disarm: a deadline already past fires at once.
-    signal.setitimer(signal.ITIMER_REAL, max(delay, 1e-6))
+    timer_at = _timer_at
+    if timer_at is None or timer_at > fire_at or timer_at < now - 1.0:
+        # No timer, or one that goes off too late for this exchange (a timer that goes off
+        # earlier re-arms itself for this one, _on_alarm), or one that should have gone
+        # off a second ago (the application stopped it). A delay of 0 would disarm: a
+        # deadline already past fires at once.
+        _set_timer(fire_at, max(delay, 1e-6))
     return armed
 
 
+def _set_timer(at: float, delay: float) -> None:
+    global _timer_at
+    _timer_at = at  # first: the signal may come as setitimer returns
+    signal.setitimer(signal.ITIMER_REAL, delay)
+
+
 def disarm(armed: Armed) -> None:
-    """Stops the alarm of an exchange; from here on nothing of it reaches the thread."""
+    """Ends the alarm of an exchange: from here on nothing of it reaches the thread. The
+    timer is left running (see "The timer is lazy"): when it goes off, no exchange or a
+    later one is armed, and it does nothing to either."""
     global _current
     if _current is armed:
-        _current = None  # first: a signal already on its way is then ignored
-    signal.setitimer(signal.ITIMER_REAL, 0)
+        _current = None
 
 
 def after_fork() -> None:
@@ -195,8 +226,9 @@ def after_fork() -> None:
     of this worker, and no handler would be interrupted at its deadline (§5.2). So it is
     unblocked here, before the worker runs any code of the application's, unless SIGALRM
     has a handler of the application's own, whose mask is the application's business."""
-    global _current
+    global _current, _timer_at
     _current = None
+    _timer_at = None  # fork(2): no timer in the child
     if not _SIGNALS or not hasattr(signal, "pthread_sigmask"):
         return
     handler = _raw.getsignal(_SIGALRM)
@@ -206,7 +238,7 @@ def after_fork() -> None:
 
 def current() -> Armed | None:
     """The armed exchange on this thread, for the event loop to pause it."""
-    if threading.current_thread() is not threading.main_thread():
+    if get_ident() != threading.main_thread().ident:
         return None
     return _current
 
