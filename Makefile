@@ -103,7 +103,7 @@ conformance: conformance-go conformance-python conformance-node conformance-java
 # fork (§2.6) for Python; lanes (§2.5) for Go, Node, Java and Python. make test runs each
 # mode's own checks only (the fork and lanes groups, in every conformance-<lang> run). Then the
 # whole suite against the JVM frameworks' fixtures (java/java.mk: a servlet, a Spring Boot app).
-conformance-modes: conformance-python-fork conformance-python-isolation conformance-go-lanes conformance-node-lanes conformance-java-lanes conformance-python-lanes conformance-java-frameworks
+conformance-modes: conformance-python-fork conformance-python-isolation conformance-go-lanes conformance-node-lanes conformance-java-lanes conformance-python-lanes conformance-go-nethttp conformance-java-frameworks
 
 # PROTOCOL.md §2.5: the whole suite with four lanes per worker, for every watchdog the e2e
 # layer starts and for the wire layer's fixture (each vector on a lane other than 1).
@@ -118,6 +118,12 @@ conformance-go: $(WATCHDOG) $(GO_FIXTURE) $(CONFORMANCE)
 conformance-go-lanes: $(WATCHDOG) $(GO_FIXTURE) $(CONFORMANCE)
 	@echo "== go, lanes: four lanes per worker (-lanes 4)"
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function $(GO_FIXTURE) $(LANES_FLAGS) $(CONFORMANCE_FLAGS)
+
+# PROTOCOL.md §10.6: the whole suite with the watchdog's front off, net/http reading every
+# request (make conformance-go runs it with the front on, the default).
+conformance-go-nethttp: $(WATCHDOG) $(GO_FIXTURE) $(CONFORMANCE)
+	@echo "== go, front off: net/http reads every request (-front off)"
+	$(CONFORMANCE) -watchdog $(WATCHDOG) -function $(GO_FIXTURE) -watchdog-flags "-front off" $(CONFORMANCE_FLAGS)
 
 # ---- executed READMEs (contract D of issue 22) -------------------------------------------
 # Every ```sh block of these files runs from the repository root as one bash -euo pipefail

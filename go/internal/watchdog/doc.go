@@ -17,6 +17,8 @@
 //	                   shutdown; the one owner of worker and lane state
 //	layer 3  spawn     how a worker comes to exist: exec, fork from a
 //	                   template, isolation's temporary directories
+//	         front     the watchdog's own HTTP/1.1 server for plain requests
+//	                   (§10.6); hands every other connection to net/http
 //	layer 2  worker    a process and its lanes' pipes, handshake, cancel pipe
 //	         buffer    request bodies read first (§6.6), responses held for
 //	                   slow clients (§6.1), the spill budget
@@ -42,9 +44,13 @@
 //  1. guard.Listener wraps each client connection in a guard.Conn, which
 //     checks every head byte before net/http reads it (§10.5): a head it
 //     rejects reaches serveRejected as a stand-in request, answered 400/431.
-//  2. net/http parses the head and calls Watchdog.ServeHTTP (handler.go):
-//     /_/health, /_/ready and /metrics are answered there; anything else goes
-//     to serveFunction, which starts the access-log entry.
+//  2. The front (§10.6) reads a plain HTTP/1.1 head itself, fills a
+//     reused *http.Request and calls Watchdog.ServeHTTP (handler.go) with a
+//     ResponseWriter of its own; any other head, and the connection with
+//     it, goes to net/http (front.Handoff), which parses it and calls the
+//     same ServeHTTP. /_/health, /_/ready and /metrics are answered there;
+//     anything else goes to serveFunction, which starts the access-log
+//     entry.
 //  3. serveFunction applies §7's limits, reads a body of known length whole
 //     when request buffering is on (buffer.RequestBuffers, §6.6), enters the
 //     pool (max_inflight, §10.3) and acquires a lane: pool.Acquire returns a

@@ -20,7 +20,7 @@ var layers = map[string]int{
 	"wire": 0, "config": 0, "proc": 0,
 	"obs":    1,
 	"worker": 2, "buffer": 2, "guard": 2,
-	"spawn": 3, "internal/testworker": 3,
+	"spawn": 3, "internal/testworker": 3, "front": 3,
 	"pool":     4,
 	"exchange": 5,
 	".":        6,

@@ -16,6 +16,7 @@ import (
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/buffer"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/exchange"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/front"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/guard"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
@@ -32,7 +33,6 @@ type Watchdog struct {
 	buffers        *buffer.RespBuffers // PROTOCOL.md §6.1 (respbuffer.go)
 	m              *obs.Metrics
 	guard          *guard.Guard // PROTOCOL.md §10.5
-	rejoin         *exchange.RejoinListener
 	metricsHandler http.Handler
 	xenv           *exchange.Env // what every exchange shares
 	stopping       atomic.Bool
@@ -111,13 +111,14 @@ func (wd *Watchdog) serve(ctx context.Context, ln, mln net.Listener) error {
 	// PROTOCOL.md §10.5: client bytes pass the guard before net/http reads
 	// them; the metrics listener is not guarded (guard.go says why).
 	srv.ConnContext = guard.WithConn
-	// Client connections that spliced exchanges took come back through
-	// rejoin (hijack.go). Shutdown closes it, as ln; serve does too, in
-	// case it returns before that Serve began.
-	wd.rejoin = exchange.NewRejoinListener(ln.Addr())
-	wd.xenv.Rejoin = wd.rejoin
-	defer wd.rejoin.Close()
-	go srv.Serve(wd.rejoin)
+	// Client connections the front leaves to net/http (§10.6), and those
+	// that spliced exchanges took (hijack.go), reach net/http through
+	// handoff. Shutdown closes it, as ln; serve does too, in case it
+	// returns before that Serve began.
+	handoff := front.NewHandoff(ln.Addr())
+	wd.xenv.Rejoin = handoff
+	defer handoff.Close()
+	go srv.Serve(handoff)
 	errc := make(chan error, 2)
 	var msrv *http.Server
 	if mln != nil {
@@ -130,18 +131,31 @@ func (wd *Watchdog) serve(ctx context.Context, ln, mln net.Listener) error {
 		// conformance suite) finds this one in the log already.
 		wd.log.Printf("metrics on %s", dialAddr(mln.Addr()))
 	}
-	go func() { errc <- srv.Serve(guard.Listener{Listener: ln, Guard: wd.guard}) }()
+	guarded := guard.Listener{Listener: ln, Guard: wd.guard}
+	// The front first: shutdown closes the listener of the first it stops.
+	var servers []shutdowner
+	if wd.cfg.NetHTTPOnly {
+		go func() { errc <- srv.Serve(guarded) }()
+	} else {
+		fs := wd.newFront(handoff)
+		servers = append(servers, fs)
+		go func() { errc <- fs.Serve(guarded) }()
+	}
+	servers = append(servers, srv)
+	if msrv != nil {
+		servers = append(servers, msrv)
+	}
 	// The conformance suite reads the address from this line.
 	wd.log.Printf("listening on %s", dialAddr(ln.Addr()))
 	select {
 	case <-ctx.Done():
-		return wd.shutdown(srv, msrv)
+		return wd.shutdown(servers...)
 	case err := <-errc:
-		wd.shutdown(srv, msrv)
+		wd.shutdown(servers...)
 		return errors.New("watchdog: " + err.Error())
 	case err := <-wd.pool.Fatal():
 		wd.log.Errorf("%v", err)
-		wd.shutdown(srv, msrv)
+		wd.shutdown(servers...)
 		return err
 	}
 }
@@ -167,6 +181,23 @@ func (wd *Watchdog) newServer(h http.Handler) *http.Server {
 		MaxHeaderBytes:    wd.cfg.MaxHeaderBytes,
 		ErrorLog:          log.New(serverLog{wd.log}, "", 0),
 	}
+}
+
+// newFront is the watchdog's own front for plain HTTP/1.1 requests
+// (PROTOCOL.md §10.6), with net/http's timeouts and handing what it leaves
+// to net/http through handoff.
+func (wd *Watchdog) newFront(handoff *front.Handoff) *front.Server {
+	return &front.Server{
+		Handler: wd, Guard: wd.guard, Log: wd.log, Handoff: handoff,
+		ReadTimeout: wd.cfg.ReadTimeout, WriteTimeout: wd.writeTimeout(), IdleTimeout: 90 * time.Second,
+		BodyMax: exchange.SpliceBodyMin - 1, // larger bodies are spliced, on net/http's path
+	}
+}
+
+// shutdowner is a server shutdown stops: net/http's or the front.
+type shutdowner interface {
+	Shutdown(ctx context.Context) error
+	Close() error
 }
 
 // writeTimeout is how long writing a response may take from the end of its
@@ -198,15 +229,15 @@ const shutdownAnswerMax = time.Second
 // request pipe. Requests still held at the end of the grace period are
 // answered 503 unavailable on a closing connection (or aborted, §8.7, once
 // their head went out); then what still runs is killed.
-func (wd *Watchdog) shutdown(servers ...*http.Server) error {
+func (wd *Watchdog) shutdown(servers ...shutdowner) error {
 	deadline := time.Now().Add(wd.cfg.ShutdownTimeout)
 	wd.stopping.Store(true)
 	wd.log.Printf("shutting down: finishing requests for up to %v", wd.cfg.ShutdownTimeout)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	var late []*http.Server
+	var late []shutdowner
 	for _, s := range servers {
-		if s != nil && s.Shutdown(ctx) != nil {
+		if s.Shutdown(ctx) != nil {
 			late = append(late, s)
 		}
 	}

@@ -22,6 +22,7 @@ type Config struct {
 	ExecTimeout         time.Duration // exec_timeout: deadline per request, 0 = none (§5.2)
 	ReadTimeout         time.Duration // read_timeout: reading a request from the client
 	WriteTimeout        time.Duration // write_timeout: writing the response, beyond exec_timeout
+	NetHTTPOnly         bool          // front=off: every client request through net/http, none through the front (§10.6)
 	MaxInflight         int           // max_inflight: busy plus queued requests, 0 = unlimited (§10.3)
 	InitTimeout         time.Duration // init_timeout: worker start to handshake reply (§3.5)
 	HealthcheckInterval time.Duration // healthcheck_interval: liveness handshake on idle workers, 0 = off
@@ -183,6 +184,7 @@ func settingFlags(cfg *Config, usage io.Writer) *flag.FlagSet {
 	fs.StringVar(&cfg.Fprocess, "fprocess", "", "`command` for the workers, run with /bin/sh -c, when none follows --")
 	fs.IntVar(&cfg.Workers, "workers", 0, "`number` of worker processes; 0 = the number of CPUs")
 	fs.Var((*seconds)(&cfg.ExecTimeout), "exec_timeout", "`duration` of a request's deadline, to the end of its response; 0 = none")
+	fs.Var((*frontValue)(&cfg.NetHTTPOnly), "front", "`on` or off: off serves every client request through net/http, none through the watchdog's own front for plain HTTP/1.1 requests (§10.6)")
 	fs.Var((*seconds)(&cfg.ReadTimeout), "read_timeout", "`duration` allowed to read a request's head and body from the client")
 	fs.Var((*seconds)(&cfg.WriteTimeout), "write_timeout", "`duration` allowed to write a response to the client, beyond exec_timeout")
 	fs.IntVar(&cfg.MaxInflight, "max_inflight", 0, "most `requests` held at once, queued ones included; more get 429; 0 = unlimited")
@@ -307,6 +309,29 @@ func (c *Config) Check() error {
 		return errors.New("watchdog: max_requests, max_age and max_worker_rss have no use with isolation=request: every worker serves one request and exits (§2.7); unset them")
 	case c.InitTimeout <= 0:
 		return fmt.Errorf("watchdog: bad init_timeout %v: must be positive", c.InitTimeout)
+	}
+	return nil
+}
+
+// frontValue is the front flag, on or off, stored as its negation so that
+// the zero Config has the front on.
+type frontValue bool
+
+func (v *frontValue) String() string {
+	if v != nil && bool(*v) {
+		return "off"
+	}
+	return "on"
+}
+
+func (v *frontValue) Set(s string) error {
+	switch s {
+	case "on", "true":
+		*v = false
+	case "off", "false":
+		*v = true
+	default:
+		return errors.New("front must be on or off")
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/buffer"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/front"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
@@ -32,7 +33,7 @@ type Env struct {
 	Buffers *buffer.RespBuffers // PROTOCOL.md §6.1 (respbuffer.go)
 	// Rejoin takes back the client connections spliced exchanges took
 	// (hijack.go); set by serve before the first request.
-	Rejoin *RejoinListener
+	Rejoin *front.Handoff
 	// Fail answers an error the watchdog raised (PROTOCOL.md §8.1).
 	Fail func(rw http.ResponseWriter, t wire.ErrorType, e *obs.AccessEntry)
 	// WriteTimeout bounds writing a response (§10.2); 0: none.

@@ -14,7 +14,7 @@ package exchange
 // for net/http's ResponseWriter on that connection, so the exchange (run,
 // forward, the error answers of §8, deadlines, §9.3, the access log and
 // metrics) is the same on both paths. Then the connection goes back to
-// net/http (rejoinListener) for the client's next request, unless the
+// net/http (front.Handoff) for the client's next request, unless the
 // client or the exchange asked for it to close.
 
 import (
@@ -24,10 +24,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/front"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/guard"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
@@ -67,7 +67,7 @@ type hijackedResponse struct {
 	// client yet; the body goroutine's until run has its result.
 	bodyLeft int64
 	in, out  *splicePipe // for the request body and the response body
-	rejoin   *RejoinListener
+	rejoin   *front.Handoff
 }
 
 // hijack takes the client's connection from net/http when x.r's body is to
@@ -321,43 +321,4 @@ func (hj *hijackedResponse) Close(complete bool) {
 		}
 	}
 	hj.conn.Close()
-}
-
-// RejoinListener gives net/http back, as new connections, the client
-// connections of spliced exchanges that can carry another request
-// (hijackedResponse.close): keep-alive goes on as on net/http's path.
-type RejoinListener struct {
-	addr   net.Addr
-	conns  chan net.Conn
-	closed chan struct{}
-	once   sync.Once
-}
-
-func NewRejoinListener(addr net.Addr) *RejoinListener {
-	return &RejoinListener{addr: addr, conns: make(chan net.Conn), closed: make(chan struct{})}
-}
-
-func (l *RejoinListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.closed:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *RejoinListener) Close() error {
-	l.once.Do(func() { close(l.closed) })
-	return nil
-}
-
-func (l *RejoinListener) Addr() net.Addr { return l.addr }
-
-// Give hands c to net/http, or closes it once the server takes no more.
-func (l *RejoinListener) Give(c net.Conn) {
-	select {
-	case l.conns <- c:
-	case <-l.closed:
-		c.Close()
-	}
 }

@@ -450,9 +450,14 @@ func visible(b []byte, maxLen int) string {
 // guardConnKey is the context key of a request's guardConn (ConnContext).
 type ConnKey struct{}
 
+// WithConn gives ctx the guarded connection c is, or is over (a connection
+// the front handed to net/http: front/conn.go), under ConnKey.
 func WithConn(ctx context.Context, c net.Conn) context.Context {
-	if gc, ok := c.(*Conn); ok {
+	switch gc := c.(type) {
+	case *Conn:
 		return context.WithValue(ctx, ConnKey{}, gc)
+	case interface{ Guarded() *Conn }:
+		return context.WithValue(ctx, ConnKey{}, gc.Guarded())
 	}
 	return ctx
 }

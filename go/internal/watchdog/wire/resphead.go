@@ -317,7 +317,7 @@ func parseStatusLine(text []byte) (http10, ok bool) {
 func parseFieldLine(text []byte) (fieldSpan, bool) {
 	colon := 0
 	for colon < len(text) && text[colon] != ':' {
-		if !isTokenByte(text[colon]) {
+		if !IsTokenByte(text[colon]) {
 			return fieldSpan{}, false // whitespace before the colon, obs-fold, or not a token
 		}
 		colon++
@@ -349,7 +349,8 @@ var tokenBytes = func() (t [256]bool) {
 	return t
 }()
 
-func isTokenByte(c byte) bool { return tokenBytes[c] }
+// IsTokenByte reports whether c is an RFC 9110 tchar.
+func IsTokenByte(c byte) bool { return tokenBytes[c] }
 
 // spelledNames are names libraries write in a case net/http does not key by
 // (the spec's own spelling, §4.6, §8.1), canonical: found here, they cost

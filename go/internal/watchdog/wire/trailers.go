@@ -62,7 +62,7 @@ func AppendTrailerField(b []byte, declared map[string][]string, conn map[string]
 // field's value unchecked is written to the worker only if it is one.
 func isToken(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if !isTokenByte(s[i]) {
+		if !IsTokenByte(s[i]) {
 			return false
 		}
 	}

@@ -1,0 +1,316 @@
+package front
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/guard"
+)
+
+var errTooManyFiles = syscall.EMFILE
+
+// bufSize is a connection's read buffer: a head that does not fit goes to
+// net/http, whose reader has the same size, so that the bytes handed over
+// fit its first read.
+const bufSize = 4096
+
+// maxPostHandlerRead is how much of a request body the handler left unread
+// is read and discarded to keep the connection, as net/http does (its
+// maxPostHandlerReadBytes); past it the connection closes.
+const maxPostHandlerRead = 256 << 10
+
+// lingerMax bounds the reading on, discarding, of a connection closed with
+// part of its request body unread, as net/http's rstAvoidanceDelay.
+const lingerMax = 500 * time.Millisecond
+
+// conn is one client connection the front serves. Everything on it is the
+// connection goroutine's, except the idle flag (Shutdown reads it).
+type conn struct {
+	srv *Server
+	gc  *guard.Conn
+	bw  *bufio.Writer
+	ctx context.Context
+
+	buf  [bufSize]byte
+	r, w int // buf[r:w] were read and not consumed yet
+
+	req  http.Request // reused for every request of the connection
+	url  url.URL
+	resp response
+	body body
+
+	first bool // no request was read yet
+
+	mu   sync.Mutex
+	idle bool // waiting for a head, nothing of it read
+}
+
+var writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, bufSize) }}
+
+func newConn(s *Server, gc *guard.Conn) *conn {
+	c := &conn{srv: s, gc: gc}
+	// The request's context carries the connection, as net/http's
+	// ConnContext gives it (§10.5's rejection, the splice), and the local
+	// address (the Host of §4.2 for a client that sent none).
+	ctx := context.WithValue(context.Background(), http.LocalAddrContextKey, gc.LocalAddr())
+	c.ctx = guard.WithConn(ctx, gc)
+	c.req = *(&http.Request{}).WithContext(c.ctx)
+	c.req.URL = &c.url
+	c.req.Header = make(http.Header)
+	c.req.Proto, c.req.ProtoMajor, c.req.ProtoMinor = "HTTP/1.1", 1, 1
+	c.req.RemoteAddr = gc.RemoteAddr().String()
+	return c
+}
+
+// serve reads and answers requests until the connection closes or is
+// handed to net/http.
+func (c *conn) serve() {
+	handed := false
+	defer func() {
+		c.releaseWriter()
+		if !handed {
+			c.gc.Close()
+		}
+		c.srv.track(c, false)
+	}()
+	wait := c.srv.ReadTimeout // the first request's, as net/http's
+	c.first = true
+	for {
+		n, ok := c.readHead(wait)
+		if !ok {
+			return
+		}
+		wait, c.first = c.srv.IdleTimeout, false
+		req := &c.req
+		clear(req.Header)
+		p, ok := parseHead(c.buf[c.r:c.r+n], req, c.srv.Guard.Target)
+		if !ok || req.ContentLength > c.srv.BodyMax {
+			handed = true
+			c.handOver()
+			return
+		}
+		c.r += n
+		if !c.exchange(p) {
+			return
+		}
+		if c.r == c.w {
+			c.releaseWriter() // an idle connection holds no writer
+		}
+	}
+}
+
+// readHead waits, idle, for a whole head in the buffer and returns its
+// length. It returns false when the connection ends first; a head that
+// does not fit the buffer is handed to net/http by the caller (ok true, n
+// the buffered bytes' count, which parseHead then refuses).
+func (c *conn) readHead(wait time.Duration) (int, bool) {
+	if c.r == c.w {
+		c.r, c.w = 0, 0
+	}
+	if n := headEnd(c.buf[c.r:c.w]); n >= 0 {
+		return n, true // pipelined
+	}
+	if !c.setIdle(c.r == c.w) {
+		return 0, false // shutting down
+	}
+	if wait > 0 {
+		c.gc.SetReadDeadline(time.Now().Add(wait))
+	} else {
+		c.gc.SetReadDeadline(time.Time{})
+	}
+	for {
+		if c.w == len(c.buf) {
+			if c.r == 0 {
+				c.setIdle(false)
+				return c.w, true // too long for the front: net/http reads it
+			}
+			c.w = copy(c.buf[:], c.buf[c.r:c.w])
+			c.r = 0
+		}
+		k, err := c.gc.Read(c.buf[c.w:])
+		c.w += k
+		if k > 0 {
+			c.setIdle(false)
+			if n := headEnd(c.buf[c.r:c.w]); n >= 0 {
+				return n, true
+			}
+		}
+		if err != nil {
+			// The client closed or stalled: between requests net/http
+			// closes without a word; a head the guard held past
+			// read_timeout already came back as its 408 rejection. Bytes
+			// read before the error (empty lines the guard let through)
+			// are net/http's to answer, as it would have.
+			// Between keep-alive requests net/http first waits for 4
+			// bytes (bufio.Reader.Peek) and closes quietly when the
+			// connection ends before them.
+			c.setIdle(false)
+			if c.w-c.r >= 4 || c.w > c.r && c.first {
+				return c.w - c.r, true
+			}
+			return 0, false
+		}
+	}
+}
+
+// setIdle marks the connection idle or not; it returns false, marking
+// nothing, when the server shuts down and the connection is to close.
+func (c *conn) setIdle(idle bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if idle && c.srv.closing.Load() {
+		return false
+	}
+	c.idle = idle
+	return true
+}
+
+// closeIfIdle ends the wait of an idle connection (Shutdown).
+func (c *conn) closeIfIdle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.idle {
+		c.gc.SetReadDeadline(time.Unix(1, 0))
+	}
+}
+
+func (c *conn) releaseWriter() {
+	if c.bw != nil {
+		c.bw.Reset(nil)
+		writers.Put(c.bw)
+		c.bw = nil
+	}
+}
+
+// handOver gives the connection to net/http with the bytes read and not
+// consumed: the head the front did not take, and what followed it.
+func (c *conn) handOver() {
+	pre := append([]byte(nil), c.buf[c.r:c.w]...)
+	c.gc.SetReadDeadline(time.Time{})
+	c.gc.SetWriteDeadline(time.Time{})
+	c.srv.Handoff.Give(&handedConn{Conn: c.gc, pre: pre})
+}
+
+// exchange runs the handler on the request just parsed and finishes its
+// response; it reports whether the connection carries on.
+func (c *conn) exchange(p parsed) bool {
+	req, start := &c.req, time.Now()
+	c.body.reset(c, req.ContentLength)
+	if req.ContentLength > 0 {
+		req.Body = &c.body
+		if c.srv.ReadTimeout > 0 {
+			c.gc.SetReadDeadline(start.Add(c.srv.ReadTimeout))
+		}
+	} else {
+		req.Body = http.NoBody
+	}
+	if c.srv.WriteTimeout > 0 {
+		c.gc.SetWriteDeadline(start.Add(c.srv.WriteTimeout))
+	}
+	if c.bw == nil {
+		c.bw = writers.Get().(*bufio.Writer)
+		c.bw.Reset(c.gc)
+	}
+	c.resp.reset(c, req)
+	if !c.run() {
+		return false // aborted (§8.7): closed as it is
+	}
+	keep := c.resp.finish()
+	if c.body.left > 0 {
+		if !keep || c.body.left > maxPostHandlerRead {
+			c.linger()
+			return false
+		}
+		if _, err := io.Copy(io.Discard, &c.body); err != nil {
+			return false
+		}
+	}
+	return keep && !c.srv.closing.Load()
+}
+
+// run calls the handler. A panic ends the connection at once, the response
+// as far as it went: http.ErrAbortHandler is how the exchange makes a
+// response visibly incomplete (§8.7); any other is logged, as net/http does.
+func (c *conn) run() (completed bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v != http.ErrAbortHandler {
+				c.srv.Log.Errorf("panic serving %s: %v", c.req.RemoteAddr, v)
+			}
+			completed = false
+		}
+	}()
+	c.srv.Handler.ServeHTTP(&c.resp, &c.req)
+	return true
+}
+
+// linger stops writing and reads on, discarding, until the client closes or
+// lingerMax passes, so that the client reads the response before the unread
+// bytes make the kernel reset the connection (net/http's closeWriteAndWait).
+func (c *conn) linger() {
+	c.gc.CloseWrite()
+	c.gc.SetReadDeadline(time.Now().Add(lingerMax))
+	io.Copy(io.Discard, c.gc)
+}
+
+// body is a request body framed by Content-Length: the bytes buffered after
+// the head first, then the connection's.
+type body struct {
+	c    *conn
+	left int64
+}
+
+func (b *body) reset(c *conn, n int64) { *b = body{c: c, left: n} }
+
+func (b *body) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	c := b.c
+	var n int
+	var err error
+	if c.r < c.w {
+		n = copy(p, c.buf[c.r:c.w])
+		c.r += n
+	} else {
+		n, err = c.gc.Read(p)
+	}
+	b.left -= int64(n)
+	switch {
+	case b.left == 0:
+		return n, io.EOF
+	case err == io.EOF:
+		return n, io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+func (b *body) Close() error { return nil }
+
+// handedConn is a connection handed to net/http: its first reads return the
+// bytes the front read and left.
+type handedConn struct {
+	*guard.Conn
+	pre []byte
+}
+
+func (h *handedConn) Read(p []byte) (int, error) {
+	if len(h.pre) > 0 {
+		n := copy(p, h.pre)
+		h.pre = h.pre[n:]
+		return n, nil
+	}
+	return h.Conn.Read(p)
+}
+
+// Guarded is the guarded connection under h (guard.WithConn).
+func (h *handedConn) Guarded() *guard.Conn { return h.Conn }

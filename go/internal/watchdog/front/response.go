@@ -1,0 +1,233 @@
+package front
+
+import (
+	"bufio"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
+)
+
+// response is the http.ResponseWriter of a request the front took
+// (PROTOCOL.md §10.6). It writes what net/http's would, byte for byte where
+// the exchange sets the framing (it always does): the status line, the
+// fields sorted, the framing, Connection: close when the connection is to
+// close; a body of unknown length chunked. It has the methods
+// http.ResponseController looks for, except Hijack: a body large enough to
+// be spliced never takes the front (conn.go).
+type response struct {
+	c      *conn
+	req    *http.Request
+	header http.Header
+	status int // 0 until WriteHeader
+
+	bodyless bool // HEAD, 1xx, 204, 304
+	chunked  bool
+	// closeAfter: the connection closes after this response (the client or
+	// the handler asked for it, or the server is shutting down).
+	closeAfter bool
+	// left is the Content-Length still to write; -1 for no Content-Length.
+	left int64
+}
+
+func (w *response) reset(c *conn, req *http.Request) {
+	h := w.header
+	if h == nil {
+		h = make(http.Header)
+	}
+	clear(h)
+	*w = response{c: c, req: req, header: h, left: -1}
+}
+
+func (w *response) Header() http.Header { return w.header }
+
+// ownFields are written by WriteHeader itself, never from the header.
+var ownFields = map[string]bool{"Connection": true, "Transfer-Encoding": true}
+
+// writeFields writes h as net/http's Header.WriteSubset(bw, ownFields)
+// does, sorted, one line per value, without its per-value replacer and
+// trimming when no name or value needs them (the exchange's fields come
+// checked from the worker's head, §4.4), and through WriteSubset itself
+// when one does.
+func writeFields(bw *bufio.Writer, h http.Header) {
+	var arr [24]string
+	keys := arr[:0]
+	for k, vv := range h {
+		if len(vv) == 0 || k == "Connection" || k == "Transfer-Encoding" {
+			continue
+		}
+		if !plainField(k, vv) {
+			h.WriteSubset(bw, ownFields)
+			return
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		for _, v := range h[k] {
+			bw.WriteString(k)
+			bw.WriteString(": ")
+			bw.WriteString(v)
+			bw.WriteString("\r\n")
+		}
+	}
+}
+
+// plainField reports whether net/http would write the field as it is: a
+// token name, values without CR or LF and without space or tab at either
+// end (WriteSubset replaces the one and trims the other).
+func plainField(k string, vv []string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if !wire.IsTokenByte(k[i]) {
+			return false
+		}
+	}
+	for _, v := range vv {
+		if n := len(v); n > 0 && (v[0] == ' ' || v[0] == '\t' || v[n-1] == ' ' || v[n-1] == '\t') {
+			return false
+		}
+		if strings.ContainsAny(v, "\r\n") {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *response) WriteHeader(code int) {
+	if w.status != 0 || code < 100 || code > 999 {
+		return
+	}
+	w.status = code
+	h, bw := w.header, w.c.bw
+	cl, framed := h["Content-Length"]
+	w.bodyless = w.req.Method == http.MethodHead || code < 200 || code == http.StatusNoContent || code == http.StatusNotModified
+	w.chunked = !w.bodyless && !framed
+	if framed && len(cl) == 1 && !w.bodyless {
+		if n, err := strconv.ParseInt(cl[0], 10, 64); err == nil {
+			w.left = n
+		}
+	}
+	w.closeAfter = w.closeAfter || w.req.Close || w.c.srv.closing.Load() || hasCloseToken(h["Connection"])
+	bw.WriteString("HTTP/1.1 ")
+	bw.WriteString(strconv.Itoa(code))
+	bw.WriteByte(' ')
+	if text := http.StatusText(code); text != "" {
+		bw.WriteString(text)
+	} else {
+		bw.WriteString("status code ")
+		bw.WriteString(strconv.Itoa(code))
+	}
+	bw.WriteString("\r\n")
+	writeFields(bw, h)
+	if _, ok := h["Date"]; !ok {
+		bw.WriteString("Date: ")
+		bw.WriteString(time.Now().UTC().Format(http.TimeFormat))
+		bw.WriteString("\r\n")
+	}
+	if w.chunked {
+		bw.WriteString("Transfer-Encoding: chunked\r\n")
+	}
+	if w.closeAfter {
+		bw.WriteString("Connection: close\r\n")
+	}
+	bw.WriteString("\r\n")
+}
+
+// Write writes body bytes, as one chunk when the body is chunked. Like
+// net/http it drops a body that must not be sent (the error body of §8.1
+// answering a HEAD), and refuses bytes past a Content-Length.
+func (w *response) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	switch {
+	case w.bodyless:
+		return len(p), nil
+	case w.left >= 0:
+		if int64(len(p)) > w.left {
+			return 0, http.ErrContentLength
+		}
+		n, err := w.c.bw.Write(p)
+		w.left -= int64(n)
+		return n, err
+	case !w.chunked:
+		return w.c.bw.Write(p)
+	case len(p) == 0:
+		return 0, nil // a chunk of size 0 would end the body
+	}
+	bw := w.c.bw
+	bw.WriteString(strconv.FormatInt(int64(len(p)), 16))
+	bw.WriteString("\r\n")
+	bw.Write(p)
+	_, err := bw.WriteString("\r\n") // bufio.Writer keeps the first error
+	return len(p), err
+}
+
+func (w *response) FlushError() error {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.c.bw.Flush()
+}
+
+func (w *response) Flush() { w.FlushError() }
+
+func (w *response) SetReadDeadline(t time.Time) error { return w.c.gc.SetReadDeadline(t) }
+
+func (w *response) SetWriteDeadline(t time.Time) error { return w.c.gc.SetWriteDeadline(t) }
+
+// EnableFullDuplex has nothing to do: the connection's one goroutine runs
+// the handler, which may read the body and write the response at once.
+func (w *response) EnableFullDuplex() error { return nil }
+
+// finish ends a response the handler returned from: the head if none went
+// out, the last chunk with the trailers the exchange set (§6.7), flushed.
+// It reports whether the connection may carry another request.
+func (w *response) finish() bool {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	bw := w.c.bw
+	if w.chunked {
+		bw.WriteString("0\r\n")
+		writeTrailers(bw, w.header)
+		bw.WriteString("\r\n")
+	}
+	if bw.Flush() != nil {
+		return false
+	}
+	return !w.closeAfter && w.left <= 0
+}
+
+// writeTrailers writes the fields the handler set under
+// http.TrailerPrefix, as net/http sends them after the last chunk.
+func writeTrailers(bw *bufio.Writer, h http.Header) {
+	var t http.Header
+	for k, vv := range h {
+		if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok {
+			if t == nil {
+				t = make(http.Header)
+			}
+			t[name] = vv
+		}
+	}
+	if t != nil {
+		t.Write(bw)
+	}
+}
+
+// hasCloseToken reports whether a Connection field's values name close.
+func hasCloseToken(vv []string) bool {
+	for _, v := range vv {
+		if hasToken([]byte(v), "close") {
+			return true
+		}
+	}
+	return false
+}
