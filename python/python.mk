@@ -2,8 +2,8 @@
 # relative to the repository root. Everything is installed from PyPI by pip into the dev
 # venv python/.venv; the stamp makes a second run quick. The venv has the opt-in
 # accelerator (the `speed` extra: uvloop), so the tests and the conformance runs cover both
-# paths: uvloop's loop (AFTERBURN_PY_ACCEL=auto, the default) and the standard library's
-# (AFTERBURN_PY_ACCEL=off).
+# paths: uvloop's loop (AFTERBURN_PY_ACCEL=on; auto, the default, uses it with lanes only)
+# and the standard library's (AFTERBURN_PY_ACCEL=off).
 #
 #   make test-python         unit tests (pytest; reads conformance/vectors in place)
 #   make conformance-python  the conformance suite: with and without the launcher, and
@@ -19,6 +19,7 @@ PY_STAMP     := python/.stamp-venv
 PY_FIXTURE_LAUNCHER := env PYTHONPATH=python/tests/fixture $(PY) -m afterburn_runtime afterburn_fixture:handle
 PY_FIXTURE_SCRIPT   := $(PY) python/tests/fixture/serve_fixture.py
 PY_FIXTURE_ASGI     := env PYTHONPATH=python/tests/fixture $(PY) -m afterburn_runtime --asgi asgi_fixture:app
+PY_FIXTURE_ASGI_UVLOOP := env AFTERBURN_PY_ACCEL=on PYTHONPATH=python/tests/fixture $(PY) -m afterburn_runtime --asgi asgi_fixture:app
 PY_FIXTURE_ASGI_STDLIB := env AFTERBURN_PY_ACCEL=off PYTHONPATH=python/tests/fixture $(PY) -m afterburn_runtime --asgi asgi_fixture:app
 PY_FIXTURE_WSGI     := env PYTHONPATH=python/tests/fixture $(PY) -m afterburn_runtime --wsgi wsgi_fixture:app
 PY_EXAMPLE   := env PYTHONPATH=python/examples/model $(PY) -m afterburn_runtime model:handle
@@ -55,8 +56,8 @@ conformance-python: $(PY_COMPILED) $(WATCHDOG) $(CONFORMANCE)
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_LAUNCHER)" $(CONFORMANCE_FLAGS)
 	@echo "== python: without the launcher (a script calling afterburn_runtime.serve)"
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_SCRIPT)" $(CONFORMANCE_FLAGS)
-	@echo "== python: the fixture as an ASGI app (serve_asgi), on uvloop's loop (the speed extra)"
-	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_ASGI)" $(CONFORMANCE_FLAGS)
+	@echo "== python: the fixture as an ASGI app (serve_asgi), on uvloop's loop (the speed extra, AFTERBURN_PY_ACCEL=on)"
+	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_ASGI_UVLOOP)" $(CONFORMANCE_FLAGS)
 	@echo "== python: the fixture as an ASGI app, the standard library only (AFTERBURN_PY_ACCEL=off)"
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_ASGI_STDLIB)" $(CONFORMANCE_FLAGS)
 	@echo "== python: the fixture as a WSGI app (serve_wsgi)"
@@ -83,7 +84,7 @@ conformance-python-isolation: $(PY_COMPILED) $(WATCHDOG) $(CONFORMANCE)
 conformance-python-lanes: $(PY_COMPILED) $(WATCHDOG) $(CONFORMANCE)
 	@echo "== python, lanes: the launcher, four lanes per worker (-lanes 4)"
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_LAUNCHER)" $(LANES_FLAGS) $(CONFORMANCE_FLAGS)
-	@echo "== python, lanes: the fixture as an ASGI app, its requests concurrent tasks on one event loop (uvloop's)"
+	@echo "== python, lanes: the fixture as an ASGI app, its requests concurrent tasks on one event loop (uvloop's: auto with lanes)"
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_ASGI)" $(LANES_FLAGS) $(CONFORMANCE_FLAGS)
 	@echo "== python, lanes: the same on asyncio's own loop (AFTERBURN_PY_ACCEL=off)"
 	$(CONFORMANCE) -watchdog $(WATCHDOG) -function "$(PY_FIXTURE_ASGI_STDLIB)" $(LANES_FLAGS) $(CONFORMANCE_FLAGS)

@@ -16,7 +16,7 @@ from afterburn_runtime import _accel
 HAVE_UVLOOP = importlib.util.find_spec("uvloop") is not None
 LOOPS = ["asyncio", pytest.param("uvloop", marks=pytest.mark.skipif(not HAVE_UVLOOP, reason="uvloop not installed"))]
 # AFTERBURN_PY_ACCEL for each: the standard library only, or the accelerator.
-ACCEL = {"asyncio": "off", "uvloop": "auto"}
+ACCEL = {"asyncio": "off", "uvloop": "on"}
 
 
 def loop_kind(loop) -> str:

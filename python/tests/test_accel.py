@@ -20,6 +20,9 @@ from afterburn_runtime._aio import Runner
 def fresh(monkeypatch):
     monkeypatch.delenv("AFTERBURN_PY_ACCEL", raising=False)
     monkeypatch.delenv("AFTERBURN_CONTROL_FD", raising=False)
+    # A worker with lanes, where auto wants uvloop; the one-lane tests remove it.
+    monkeypatch.setenv("AFTERBURN_STREAM_FDS", "5,6")
+    monkeypatch.delenv("AFTERBURN_PY_MAX_LANES", raising=False)
     _accel._reset()
     yield
     _accel._reset()
@@ -34,7 +37,7 @@ def loop_of_new_runner() -> str:
 
 
 @pytest.mark.parametrize("value,want", [(None, "auto"), ("auto", "auto"), ("off", "off"), (" OFF ", "off"),
-                                        ("", "auto")])
+                                        ("", "auto"), ("on", "on"), ("On", "on")])
 def test_mode(monkeypatch, value, want) -> None:
     if value is not None:
         monkeypatch.setenv("AFTERBURN_PY_ACCEL", value)
@@ -46,7 +49,7 @@ def test_an_unknown_mode_is_logged_once_and_means_off(monkeypatch, capfd) -> Non
     assert _accel.mode() == "off"
     assert _accel.mode() == "off"
     err = capfd.readouterr().err
-    assert err.count("AFTERBURN_PY_ACCEL='turbo' is not one of auto, off") == 1, err
+    assert err.count("AFTERBURN_PY_ACCEL='turbo' is not one of auto, on, off") == 1, err
 
 
 def test_off_keeps_asyncios_loop(monkeypatch, capfd) -> None:
@@ -56,9 +59,35 @@ def test_off_keeps_asyncios_loop(monkeypatch, capfd) -> None:
 
 
 @pytest.mark.skipif(not HAVE_UVLOOP, reason="uvloop not installed")
-def test_auto_uses_uvloop_when_installed(capfd) -> None:
+def test_auto_uses_uvloop_for_a_worker_with_lanes(capfd) -> None:
     assert loop_of_new_runner() == "uvloop"
     assert _accel.describe().startswith("uvloop ")
+    assert capfd.readouterr().err == ""
+
+
+def test_auto_keeps_asyncios_loop_for_one_lane(monkeypatch, capfd) -> None:
+    # Issue 30: with one lane asyncio's loop costs no turn per request, uvloop's one
+    # (tests/perf_counts.py --pipes asgi:1: 114k instructions and 2 syscalls against 121k and 3).
+    monkeypatch.delenv("AFTERBURN_STREAM_FDS", raising=False)
+    assert loop_of_new_runner() == "asyncio"
+    assert _accel.describe() in ("none (auto: asyncio's loop for one lane)", "none")
+    assert capfd.readouterr().err == ""  # a choice, not a failure: nothing logged
+
+
+@pytest.mark.parametrize("env,want", [({}, False), ({"AFTERBURN_STREAM_FDS": ""}, False),
+                                      ({"AFTERBURN_STREAM_FDS": "5,6"}, True),
+                                      ({"AFTERBURN_STREAM_FDS": "5,6", "AFTERBURN_PY_MAX_LANES": "1"}, False),
+                                      ({"AFTERBURN_STREAM_FDS": "5,6", "AFTERBURN_PY_MAX_LANES": "2"}, True),
+                                      ({"AFTERBURN_STREAM_FDS": "5,6", "AFTERBURN_PY_MAX_LANES": "x"}, True)])
+def test_lanes_expected(env, want) -> None:
+    assert _accel.lanes_expected(env) is want
+
+
+@pytest.mark.skipif(not HAVE_UVLOOP, reason="uvloop not installed")
+def test_on_uses_uvloop_for_one_lane_too(monkeypatch, capfd) -> None:
+    monkeypatch.delenv("AFTERBURN_STREAM_FDS", raising=False)
+    monkeypatch.setenv("AFTERBURN_PY_ACCEL", "on")
+    assert loop_of_new_runner() == "uvloop"
     assert capfd.readouterr().err == ""
 
 
