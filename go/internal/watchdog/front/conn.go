@@ -32,10 +32,10 @@ const lingerMax = 500 * time.Millisecond
 // conn is one client connection the front serves. Everything on it is the
 // connection goroutine's, except the idle flag (Shutdown reads it).
 type conn struct {
-	srv *Server
-	gc  *guard.Conn
-	bw  *bufio.Writer
-	ctx context.Context
+	srv   *Server
+	gc    *guard.Conn
+	bw    *bufio.Writer
+	watch *clientWatch // the requests' context (watch.go)
 
 	buf  [bufSize]byte
 	r, w int // buf[r:w] were read and not consumed yet
@@ -59,8 +59,8 @@ func newConn(s *Server, gc *guard.Conn) *conn {
 	// ConnContext gives it (§10.5's rejection, the splice), and the local
 	// address (the Host of §4.2 for a client that sent none).
 	ctx := context.WithValue(context.Background(), http.LocalAddrContextKey, gc.LocalAddr())
-	c.ctx = guard.WithConn(ctx, gc)
-	c.req = *(&http.Request{}).WithContext(c.ctx)
+	c.watch = &clientWatch{Context: guard.WithConn(ctx, gc), c: c}
+	c.req = *(&http.Request{}).WithContext(c.watch)
 	c.req.URL = &c.url
 	c.req.Header = make(http.Header)
 	c.req.Proto, c.req.ProtoMajor, c.req.ProtoMinor = "HTTP/1.1", 1, 1
@@ -176,7 +176,7 @@ func (c *conn) closeIfIdle() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.idle {
-		c.gc.SetReadDeadline(time.Unix(1, 0))
+		c.gc.SetReadDeadline(aLongTimeAgo)
 	}
 }
 
@@ -218,8 +218,11 @@ func (c *conn) exchange(p parsed) bool {
 		c.bw.Reset(c.gc)
 	}
 	c.resp.reset(c, req)
-	if !c.run() {
-		return false // aborted (§8.7): closed as it is
+	c.watch.reset()
+	completed := c.run()
+	c.watch.stop()
+	if !completed {
+		return false // aborted (§8.7), or the client left while queued: closed as it is
 	}
 	keep := c.resp.finish()
 	if c.body.left > 0 {
@@ -276,6 +279,7 @@ func (b *body) Read(p []byte) (int, error) {
 		p = p[:b.left]
 	}
 	c := b.c
+	c.watch.stop()
 	var n int
 	var err error
 	if c.r < c.w {

@@ -244,3 +244,54 @@ func itoa(n int) string {
 		}
 	}
 }
+
+// A request waiting on its context (as one queued for a lane does) learns
+// that its client left (net/http's background read, §10.6); one whose
+// client stays goes on to read its body and answer, and the peek took no
+// byte of the next request.
+func TestFrontNoticesTheClientLeaving(t *testing.T) {
+	left := make(chan error, 1)
+	s := serveFront(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/wait-for-leaving":
+			select {
+			case <-r.Context().Done():
+				left <- r.Context().Err()
+			case <-time.After(5 * time.Second):
+				left <- nil
+			}
+			return
+		case "/wait-then-answer":
+			select {
+			case <-r.Context().Done():
+				t.Error("the context ended while the client was there")
+			case <-time.After(100 * time.Millisecond):
+			}
+			b, _ := io.ReadAll(r.Body)
+			w.Header().Set("Content-Length", itoa(len(b)))
+			w.Write(b)
+			return
+		}
+		w.Header().Set("Content-Length", "4")
+		w.Write([]byte("next"))
+	})
+	c, _ := dial(t, s.addr)
+	io.WriteString(c, "GET /wait-for-leaving HTTP/1.1\r\nHost: a\r\n\r\n")
+	time.Sleep(50 * time.Millisecond)
+	c.Close()
+	if err := <-left; err == nil {
+		t.Error("the request's context did not end when its client left")
+	}
+
+	c2, br := dial(t, s.addr)
+	io.WriteString(c2, "POST /wait-then-answer HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n")
+	time.Sleep(200 * time.Millisecond) // the body comes after the wait on the context
+	io.WriteString(c2, "hello")
+	io.WriteString(c2, "GET /next HTTP/1.1\r\nHost: a\r\n\r\n")
+	if _, body := readResponse(t, br, "POST"); body != "hello" {
+		t.Errorf("after the watch: body %q; want hello", body)
+	}
+	if _, body := readResponse(t, br, "GET"); body != "next" {
+		t.Errorf("the request after it: %q; want next", body)
+	}
+}

@@ -26,13 +26,13 @@ import (
 // seen is a request as a handler saw it.
 type seen struct {
 	Method, RequestURI, Path, RawQuery, EscapedPath, Host string
-	ForceQuery                                           bool
-	Header                                               http.Header
-	ContentLength                                        int64
-	TransferEncoding                                     []string
-	Close                                                bool
-	Body                                                 string
-	BodyErr                                              bool
+	ForceQuery                                            bool
+	Header                                                http.Header
+	ContentLength                                         int64
+	TransferEncoding                                      []string
+	Close                                                 bool
+	Body                                                  string
+	BodyErr                                               bool
 }
 
 // recorder is the handler of both paths: it reads the body and notes the
@@ -103,8 +103,12 @@ func (c *streamConn) Close() error {
 	c.once.Do(func() { close(c.closed) })
 	return nil
 }
-func (c *streamConn) LocalAddr() net.Addr  { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080} }
-func (c *streamConn) RemoteAddr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000} }
+func (c *streamConn) LocalAddr() net.Addr {
+	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}
+}
+func (c *streamConn) RemoteAddr() net.Addr {
+	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}
+}
 func (c *streamConn) SetDeadline(time.Time) error      { return nil }
 func (c *streamConn) SetReadDeadline(time.Time) error  { return nil }
 func (c *streamConn) SetWriteDeadline(time.Time) error { return nil }

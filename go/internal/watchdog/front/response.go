@@ -104,6 +104,7 @@ func (w *response) WriteHeader(code int) {
 		return
 	}
 	w.status = code
+	w.c.watch.stop()
 	h, bw := w.header, w.c.bw
 	cl, framed := h["Content-Length"]
 	w.bodyless = w.req.Method == http.MethodHead || code < 200 || code == http.StatusNoContent || code == http.StatusNotModified
@@ -178,7 +179,10 @@ func (w *response) FlushError() error {
 
 func (w *response) Flush() { w.FlushError() }
 
-func (w *response) SetReadDeadline(t time.Time) error { return w.c.gc.SetReadDeadline(t) }
+func (w *response) SetReadDeadline(t time.Time) error {
+	w.c.watch.stop()
+	return w.c.gc.SetReadDeadline(t)
+}
 
 func (w *response) SetWriteDeadline(t time.Time) error { return w.c.gc.SetWriteDeadline(t) }
 

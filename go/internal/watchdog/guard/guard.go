@@ -372,6 +372,17 @@ func (gc *Conn) ReadsAround() {
 	gc.putDeadlineLocked()
 }
 
+// InterruptRead ends at once a wait on the socket's readability by another
+// reader than gc (the front's watch for a client that leaves while its
+// request is queued, front/watch.go); gc puts its own deadline back before
+// its next read.
+func (gc *Conn) InterruptRead() {
+	gc.dl.Lock()
+	defer gc.dl.Unlock()
+	gc.onSocketSet = false
+	gc.Conn.SetReadDeadline(time.Unix(1, 0))
+}
+
 // releaseBuf gives the buffer back once it holds nothing. A buffer grown
 // for a long head is left to the garbage collector.
 func (gc *Conn) releaseBuf() {

@@ -1,0 +1,114 @@
+package front
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// clientWatch is the context of the requests the front takes on one
+// connection: the connection's values, and a Done channel that notices the
+// client leaving (PROTOCOL.md §10.6). net/http reads in the background for
+// that while every handler runs; here the socket is watched only once
+// someone waits on Done, which only a request queued for a lane does
+// (pool.Acquire), so a request that finds a lane free pays nothing. The
+// watch peeks (MSG_PEEK): it consumes no byte of a next request.
+type clientWatch struct {
+	context.Context // the connection's values
+	c               *conn
+
+	mu       sync.Mutex
+	done     chan struct{} // made by the first Done of a request
+	watching bool
+	stopped  bool          // the request's I/O began: no watch from now on
+	exited   chan struct{} // closed when the watch returns
+	gone     bool          // the client was seen gone
+}
+
+// reset readies w for the connection's next request.
+func (w *clientWatch) reset() {
+	w.mu.Lock()
+	w.done, w.watching, w.stopped, w.exited, w.gone = nil, false, false, nil, false
+	w.mu.Unlock()
+}
+
+func (w *clientWatch) Done() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done == nil {
+		w.done = make(chan struct{})
+	}
+	if !w.watching && !w.stopped {
+		if rc, ok := w.c.gc.Conn.(syscall.Conn); ok {
+			if raw, err := rc.SyscallConn(); err == nil {
+				w.watching, w.exited = true, make(chan struct{})
+				go w.watch(raw)
+			}
+		}
+	}
+	return w.done
+}
+
+func (w *clientWatch) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.gone {
+		return context.Canceled
+	}
+	return nil
+}
+
+// watch waits until the socket is readable and peeks: end of stream or an
+// error means the client is gone; data means it is there (a next request).
+// It returns when stop interrupts its wait.
+func (w *clientWatch) watch(raw syscall.RawConn) {
+	defer close(w.exited)
+	gone := false
+	var b [1]byte
+	err := raw.Read(func(fd uintptr) bool {
+		n, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		switch {
+		case errors.Is(err, unix.EAGAIN):
+			return false // wait for the poller
+		case err == nil && n == 0, err != nil && !errors.Is(err, unix.EINTR):
+			gone = true
+		}
+		return true
+	})
+	if err != nil && !errors.Is(err, syscall.EAGAIN) && !isTimeout(err) {
+		gone = true
+	}
+	if gone {
+		w.mu.Lock()
+		w.gone = true
+		close(w.done)
+		w.mu.Unlock()
+	}
+}
+
+// stop ends the watch, if one runs, before the request's own I/O on the
+// connection: the watch's wait is cut short, and the guard puts its own
+// deadline back on the socket before its next read.
+func (w *clientWatch) stop() {
+	w.mu.Lock()
+	watching := w.watching && !w.stopped
+	w.stopped = true
+	w.mu.Unlock()
+	if !watching {
+		return
+	}
+	w.c.gc.InterruptRead()
+	<-w.exited
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+// aLongTimeAgo is a deadline in the past, which ends a wait at once.
+var aLongTimeAgo = time.Unix(1, 0)
