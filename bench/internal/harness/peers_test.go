@@ -266,7 +266,7 @@ func TestBuildConfigsMeasuresEveryPeerBehindTheProxyAndAlone(t *testing.T) {
 		keys = append(keys, c.key)
 	}
 	for _, k := range []string{
-		"limit", "ceiling", "relay", "watchdog-c",
+		"limit", "ceiling", "relay", "watchdog-c", "watchdog-c-net-http",
 		"go/afterburn", "go/proxy", "go/fork",
 		"python/afterburn", "python/afterburn-asgi", "python/afterburn-wsgi", "python/proxy", "python/fork",
 		"python/proxy/uvicorn", "python/alone/uvicorn", "python/proxy/gunicorn", "python/alone/gunicorn",

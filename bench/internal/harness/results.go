@@ -20,6 +20,9 @@ const (
 	Floor     Mode = "floor"      // the watchdog and the thinnest worker on the library's dependencies
 	Relay     Mode = "relay"      // the C relay and the C child: the hop's physical limit (relay.go)
 	WatchdogC Mode = "watchdog-c" // the watchdog and the C child: the watchdog's own cost (relay.go)
+	// WatchdogCNetHTTP is the same watchdog and C child with -front off: every request through
+	// net/http, none through the watchdog's own front (PROTOCOL.md §10.6; relay.go).
+	WatchdogCNetHTTP Mode = "watchdog-c-net-http"
 )
 
 // Modes in report order.
