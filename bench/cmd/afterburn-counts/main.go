@@ -1,7 +1,9 @@
 // Command afterburn-counts counts, per request, what noise on the machine does not move
 // (make bench-counts): user-space instructions (callgrind), system calls and context switches
-// of the relay, the watchdog in front of the C child and the bare Go server. It writes
-// bench/results/<date>-counts.json, bench/results/latest-counts.json and latest-counts.md.
+// of the relay, the watchdog in front of the C child (its front on, and with -front off:
+// net/http only) and the bare Go server, and judges the watchdog's goals (issues 29 and 18).
+// It writes bench/results/<date>-counts.json, bench/results/latest-counts.json and
+// latest-counts.md.
 package main
 
 import (

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -104,22 +105,81 @@ func TestParseCPUList(t *testing.T) {
 	}
 }
 
-// TestCountsTargets: the watchdog's instructions per request over the bare server's, per
-// workload and concurrency, against issue 18's 1.5.
+// TestCountsTargets: issue 29's goals for the watchdog with its front (at most 20k user
+// instructions per request for hello, at most the relay's system calls + 2 for every workload
+// and concurrency), issue 18's 1.5 × bare net/http's instructions for the net/http-only
+// watchdog only.
 func TestCountsTargets(t *testing.T) {
+	run := func(w Workload, c string, ir, sc float64) *CountsRun {
+		return &CountsRun{Workload: w, Concurrency: c, Instructions: ir, Syscalls: sc}
+	}
 	c := &Counts{Configs: []*CountsConfig{
-		{Key: WatchdogC, Runs: []*CountsRun{{Workload: Hello, Concurrency: "c1", Instructions: 63600}, {Workload: Hello, Concurrency: "c8", Instructions: 50000}}},
-		{Key: Ceiling, Runs: []*CountsRun{{Workload: Hello, Concurrency: "c1", Instructions: 35600}, {Workload: Hello, Concurrency: "c8", Instructions: 35000}}},
+		{Key: Relay, Runs: []*CountsRun{run(Hello, "c1", 2600, 6), run(Hello, "c8", 2700, 3), run(Echo1K, "c1", 3000, 6)}},
+		{Key: WatchdogC, Runs: []*CountsRun{
+			run(Hello, "c1", 20500, 8),   // instructions over 20k; system calls the relay's + 2 exactly
+			run(Hello, "c8", 20000, 5.5), // instructions 20k exactly; system calls the relay's + 2.5
+			run(Echo1K, "c1", 30000, 7),  // instructions not judged (the goal is hello's); system calls are
+		}},
+		{Key: WatchdogCNetHTTP, Runs: []*CountsRun{run(Hello, "c1", 52000, 11), run(Hello, "c8", 55000, 6.2)}},
+		{Key: Ceiling, Runs: []*CountsRun{run(Hello, "c1", 35000, 6.5), run(Hello, "c8", 33000, 3.2)}},
 	}}
-	got := countsTargets(c)
-	if len(got) != 2 {
-		t.Fatalf("countsTargets = %+v; want hello c1 and c8", got)
+	got := map[string]Target{}
+	var names []string
+	for _, tg := range countsTargets(c) {
+		got[tg.Name] = tg
+		names = append(names, tg.Name)
 	}
-	if g := got[0]; g.Name != "hello c1 watchdog instructions ÷ bare net/http's" || math.Abs(g.Value-1.787) > 0.001 || g.Met {
-		t.Errorf("c1 target = %+v; want 1.787, not met", g)
+	want := []struct {
+		name  string
+		value float64
+		goal  string
+		met   bool
+	}{
+		{"hello c1 watchdog user instructions per request", 20500, "<= 20000", false},
+		{"hello c8 watchdog user instructions per request", 20000, "<= 20000", true},
+		{"hello c1 watchdog system calls per request", 8, "<= 8.00 (relay's 6.00 + 2)", true},
+		{"hello c8 watchdog system calls per request", 5.5, "<= 5.00 (relay's 3.00 + 2)", false},
+		{"echo1k c1 watchdog system calls per request", 7, "<= 8.00 (relay's 6.00 + 2)", true},
+		{"hello c1 watchdog (net/http only) instructions ÷ bare net/http's", 52000.0 / 35000, "<= 1.5", true},
+		{"hello c8 watchdog (net/http only) instructions ÷ bare net/http's", 55000.0 / 33000, "<= 1.5", false},
 	}
-	if g := got[1]; math.Abs(g.Value-1.4286) > 0.001 || !g.Met {
-		t.Errorf("c8 target = %+v; want 1.43, met", g)
+	if len(got) != len(want) {
+		t.Errorf("countsTargets = %q; want %d goals (no echo1k instruction goal, none of the front against bare net/http)", names, len(want))
+	}
+	for _, w := range want {
+		g, ok := got[w.name]
+		if !ok {
+			t.Errorf("no goal %q in %q", w.name, names)
+			continue
+		}
+		if math.Abs(g.Value-w.value) > 1e-9 || g.Goal != w.goal || g.Met != w.met {
+			t.Errorf("%s = %v, goal %q, met %v; want %v, %q, %v", w.name, g.Value, g.Goal, g.Met, w.value, w.goal, w.met)
+		}
+	}
+	// Without the relay or the bare server, only what can be judged.
+	c.Configs = []*CountsConfig{c.Configs[1]}
+	if got := countsTargets(c); len(got) != 2 || got[0].Name != "hello c1 watchdog user instructions per request" {
+		t.Errorf("countsTargets of the watchdog alone = %+v; want its two instruction goals", got)
+	}
+}
+
+// TestCountsConfigs: make bench-counts counts the relay, the watchdog with its front, the same
+// watchdog with -front off and the bare server, in that order.
+func TestCountsConfigs(t *testing.T) {
+	cs := countsConfigs(CountsOptions{Watchdog: "go/bin/afterburn-watchdog", Workers: 2})
+	var keys []Mode
+	for _, c := range cs {
+		keys = append(keys, c.key)
+	}
+	if want := []Mode{Relay, WatchdogC, WatchdogCNetHTTP, Ceiling}; fmt.Sprint(keys) != fmt.Sprint(want) {
+		t.Fatalf("counted configurations %v; want %v", keys, want)
+	}
+	on, off := strings.Join(cs[1].argv, " "), strings.Join(cs[2].argv, " ")
+	if want := strings.Replace(on, " -- ", " -front off -- ", 1); off != want || strings.Contains(on, "-front") {
+		t.Errorf("net/http-only watchdog = %q; want the front's %q with -front off: %q", off, on, want)
+	}
+	if !cs[1].pool || !cs[2].pool || cs[2].program != "afterburn-watchdog" {
+		t.Errorf("the watchdogs: %+v, %+v; want both waited for as pools", cs[1], cs[2])
 	}
 }
 
