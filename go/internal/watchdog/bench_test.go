@@ -24,6 +24,16 @@ func BenchmarkWatchdog(b *testing.B) {
 	h.stop()
 }
 
+// BenchmarkWatchdogNetHTTPOnly is BenchmarkWatchdog with the front off
+// (PROTOCOL.md §10.6): their difference is the front's saving, allocations
+// included (the client's, in this process, are in both).
+func BenchmarkWatchdogNetHTTPOnly(b *testing.B) {
+	t := &testing.T{}
+	h := start(t, func(c *config.Config) { c.Log = io.Discard; c.NetHTTPOnly = true })
+	benchGets(b, h.url, h.client)
+	h.stop()
+}
+
 func BenchmarkRawPipeProxy(b *testing.B) {
 	cfg := testConfig()
 	cfg.Env = []string{"AFTERBURN_TEST_CHILD=1"}
