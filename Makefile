@@ -155,7 +155,7 @@ include dist.mk
 # Plain `go test` already runs every seed and testdata/fuzz entry; these explore further. go test
 # takes one -fuzz target per run. A failing input lands in the package's testdata/fuzz/<Target>/.
 FUZZTIME ?= 5m
-FUZZ_TARGETS := FuzzResponse:./internal/watchdog/exchange FuzzRequestWrite:./internal/watchdog/exchange FuzzParseRequest:./afterburn
+FUZZ_TARGETS := FuzzResponse:./internal/watchdog/exchange FuzzRequestWrite:./internal/watchdog/exchange FuzzFrontAgainstNetHTTP:./internal/watchdog/front FuzzParseRequest:./afterburn
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
