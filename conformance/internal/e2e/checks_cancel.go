@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// deadlineCancelBeforeKill: §8.6, §5.2 — with one lane, a deadline is answered 504 at once and
+// deadlineCancelBeforeKill: §8.6, §5.2 — with one lane (-lanes 1: the default, auto, may
+// give a library several, §2.5), a deadline is answered 504 at once and
 // the worker is not killed then: the library cancels the handler itself 50 ms after the
 // deadline, and the watchdog gives the worker cancel_grace to end its late response.
 //
@@ -19,7 +20,7 @@ import (
 //     killed once the grace has passed, not before: one restart with reason timeout, and a
 //     new process serves.
 func deadlineCancelBeforeKill(t *T) {
-	w := t.StartWatchdog([]string{"-workers", "1", "-exec_timeout", "500ms", "-cancel_grace", "2s"}, nil, true)
+	w := t.StartWatchdog([]string{"-workers", "1", "-lanes", "1", "-exec_timeout", "500ms", "-cancel_grace", "2s"}, nil, true)
 	pid := t.whoami(t.Get("/whoami")).Pid
 	late := t.Metric("afterburn_late_responses_discarded_total")
 	from := w.Log.Len()
@@ -42,7 +43,7 @@ func deadlineCancelBeforeKill(t *T) {
 	}
 	w.Stop()
 
-	w = t.StartWatchdog([]string{"-workers", "1", "-exec_timeout", "500ms", "-cancel_grace", "300ms"}, nil, true)
+	w = t.StartWatchdog([]string{"-workers", "1", "-lanes", "1", "-exec_timeout", "500ms", "-cancel_grace", "300ms"}, nil, true)
 	pid = t.whoami(t.Get("/whoami")).Pid
 	sent := time.Now()
 	t.timeoutWithin("/ignore-cancel?ms=60000", rid("ignore"), 0, 1500*time.Millisecond, "at exec_timeout (500ms)")

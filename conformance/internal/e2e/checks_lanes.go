@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -258,4 +259,108 @@ func lanesReadyMetrics(t *T) {
 		}
 	}
 	t.JSON(t.await(held, "GET /sleep?ms=800"), 200)
+}
+
+// The variables of lanes given (lanes = K) and of lanes offered (lanes=auto), §2.3, §2.5.
+var laneVars = []string{"AFTERBURN_STREAM_FDS", "AFTERBURN_STREAM_CANCEL_FD", "AFTERBURN_STREAM_OFFER_FDS", "AFTERBURN_STREAM_OFFER_CANCEL_FD"}
+
+// autoOffer is K of an offer before any worker answered one (§2.5 "Offered lanes").
+const autoOffer = 16
+
+// lanesAuto: §2.5 "Offered lanes", §10.2 — under lanes=auto, the default, the first worker is
+// offered 16 lanes in AFTERBURN_STREAM_OFFER_FDS (never AFTERBURN_STREAM_FDS: a library that
+// does not read the offer sees no lanes) and is served on L of them, what its library prefers
+// (1 for one that states no preference); a library served on L > 1 carries L exchanges at
+// once; the worker's successor is offered exactly L, and with
+// L = 1 gets no lane variable at all. Under spawn=fork, auto is one lane and no offer.
+func lanesAuto(t *T) {
+	if t.cfg.isolated() {
+		t.Skipf("under isolation=request every request is a fresh fork: auto is one lane there, and /crash is every worker's end (§2.7)")
+	}
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		t.Skipf("needs /proc to read a worker's environment and descriptors: %v", err)
+	}
+	t.StartWatchdog([]string{"-workers", "1", "-lanes", "auto"}, nil, true)
+	t.WaitIdle(1)
+	l := 1
+	if _, st := t.ReadyStatus(); st.Lanes != nil {
+		l = st.Lanes.Total()
+	}
+	first := t.whoami(t.Get("/whoami"))
+	env := t.environ(first.Pid)
+	if t.cfg.forking() {
+		for _, v := range laneVars {
+			if got, ok := env[v]; ok {
+				t.Fatalf("pid %d, forked under spawn=fork, has %s=%q; want no lane variable: auto is one lane where lanes cannot be given (§2.5)", first.Pid, v, got)
+			}
+		}
+		if l != 1 {
+			t.Fatalf("/_/ready shows %d lanes for one worker under spawn=fork; want 1 (§2.5)", l)
+		}
+		return
+	}
+	for _, v := range laneVars[:2] {
+		if got, ok := env[v]; ok {
+			t.Fatalf("pid %d has %s=%q under lanes=auto; want the offer's variables only: a library that does not read them must see no lanes (§2.5 \"Offered lanes\")", first.Pid, v, got)
+		}
+	}
+	offered := strings.Split(env["AFTERBURN_STREAM_OFFER_FDS"], ",")
+	if len(offered) != 2*(autoOffer-1) || env["AFTERBURN_STREAM_OFFER_CANCEL_FD"] == "" {
+		t.Fatalf("the first worker's offer: AFTERBURN_STREAM_OFFER_FDS=%q AFTERBURN_STREAM_OFFER_CANCEL_FD=%q; want lanes 2 to %d and a cancel pipe (§2.5)",
+			env["AFTERBURN_STREAM_OFFER_FDS"], env["AFTERBURN_STREAM_OFFER_CANCEL_FD"], autoOffer)
+	}
+	if l > 1 {
+		// (That the library closed lanes L + 1 to K is not told from here: it may have
+		// reused their numbers already. Each library's own tests check it.)
+		n := min(l, 4)
+		start := time.Now()
+		var pending []<-chan *Resp
+		for i := range n {
+			pending = append(pending, t.background("/sleep?ms=500", rid(fmt.Sprintf("auto%d", i))))
+		}
+		for _, ch := range pending {
+			t.JSON(t.await(ch, "GET /sleep?ms=500"), 200)
+		}
+		if took := time.Since(start); took > 1400*time.Millisecond {
+			t.Fatalf("%d /sleep?ms=500 on one worker served on %d lanes took %v; want them at once (§2.5)", n, l, took)
+		}
+	}
+	// The successor is offered what the first worker serves.
+	t.Get("/crash")
+	var next whoami
+	t.Eventually("a successor worker", func() (bool, string) {
+		code, st, body, err := t.WD.status(t.ctx, "/_/ready")
+		if err != nil || code != 200 || st.Idle == nil || *st.Idle != 1 {
+			return false, fmt.Sprintf("%d %q %v", code, body, err)
+		}
+		next = t.whoami(t.Get("/whoami"))
+		return next.Pid != first.Pid, fmt.Sprintf("pid %d", next.Pid)
+	})
+	env = t.environ(next.Pid)
+	if l == 1 {
+		for _, v := range laneVars {
+			if got, ok := env[v]; ok {
+				t.Fatalf("the successor (pid %d) of a worker served on one lane has %s=%q; want no lane variable: it is offered what the first serves, and one lane is no offer (§2.5)", next.Pid, v, got)
+			}
+		}
+		return
+	}
+	if got := strings.Split(env["AFTERBURN_STREAM_OFFER_FDS"], ","); len(got) != 2*(l-1) {
+		t.Fatalf("the successor (pid %d) was offered AFTERBURN_STREAM_OFFER_FDS=%q; want exactly lanes 2 to %d, what the first worker serves (§2.5)", next.Pid, env["AFTERBURN_STREAM_OFFER_FDS"], l)
+	}
+}
+
+// environ is the environment pid was started with (/proc/PID/environ).
+func (t *T) environ(pid int) map[string]string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatalf("reading the environment of pid %d: %v", pid, err)
+	}
+	env := map[string]string{}
+	for _, kv := range strings.Split(string(b), "\x00") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	return env
 }

@@ -123,6 +123,7 @@ func Groups() []Group {
 				{Name: "lanes-ignored-cancel-stuck", Section: "2.5", Description: "a handler ignoring its cancellation past cancel_grace gets its worker retired make-before-break (restart reason stuck) while another lane's exchange finishes 200", Timeout: 20 * time.Second, Run: lanesIgnoredCancelStuck},
 				{Name: "lanes-slow-reader", Section: "2.5", Description: "a client not reading a 64 MiB response (response_buffering off) does not slow requests on the worker's other lanes", Timeout: 20 * time.Second, Run: lanesSlowReader},
 				{Name: "lanes-log-attributable", Section: "2.5", Level: "SHOULD", Description: "a line written through the library's per-request logger carries the request id", Run: lanesLogAttributable},
+				{Name: "lanes-auto", Section: "2.5", Description: "under lanes=auto (the default) the first worker is offered 16 lanes in AFTERBURN_STREAM_OFFER_FDS, never AFTERBURN_STREAM_FDS, and is served on as many as its library prefers, at once; its successor is offered exactly that many, no lane variable for one; under spawn=fork no offer", Timeout: 20 * time.Second, Run: lanesAuto},
 				{Name: "lanes-ready-metrics", Section: "2.5", Description: "/_/ready has lane counts by state and /metrics has afterburn_lanes{state}, afterburn_lane_cancels_total and afterburn_late_responses_discarded_total", Run: lanesReadyMetrics},
 			},
 		},

@@ -26,6 +26,9 @@ type Config struct {
 	// oneLane is set once a check of the lanes group found the library
 	// served on one lane: the group's other checks skip without a watchdog.
 	oneLane bool
+	// autoLanes is L under lanes=auto, which the layer's flags leave as the
+	// watchdog's default (probeAutoLanes); 0 before the probe.
+	autoLanes int
 	// noFork is set once a check of the isolation group found the library
 	// refused for isolation=request (it does not list fork, §2.7): the
 	// group's other checks skip without a watchdog.
@@ -75,6 +78,11 @@ func (c *Check) meta() check.Meta {
 
 // RunLayer runs every selected check of Groups.
 func RunLayer(ctx context.Context, c Config) {
+	if err := probeAutoLanes(ctx, &c); err != nil {
+		// Each group's own start will say what is wrong; the checks then
+		// expect one lane.
+		c.autoLanes = 1
+	}
 	for _, g := range Groups() {
 		var sel []*Check
 		for i := range g.Checks {
@@ -108,7 +116,7 @@ func runGroup(ctx context.Context, c *Config, g Group, sel []*Check) {
 		}
 		return
 	}
-	if g.OneLane && c.lanes() > 1 {
+	if g.OneLane && c.givenLanes() > 1 { // under auto these modes are one lane (§2.5)
 		for _, ch := range sel {
 			c.Report(ch.meta().Result(check.Skip, "needs lanes = 1: lanes need fd mode and spawn=exec (§2.5)", 0))
 		}

@@ -40,7 +40,7 @@ type Config struct {
 	TrustRequestID      bool          // trust_request_id: a client's valid X-Request-Id becomes the request id (§5.6)
 	Spawn               string        // spawn: how workers come to exist, SpawnExec or SpawnFork (§2.6)
 	ForkTimeout         time.Duration // fork_timeout: fork request to the forked worker's handshake reply (§2.6)
-	Lanes               int           // lanes: exchanges in flight per worker, capped by its library (§2.5)
+	Lanes               int           // lanes: exchanges in flight per worker, capped by its library, or LanesAuto (§2.5)
 	CancelGrace         time.Duration // cancel_grace: after a deadline, how long a worker may take to clean up before it is killed (§8.6)
 	Isolation           string        // isolation: IsolationNone, or IsolationRequest: one fresh fork per request (§2.7)
 	IsolationGrace      time.Duration // isolation_grace: how long a worker has to exit after its one exchange (§2.7)
@@ -82,6 +82,47 @@ const (
 // carries usefully (§2.5).
 const maxLanes = 256
 
+// LanesAuto is lanes=auto, the default (PROTOCOL.md §2.5, §10.2): each
+// worker is offered AutoLanes lanes and serves as many as its library
+// prefers, one when it states no preference.
+const LanesAuto = -1
+
+// AutoLanes is K under lanes=auto until a worker has answered its offer:
+// twice what the Node library prefers (node/README.md, "Lanes"), so that a
+// library may prefer more, and few enough that the offer's idle pipes, in
+// the workers that start before the first answer, cost little (§2.5).
+const AutoLanes = 16
+
+// OffersLanes reports whether workers are offered lanes under lanes=auto:
+// only where lanes can be given at all (fd mode, the handshake, spawn=exec).
+// Elsewhere auto is one lane, quietly (§2.5).
+func (c *Config) OffersLanes() bool {
+	return c.Lanes == LanesAuto && !c.Stdio && c.Handshake && c.Spawn != SpawnFork
+}
+
+// lanesValue is the lanes flag: auto (LanesAuto) or a number.
+type lanesValue int
+
+func (v *lanesValue) String() string {
+	if v == nil || int(*v) == LanesAuto {
+		return "auto"
+	}
+	return strconv.Itoa(int(*v))
+}
+
+func (v *lanesValue) Set(s string) error {
+	if s == "auto" {
+		*v = LanesAuto
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return fmt.Errorf("bad lanes %q: want auto or a number of lanes from 1", s)
+	}
+	*v = lanesValue(n)
+	return nil
+}
+
 // MetricsOnPort is the metrics_port that serves /metrics on port instead of
 // on a listener of its own (PROTOCOL.md §10.1).
 const MetricsOnPort = -1
@@ -118,7 +159,7 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		TrustRequestID:  true,
 		Spawn:           SpawnExec,
 		ForkTimeout:     10 * time.Second,
-		Lanes:           1,
+		Lanes:           LanesAuto,
 		CancelGrace:     time.Second,
 		Isolation:       IsolationNone,
 		IsolationGrace:  500 * time.Millisecond,
@@ -204,7 +245,7 @@ func settingFlags(cfg *Config, usage io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.TrustRequestID, "trust_request_id", cfg.TrustRequestID, "use a client's valid X-Request-Id as the request id; false = always a fresh one")
 	fs.StringVar(&cfg.Spawn, "spawn", cfg.Spawn, "`mode` in which workers come to exist: exec runs the command for each; fork forks them from one template process that initialised once (§2.6: needs fd mode and a library that can fork)")
 	fs.Var((*seconds)(&cfg.ForkTimeout), "fork_timeout", "`duration` allowed from a fork request to the forked worker's handshake reply")
-	fs.IntVar(&cfg.Lanes, "lanes", cfg.Lanes, "`number` of exchanges each worker carries at once, on separate pipes, capped by what its library states (§2.5: needs fd mode, spawn=exec and a library that lists streams)")
+	fs.Var((*lanesValue)(&cfg.Lanes), "lanes", "`number` of exchanges each worker carries at once, on separate pipes, capped by what its library states (§2.5: needs fd mode, spawn=exec and a library that lists streams); auto: as many as the library prefers, one for a library that states no preference, and one where lanes cannot be offered (stdio, spawn=fork)")
 	fs.Var((*seconds)(&cfg.CancelGrace), "cancel_grace", "`duration` a worker gets, after a request's deadline, to cancel its handler and end the late response before it is killed (§8.6)")
 	fs.StringVar(&cfg.Isolation, "isolation", cfg.Isolation, "`mode`: none, or request: every request is served by a fresh fork of the template, which exits after its response (§2.7: needs spawn=fork and a library that can fork)")
 	fs.Var((*seconds)(&cfg.IsolationGrace), "isolation_grace", "`duration` a worker has to exit after its one exchange under isolation=request before its process group is killed")
@@ -289,8 +330,8 @@ func (c *Config) Check() error {
 		return errors.New("watchdog: spawn=fork needs Linux (PR_SET_CHILD_SUBREAPER)")
 	case c.Spawn == SpawnFork && c.ForkTimeout <= 0:
 		return fmt.Errorf("watchdog: bad fork_timeout %v: must be positive", c.ForkTimeout)
-	case c.Lanes < 1 || c.Lanes > maxLanes:
-		return fmt.Errorf("watchdog: bad lanes %d: want 1 to %d", c.Lanes, maxLanes)
+	case (c.Lanes < 1 && c.Lanes != LanesAuto) || c.Lanes > maxLanes:
+		return fmt.Errorf("watchdog: bad lanes %d: want auto or 1 to %d", c.Lanes, maxLanes)
 	case c.Lanes > 1 && c.Stdio:
 		return errors.New("watchdog: lanes > 1 needs fd mode: each lane is a pair of pipes of its own (§2.5); set stdio=false or lanes=1")
 	case c.Lanes > 1 && !c.Handshake:

@@ -77,6 +77,8 @@ func TestParseConfig(t *testing.T) {
 			c.Spawn, c.Isolation, c.IsolationGrace = SpawnFork, IsolationRequest, 250*time.Millisecond
 		}},
 		{"json logs", []string{"app"}, map[string]string{"log_format": "json"}, func(c *Config) { c.LogFormat = LogJSON }},
+		{"lanes", []string{"--lanes=4", "app"}, nil, func(c *Config) { c.Lanes = 4 }},
+		{"lanes auto", []string{"app"}, map[string]string{"lanes": "auto"}, func(c *Config) { c.Lanes = LanesAuto }},
 		{"metrics on port", []string{"--metrics_port=-1", "app"}, nil, func(c *Config) { c.MetricsPort = MetricsOnPort }},
 		{"metrics on a free port", []string{"app"}, map[string]string{"metrics_port": "0"}, func(c *Config) { c.MetricsPort = 0 }},
 		{"metrics on a free port beside a free port", []string{"--port=0", "--metrics_port=0", "app"}, nil, func(c *Config) { c.Port, c.MetricsPort = 0, 0 }},
@@ -93,7 +95,7 @@ func TestParseConfig(t *testing.T) {
 				PrefixLogs: true, Handshake: true, TrustRequestID: true, Command: []string{"app"},
 				RequestBuffering: true, RequestBufferMemory: DefaultRequestBufferMemory,
 				ResponseBuffering: true, ResponseBufferMemory: 1 << 20, BufferSpillMax: 1 << 30,
-				Spawn: SpawnExec, ForkTimeout: 10 * time.Second, Lanes: 1, CancelGrace: time.Second,
+				Spawn: SpawnExec, ForkTimeout: 10 * time.Second, Lanes: LanesAuto, CancelGrace: time.Second,
 				Isolation: IsolationNone, IsolationGrace: 500 * time.Millisecond,
 				LogFormat: LogText,
 			}
@@ -135,6 +137,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{[]string{"--spawn=fork", "--isolation=request", "--max_requests=10", "app"}, nil, "have no use with isolation=request"},
 		{[]string{"--spawn=fork", "--isolation=request", "--max_age=1m", "app"}, nil, "have no use with isolation=request"},
 		{[]string{"--spawn=fork", "--isolation=request", "--lanes=2", "app"}, nil, "lanes > 1 with spawn=fork"},
+		{[]string{"--lanes=0", "app"}, nil, `want auto or a number of lanes from 1`},
+		{[]string{"--lanes=Auto", "app"}, nil, `want auto or a number of lanes from 1`},
+		{[]string{"--lanes=-1", "app"}, nil, `want auto or a number of lanes from 1`},
 		{[]string{"--log_format=JSON", "app"}, nil, `watchdog: bad log_format "JSON": want text or json`},
 	} {
 		_, err := ParseConfig(tc.args, func(k string) string { return tc.env[k] }, nil)

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
@@ -239,9 +240,27 @@ func (p *Pool) settleLanes(w *Member) {
 		p.laneTo(l, evClose)
 	}
 	p.mu.Unlock()
+	if w.Offered {
+		// lanes=auto (§2.5): the library's answer is the offer from now on,
+		// so that later workers get no descriptor they would not serve
+		// (one lane: no lane variables at all, as with lanes=1).
+		if p.autoLanes.CompareAndSwap(0, int32(w.InUse)) {
+			p.log.Printf("lanes=auto: the library serves %d lane(s) per worker (PROTOCOL.md §2.5: AfterBurn-Streams-Preferred); workers started from now on are offered that many", w.InUse)
+		}
+		return
+	}
 	if w.InUse < len(w.lanes) && p.fewerLanes.CompareAndSwap(false, true) {
 		p.log.Warnf("w%d: the library serves %d lane(s) where lanes=%d asks for %d (PROTOCOL.md §2.5: it states its most in AfterBurn-Streams, and needs the streams and exchange capabilities); the rest are closed", w.ID, w.InUse, len(w.lanes), len(w.lanes))
 	}
+}
+
+// autoLaneOffer is the K a worker is offered under lanes=auto (§2.5): the
+// lanes the first worker to answer an offer serves, config.AutoLanes before.
+func (p *Pool) autoLaneOffer() int {
+	if n := p.autoLanes.Load(); n > 0 {
+		return int(n)
+	}
+	return config.AutoLanes
 }
 
 func (c LaneCounts) Get(state string) int {

@@ -66,6 +66,9 @@ type Pool struct {
 	watchCh   chan struct{} // closed at the next state change; nil when nobody watches
 	// fewerLanes: a library served fewer lanes than asked, and it was logged.
 	fewerLanes atomic.Bool
+	// autoLanes is L of the first worker that answered lanes=auto's offer,
+	// the K offered to the workers started after it; 0 before (§2.5).
+	autoLanes atomic.Int32
 	wg         sync.WaitGroup
 }
 
@@ -90,6 +93,7 @@ func (p *Pool) Start() {
 	}
 	sp := spawn.NewSpawner(&spawn.Env{
 		Cfg: p.cfg, Log: p.log, M: p.m, Iso: p.iso, Stop: p.stop, WG: &p.wg, Fatal: p.fail,
+		AutoLanes: p.autoLaneOffer,
 		Changed: func() {
 			p.mu.Lock()
 			p.changedLocked()

@@ -142,7 +142,7 @@ func (p *Pool) Snapshot() (st Status, ready bool) {
 		}
 		st.Template, st.TemplatePID = p.spawn.Template()
 	}
-	if p.cfg.Lanes > 1 {
+	if p.cfg.Lanes > 1 || p.cfg.OffersLanes() {
 		c := p.laneCountsLocked()
 		st.Lanes = &c
 	}

@@ -43,6 +43,8 @@ type Env struct {
 	Changed func()
 	// Fatal reports an error the watchdog cannot serve on.
 	Fatal func(error)
+	// AutoLanes is the K a worker is offered under lanes=auto (§2.5).
+	AutoLanes func() int
 }
 
 func (e *Env) isClosing() bool {
@@ -71,7 +73,7 @@ func SleepUnless(d time.Duration, stop <-chan struct{}) bool {
 
 // NewSpawner is the spawner env.cfg.Spawn asks for.
 func NewSpawner(env *Env) Spawner {
-	ex := &execSpawner{cfg: env.Cfg, log: env.Log, m: env.M, iso: env.Iso}
+	ex := &execSpawner{cfg: env.Cfg, log: env.Log, m: env.M, iso: env.Iso, autoLanes: env.AutoLanes}
 	if env.Cfg.Spawn == config.SpawnFork {
 		return newForkSpawner(env, ex)
 	}

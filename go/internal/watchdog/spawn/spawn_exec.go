@@ -20,13 +20,16 @@ type execSpawner struct {
 	log *obs.Logger
 	m   *obs.Metrics
 	iso *Isolation // isolation=request (§2.7), where a fork fell back to exec; else nil
+	// autoLanes is K under lanes=auto (§2.5): the pool's, once a worker
+	// answered its offer; nil before a pool (tests), config.AutoLanes.
+	autoLanes func() int
 }
 
 func (e *execSpawner) Start(slot int) (*worker.Worker, error) {
 	if e.iso != nil {
 		return e.startIsolated(slot)
 	}
-	w, err := StartWorker(e.cfg, slot, e.log, nil, nil)
+	w, err := startWorker(e.cfg, slot, e.log, nil, nil, e.lanes())
 	if err == nil {
 		e.m.WorkerStarts.WithLabelValues("exec").Inc()
 	}
@@ -40,13 +43,25 @@ func (e *execSpawner) startIsolated(slot int) (*worker.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := StartWorker(e.cfg, slot, e.log, nil, &isolated{e.iso, dir})
+	w, err := startWorker(e.cfg, slot, e.log, nil, &isolated{e.iso, dir}, 1)
 	if err != nil {
 		e.iso.removeTempDir(dir)
 		return nil, err
 	}
 	e.m.WorkerStarts.WithLabelValues("exec").Inc()
 	return w, nil
+}
+
+// lanes is the K a new worker gets (§2.5): lanes, or under lanes=auto the
+// offer, as many as the first worker that answered one serves.
+func (e *execSpawner) lanes() int {
+	switch {
+	case !e.cfg.OffersLanes():
+		return max(e.cfg.Lanes, 1)
+	case e.autoLanes != nil:
+		return e.autoLanes()
+	}
+	return config.AutoLanes
 }
 
 func (e *execSpawner) Handshook(*worker.Worker, error) {}
@@ -60,6 +75,15 @@ func (e *execSpawner) Close()                          {}
 // fd 5, named by AFTERBURN_CONTROL_FD, and slot id 0. Under isolation=request
 // an exec'd worker gets its temporary directory from iso (§2.7); else nil.
 func StartWorker(cfg *config.Config, id int, log *obs.Logger, control *os.File, iso *isolated) (*worker.Worker, error) {
+	k := max(cfg.Lanes, 1)
+	if cfg.OffersLanes() {
+		k = config.AutoLanes
+	}
+	return startWorker(cfg, id, log, control, iso, k)
+}
+
+// startWorker is StartWorker with k lanes (§2.5), an offer under lanes=auto.
+func startWorker(cfg *config.Config, id int, log *obs.Logger, control *os.File, iso *isolated, k int) (*worker.Worker, error) {
 	var parent, child []*os.File // our ends, and the child's ends closed after Start
 	defer func() {
 		for _, f := range child {
@@ -113,8 +137,8 @@ func StartWorker(cfg *config.Config, id int, log *obs.Logger, control *os.File, 
 		}
 	}
 	var more *worker.ExtraLanes
-	if cfg.Lanes > 1 && !cfg.Stdio && control == nil {
-		if more, err = worker.MakeLanes(cfg.Lanes-1, 3+len(cmd.ExtraFiles)); err != nil {
+	if k > 1 && !cfg.Stdio && control == nil {
+		if more, err = worker.MakeLanes(k-1, 3+len(cmd.ExtraFiles), cfg.OffersLanes()); err != nil {
 			for _, f := range parent {
 				f.Close()
 			}

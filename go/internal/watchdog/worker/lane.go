@@ -3,6 +3,7 @@ package worker
 import (
 	"bufio"
 	"errors"
+	"net/http"
 	"os"
 	"strconv"
 	"time"
@@ -111,12 +112,26 @@ func (l *Lane) Wake() {
 	l.ReqW.SetWriteDeadline(now)
 }
 
-// capabilityStreams is what a library that serves lanes lists, and
-// streamsField the field of its handshake reply that says how many (§2.5).
+// capabilityStreams is what a library that serves lanes lists, streamsField
+// the field of its handshake reply that says how many at most, and
+// preferredField how many it prefers when lanes=auto offered them (§2.5).
 const (
 	capabilityStreams = "streams"
 	streamsField      = "AfterBurn-Streams"
+	preferredField    = "AfterBurn-Streams-Preferred"
 )
+
+// lanesInUse is L of PROTOCOL.md §2.5 from the handshake reply's fields:
+// min(K, N) for lanes the operator asked for, min(K, N, P) for lanes=auto's
+// offer, where a reply without AfterBurn-Streams-Preferred (a library that
+// did not read the offer, or prefers nothing) gives 1.
+func (w *Worker) lanesInUse(streams bool, h http.Header) int {
+	l := LanesInUse(len(w.Lanes), streams, h.Get(streamsField))
+	if w.Offered {
+		l = min(l, LanesInUse(len(w.Lanes), streams, h.Get(preferredField)))
+	}
+	return l
+}
 
 // LanesInUse is L = min(K, N) of PROTOCOL.md §2.5: k lanes made, a library
 // that lists streams (and exchange) stating n in AfterBurn-Streams. A reply

@@ -17,15 +17,20 @@ type ExtraLanes struct {
 	Parent []*os.File // every end the watchdog keeps, to close should the start fail
 	lanes  [][3]*os.File
 	cancel *os.File // the cancel pipe's write end
+	offer  bool     // lanes=auto's offer (§2.5)
 	Env    []string
 }
 
 // MakeLanes makes n lanes' pipes and the cancel pipe for a child whose next
 // free descriptor is fd. Unlike lane 1's, these pipes keep the kernel's
 // default size: 32 lanes of 1 MiB pipes would use up a user's default pipe
-// memory (§2.5, /proc/sys/fs/pipe-user-pages-soft).
-func MakeLanes(n, fd int) (*ExtraLanes, error) {
-	e := &ExtraLanes{}
+// memory (§2.5, /proc/sys/fs/pipe-user-pages-soft). An offer (lanes=auto)
+// names them in AFTERBURN_STREAM_OFFER_FDS and
+// AFTERBURN_STREAM_OFFER_CANCEL_FD instead, which only a library that
+// states a preference reads: any other sees one lane, exactly as with
+// lanes=1 (§2.5).
+func MakeLanes(n, fd int, offer bool) (*ExtraLanes, error) {
+	e := &ExtraLanes{offer: offer}
 	fail := func(err error) (*ExtraLanes, error) {
 		for _, f := range append(e.Parent, e.Child...) { // files is parent's reqR plus child
 			f.Close()
@@ -60,9 +65,13 @@ func MakeLanes(n, fd int) (*ExtraLanes, error) {
 	e.Child = append(e.Child, cancelR)
 	e.Files = append(e.Files, cancelR)
 	e.cancel = cancelW
+	prefix := "AFTERBURN_STREAM_"
+	if offer {
+		prefix = "AFTERBURN_STREAM_OFFER_"
+	}
 	e.Env = []string{
-		"AFTERBURN_STREAM_FDS=" + strings.Join(fds, ","),
-		"AFTERBURN_STREAM_CANCEL_FD=" + strconv.Itoa(fd),
+		prefix + "FDS=" + strings.Join(fds, ","),
+		prefix + "CANCEL_FD=" + strconv.Itoa(fd),
 	}
 	return e, nil
 }
@@ -79,4 +88,5 @@ func (e *ExtraLanes) Give(w *Worker) {
 		w.addLane(l[0], l[1], l[2])
 	}
 	w.cancelW = e.cancel
+	w.Offered = e.offer
 }

@@ -62,6 +62,9 @@ type Worker struct {
 	InUse int
 	// cancelW is the cancel pipe's write end (§2.5); nil with one lane.
 	cancelW *os.File
+	// Offered: its lanes 2 to K are lanes=auto's offer, and it serves as
+	// many as its library prefers (§2.5, lane.go).
+	Offered bool
 
 	Mu     sync.Mutex
 	Dead   bool // exited; its process group must not be signalled any more
@@ -275,7 +278,7 @@ func (w *Worker) Handshake(deadline time.Time, skipBanner bool, log *obs.Logger)
 		caps := resp.Header["Afterburn-Capabilities"]
 		w.Tokens = wire.ListsCapability(caps, wire.CapabilityExchange)
 		w.Forkable = wire.ListsCapability(caps, wire.CapabilityFork)
-		w.InUse = LanesInUse(len(w.Lanes), w.Tokens && wire.ListsCapability(caps, capabilityStreams), resp.Header.Get(streamsField))
+		w.InUse = w.lanesInUse(w.Tokens && wire.ListsCapability(caps, capabilityStreams), resp.Header)
 	}
 	return nil
 }

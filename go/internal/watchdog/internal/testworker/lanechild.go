@@ -3,7 +3,10 @@ package testworker
 // A minimal worker with lanes (PROTOCOL.md §2.5), run by the test binary
 // when AFTERBURN_TEST_CHILD=lanes: each lane a goroutine, the cancel pipe a
 // goroutine, steered by the request path. AFTERBURN_TEST_STREAMS is the
-// most lanes it states ("none": it does not list streams).
+// most lanes it states ("none": it does not list streams);
+// AFTERBURN_TEST_PREFER, when set, the lanes it prefers under lanes=auto: it
+// then reads the offer's variables and states AfterBurn-Streams-Preferred.
+// Without it, it ignores an offer, as a library that predates auto does.
 
 import (
 	"bufio"
@@ -30,7 +33,13 @@ func runLaneChild() {
 		closeLanes()
 	}()
 	lanes := [][2]*os.File{childLane(os.Getenv("AFTERBURN_FDS"))}
-	if v := os.Getenv("AFTERBURN_STREAM_FDS"); v != "" {
+	prefer := os.Getenv("AFTERBURN_TEST_PREFER")
+	streamVar, cancelVar := "AFTERBURN_STREAM_FDS", "AFTERBURN_STREAM_CANCEL_FD"
+	if prefer != "" && os.Getenv("AFTERBURN_STREAM_OFFER_FDS") != "" {
+		streamVar, cancelVar = "AFTERBURN_STREAM_OFFER_FDS", "AFTERBURN_STREAM_OFFER_CANCEL_FD"
+		os.Setenv("AFTERBURN_STREAM_FDS", os.Getenv(streamVar)) // for laneFDs
+	}
+	if v := os.Getenv(streamVar); v != "" {
 		fds := strings.Split(v, ",")
 		for i := 0; i+1 < len(fds); i += 2 {
 			lanes = append(lanes, childLane(fds[i]+","+fds[i+1]))
@@ -41,12 +50,15 @@ func runLaneChild() {
 	if n, err := strconv.Atoi(stated); err == nil {
 		inUse = min(n, len(lanes))
 	}
+	if p, err := strconv.Atoi(prefer); err == nil && streamVar != "AFTERBURN_STREAM_FDS" {
+		inUse = min(inUse, p) // §2.5: L = min(K, N, P) under an offer
+	}
 	for _, l := range lanes[inUse:] { // §2.5: the library closes the surplus
 		l[0].Close()
 		l[1].Close()
 	}
-	c := &laneChild{stated: stated, cancels: map[string]chan struct{}{}}
-	if v := os.Getenv("AFTERBURN_STREAM_CANCEL_FD"); v != "" {
+	c := &laneChild{stated: stated, prefer: prefer, k: len(lanes), cancels: map[string]chan struct{}{}}
+	if v := os.Getenv(cancelVar); v != "" {
 		fd, _ := strconv.Atoi(v)
 		go c.readCancels(os.NewFile(uintptr(fd), "cancel"))
 	}
@@ -120,6 +132,9 @@ func childLane(pair string) [2]*os.File {
 
 type laneChild struct {
 	stated  string
+	prefer  string // AFTERBURN_TEST_PREFER
+	k       int    // the lanes it was given or offered
+
 	mu      sync.Mutex
 	cancels map[string]chan struct{} // by exchange token, while in flight
 }
@@ -164,6 +179,9 @@ func (c *laneChild) serve(n int, in, out *os.File) {
 			reply := "HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\n"
 			if c.stated != "none" {
 				reply += "AfterBurn-Capabilities: exchange, streams\r\nAfterBurn-Streams: " + c.stated + "\r\n"
+				if c.prefer != "" {
+					reply += "AfterBurn-Streams-Preferred: " + c.prefer + "\r\n"
+				}
 			} else {
 				reply += "AfterBurn-Capabilities: exchange\r\n"
 			}
@@ -247,6 +265,8 @@ func (c *laneChild) route(n int, req *http.Request, cancelled <-chan struct{}, i
 		in.Close()
 		out.Close()
 		return "", false
+	case "/given": // the lanes this process was given or offered (K, §2.5)
+		return fmt.Sprintf("k %d pid %d", c.k, os.Getpid()), true
 	case "/big": // a response larger than the pipe, written as the client reads
 		size, _ := strconv.Atoi(q.Get("size"))
 		return strings.Repeat("x", size), true
