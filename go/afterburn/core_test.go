@@ -570,3 +570,26 @@ func TestEnvironment(t *testing.T) {
 		t.Errorf("parseFDs(3,4) = %d, %d, %v", in, out, err)
 	}
 }
+
+// tokenEqualFold (classify's comparison) agrees with asciiEqualFold on every token:
+// each interpreted name, with each token byte in each position.
+func TestTokenEqualFold(t *testing.T) {
+	for _, name := range []string{"host", "trailer", "content-length", "transfer-encoding",
+		"afterburn-exchange", "afterburn-handshake", "afterburn-request-id", "afterburn-timeout-ms"} {
+		for i := range len(name) {
+			for c := 0; c < 256; c++ {
+				if !tchar[c] {
+					continue
+				}
+				b := []byte(name)
+				b[i] = byte(c)
+				if got, want := tokenEqualFold(b, name), asciiEqualFold(b, name); got != want {
+					t.Errorf("tokenEqualFold(%q, %q) = %v; want %v", b, name, got, want)
+				}
+			}
+		}
+		if !tokenEqualFold([]byte(strings.ToUpper(name)), name) || tokenEqualFold([]byte(name+"x"), name) {
+			t.Errorf("%q: upper case or a longer name misjudged", name)
+		}
+	}
+}

@@ -183,6 +183,12 @@ func (w *response) commit(final bool) {
 			}
 		}
 	}
+	// One pass over the header finds the field lines to write and whether the handler
+	// announced trailers by prefix (http.TrailerPrefix), which rules out Content-Length.
+	keys, prefixed := w.fieldKeys(h, false)
+	if w.sent != nil {
+		prefixed = hasPrefixTrailers(w.header)
+	}
 	switch {
 	case w.bodyless:
 		if final && w.isHead && w.clen < 0 && w.written > 0 && w.status != http.StatusNotModified && w.status != http.StatusNoContent {
@@ -190,7 +196,7 @@ func (w *response) commit(final bool) {
 		}
 	case w.clen >= 0:
 		// The handler's own Content-Length.
-	case final && len(w.trailers) == 0 && !hasPrefixTrailers(w.header):
+	case final && len(w.trailers) == 0 && !prefixed:
 		w.clen = int64(len(c.pend))
 	default:
 		w.chunked = true
@@ -200,7 +206,7 @@ func (w *response) commit(final bool) {
 
 	b := c.bw.AvailableBuffer()
 	b = appendStatusLine(b, w.status, w.ex.token) // with the exchange token (§4.6)
-	b = w.appendFields(b, h, false)
+	b = w.appendKeys(b, h, keys, false)
 	if sniff {
 		b = append(b, "Content-Type: "...)
 		b = append(b, http.DetectContentType(c.pend)...)
@@ -231,11 +237,20 @@ func (w *response) commit(final bool) {
 // invalid names are dropped and CR or LF in a value becomes a space, so a handler
 // cannot split the response. The framing fields are the library's to write.
 func (w *response) appendFields(b []byte, h http.Header, trailers bool) []byte {
-	c := w.c
-	keys := c.keys[:0]
+	keys, _ := w.fieldKeys(h, trailers)
+	return w.appendKeys(b, h, keys, trailers)
+}
+
+// fieldKeys returns, sorted, the keys of h that appendKeys writes: the head's fields,
+// or with trailers the http.TrailerPrefix ones. It also reports whether h has a key
+// with that prefix. The slice is c.keys, valid until appendKeys.
+func (w *response) fieldKeys(h http.Header, trailers bool) (keys []string, prefixed bool) {
+	keys = w.c.keys[:0]
 	for k := range h {
+		isPrefixed := strings.HasPrefix(k, http.TrailerPrefix)
+		prefixed = prefixed || isPrefixed
 		if trailers {
-			if strings.HasPrefix(k, http.TrailerPrefix) {
+			if isPrefixed {
 				keys = append(keys, k)
 			}
 			continue
@@ -246,11 +261,16 @@ func (w *response) appendFields(b []byte, h http.Header, trailers bool) []byte {
 		}
 		// Trailers go after the body, even when the handler set them through a
 		// map it kept from before WriteHeader.
-		if !strings.HasPrefix(k, http.TrailerPrefix) && !slices.Contains(w.trailers, k) {
+		if !isPrefixed && !slices.Contains(w.trailers, k) {
 			keys = append(keys, k)
 		}
 	}
 	slices.Sort(keys)
+	return keys, prefixed
+}
+
+// appendKeys appends the field lines of h's keys, as fieldKeys returned them.
+func (w *response) appendKeys(b []byte, h http.Header, keys []string, trailers bool) []byte {
 	for _, k := range keys {
 		name := k
 		if trailers {
@@ -259,7 +279,7 @@ func (w *response) appendFields(b []byte, h http.Header, trailers bool) []byte {
 		b = appendField(b, name, h[k])
 	}
 	clear(keys)
-	c.keys = keys[:0]
+	w.c.keys = keys[:0]
 	return b
 }
 

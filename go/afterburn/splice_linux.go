@@ -71,7 +71,9 @@ func spliceBody(b *body, w *response) (int64, bool, error) {
 		var serr error
 		if !c.polled {
 			// A lone lane's blocking pipes (openLanes): one splice waits in the kernel
-			// for input and for room, and moves what it can.
+			// for input and for room, and moves what it can. A long echo passes
+			// through the scheduler as the serve loop does (passScheduler).
+			c.passScheduler()
 			m, e := syscall.Splice(in, nil, out, nil, int(min(b.remain, spliceMax)), spliceMove)
 			n, serr = int64(m), e
 			if serr == syscall.EINTR {
