@@ -66,14 +66,18 @@ func writeFields(bw *bufio.Writer, h http.Header) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	// Appended in place into bw's free space, one Write (as the exchange
+	// writes a request head).
+	b := bw.AvailableBuffer()
 	for _, k := range keys {
 		for _, v := range h[k] {
-			bw.WriteString(k)
-			bw.WriteString(": ")
-			bw.WriteString(v)
-			bw.WriteString("\r\n")
+			b = append(b, k...)
+			b = append(b, ": "...)
+			b = append(b, v...)
+			b = append(b, "\r\n"...)
 		}
 	}
+	bw.Write(b)
 }
 
 // plainField reports whether net/http would write the field as it is: a
@@ -92,8 +96,10 @@ func plainField(k string, vv []string) bool {
 		if n := len(v); n > 0 && (v[0] == ' ' || v[0] == '\t' || v[n-1] == ' ' || v[n-1] == '\t') {
 			return false
 		}
-		if strings.ContainsAny(v, "\r\n") {
-			return false
+		for i := 0; i < len(v); i++ {
+			if v[i] == '\r' || v[i] == '\n' {
+				return false
+			}
 		}
 	}
 	return true
@@ -115,29 +121,30 @@ func (w *response) WriteHeader(code int) {
 		}
 	}
 	w.closeAfter = w.closeAfter || w.req.Close || w.c.srv.closing.Load() || hasCloseToken(h["Connection"])
-	bw.WriteString("HTTP/1.1 ")
-	bw.WriteString(strconv.Itoa(code))
-	bw.WriteByte(' ')
+	b := append(bw.AvailableBuffer(), "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(code), 10)
+	b = append(b, ' ')
 	if text := http.StatusText(code); text != "" {
-		bw.WriteString(text)
+		b = append(b, text...)
 	} else {
-		bw.WriteString("status code ")
-		bw.WriteString(strconv.Itoa(code))
+		b = append(b, "status code "...)
+		b = strconv.AppendInt(b, int64(code), 10)
 	}
-	bw.WriteString("\r\n")
+	bw.Write(append(b, "\r\n"...))
 	writeFields(bw, h)
+	b = bw.AvailableBuffer()
 	if _, ok := h["Date"]; !ok {
-		bw.WriteString("Date: ")
-		bw.WriteString(time.Now().UTC().Format(http.TimeFormat))
-		bw.WriteString("\r\n")
+		b = append(b, "Date: "...)
+		b = time.Now().UTC().AppendFormat(b, http.TimeFormat)
+		b = append(b, "\r\n"...)
 	}
 	if w.chunked {
-		bw.WriteString("Transfer-Encoding: chunked\r\n")
+		b = append(b, "Transfer-Encoding: chunked\r\n"...)
 	}
 	if w.closeAfter {
-		bw.WriteString("Connection: close\r\n")
+		b = append(b, "Connection: close\r\n"...)
 	}
-	bw.WriteString("\r\n")
+	bw.Write(append(b, "\r\n"...))
 }
 
 // Write writes body bytes, as one chunk when the body is chunked. Like
