@@ -126,18 +126,30 @@ func forkCrashReplacedByFork(t *T) {
 	t.Status(t.Get("/whoami"), 200)
 }
 
-// forkTemplateCrash: §2.6 — a template killed leaves the forked workers serving; a new template
+// forkTemplateCrash: §2.6 — a template killed leaves the forked workers serving (those of the
+// double fork; under isolation=request those of the single fork die with it); a new template
 // is started and counted.
 func forkTemplateCrash(t *T) {
 	log := initLog(t)
 	st := forkPool(t, nil, map[string]string{"FIXTURE_INIT_LOG": log})
 	old, ws := st.TemplatePid, t.Workers()
+	// §2.6: workers of the single fork (the template's children) die with it; a request
+	// dispatched to one in that instant may be answered 502 worker_crashed (§8.4), at most
+	// one per worker.
+	kids, _ := children(old)
+	dying := 0
 	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
 		t.Fatalf("kill the template %d: %v", old, err)
 	}
 	seen := map[float64]bool{}
 	for i := range 10 {
-		r := t.JSON(t.Get(fmt.Sprintf("/whoami?i=%d", i)), 200)
+		resp := t.Get(fmt.Sprintf("/whoami?i=%d", i))
+		if len(kids) > 0 && resp.StatusCode == 502 && dying < len(kids) {
+			t.WatchdogError(resp, 502, "worker_crashed")
+			dying++
+			continue
+		}
+		r := t.JSON(resp, 200)
 		pid, _ := r["pid"].(float64)
 		switch {
 		case t.cfg.isolated() && seen[pid]:

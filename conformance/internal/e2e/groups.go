@@ -89,7 +89,7 @@ func Groups() []Group {
 			Checks: []Check{
 				{Name: "fork-workers-from-template", Section: "2.6", Description: "with spawn=fork the template initialises once and both workers are its forks: children of the watchdog, in process groups of their own, running the template's program", Run: forkWorkersFromTemplate},
 				{Name: "fork-crash-replaced-by-fork", Section: "2.6", Description: "a worker that crashes is replaced by a new fork of the template, not a new initialisation", Run: forkCrashReplacedByFork},
-				{Name: "fork-template-crash", Section: "2.6", Description: "a template killed leaves the forked workers serving; a new template starts and the restart is counted", Timeout: 20 * time.Second, Run: forkTemplateCrash},
+				{Name: "fork-template-crash", Section: "2.6", Description: "a template killed leaves the forked workers serving (the single fork's die with it under isolation=request); a new template starts and the restart is counted", Timeout: 20 * time.Second, Run: forkTemplateCrash},
 				{Name: "fork-random-differs", Section: "2.6", Description: "two workers forked from one template draw different random numbers", Run: forkRandomDiffers},
 				{Name: "fork-thread-refused", Section: "2.6", Description: "a template with a thread of its own running does not fork: the failure names the thread, and the slots fall back to exec and serve", Timeout: 20 * time.Second, Run: forkThreadRefused},
 				{Name: "fork-recycle", Section: "2.6", Description: "the successor of a recycled worker is a fork of the template", Timeout: 20 * time.Second, Run: forkRecycle},
@@ -109,6 +109,9 @@ func Groups() []Group {
 				{Name: "isolation-random-differs", Section: "2.7", Description: "requests draw different random numbers", Run: isolationRandom},
 				{Name: "isolation-faults-cost-only-their-request", Section: "2.7", Description: "a crash (502) and a timeout (504) each fail only their own request; the requests around them are answered", Timeout: 20 * time.Second, Run: isolationFaultsCostOnlyTheirRequest},
 				{Name: "isolation-leftovers-reported", Section: "2.7", Description: "a daemon a request leaves behind is logged with the request id, counted in afterburn_isolation_leftovers_total and killed", Timeout: 20 * time.Second, Run: isolationLeftoversReported},
+				{Name: "isolation-worker-forks-and-exits", Section: "2.7", Description: "a child a request leaves in its worker's process group is logged with the request id, counted and killed once the worker exits", Timeout: 20 * time.Second, Run: isolationWorkerForksAndExits},
+				{Name: "isolation-template-killed", Section: "2.6", Description: "the template killed with spares alive: no spare is left unsupervised or a zombie, the template comes back, requests are answered", Timeout: 20 * time.Second, Run: isolationTemplateKilled},
+				{Name: "fork-child-pid-held", Section: "2.6", Description: "a worker of the single fork that exits is reported and stays a zombie of the template until reap <pid>, then is reaped; a reap of any other pid ends the template non-zero", Timeout: 20 * time.Second, Run: forkChildPidHeld},
 			},
 		},
 		{

@@ -80,8 +80,9 @@ func vmHWM(pid int) (int64, error) {
 	return 0, fmt.Errorf("/proc/%d/status has no VmHWM", pid)
 }
 
-// Workers returns the watchdog's live child processes that are workers: in
-// fork mode the template is a child too, and /_/ready names it (§2.6, §9.2).
+// Workers returns the live worker processes: the watchdog's children but the
+// template, which /_/ready names, and the template's children, which a single
+// fork makes (§2.6, §9.2).
 func (t *T) Workers() []int {
 	c, err := children(t.WD.Pid())
 	if err != nil {
@@ -89,6 +90,10 @@ func (t *T) Workers() []int {
 	}
 	if _, st := t.ReadyStatus(); st != nil && st.TemplatePid > 0 {
 		c = slices.DeleteFunc(c, func(pid int) bool { return pid == st.TemplatePid })
+		// §2.6: workers of the single fork are the template's children.
+		if kids, err := children(st.TemplatePid); err == nil {
+			c = append(c, kids...)
+		}
 	}
 	return c
 }

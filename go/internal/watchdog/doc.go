@@ -16,7 +16,9 @@
 //	layer 4  pool      slots, supervisors, dispatch, recycling, readiness,
 //	                   shutdown; the one owner of worker and lane state
 //	layer 3  spawn     how a worker comes to exist: exec, fork from a
-//	                   template, isolation's temporary directories
+//	                   template (the double fork, or under isolation the
+//	                   single fork, whose workers stay the template's
+//	                   children), isolation's temporary directories
 //	         front     the watchdog's own HTTP/1.1 server for plain requests
 //	                   (§10.6); hands every other connection to net/http
 //	layer 2  worker    a process and its lanes' pipes, handshake, cancel pipe

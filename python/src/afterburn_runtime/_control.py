@@ -12,6 +12,15 @@ Each message is one SOCK_SEQPACKET record of at most 512 bytes:
 ``failed <slot> <reason>\\n``   template → watchdog     none
 =============================  ======================  =====================================
 
+A template that lists ``fork-child`` also takes the single fork (§2.6, "Workers that stay the
+template's children"):
+
+==================================  ===================  ==================================
+``fork-child <slot> [<tmpdir>]\\n``  watchdog → template  the 4 descriptors of ``fork``
+``exited <pid> exit <code>\\n``     template → watchdog  none; also ``signal <number>``
+``reap <pid>\\n``                   watchdog → template  none; no answer
+==================================  ===================  ==================================
+
 Anything else is a protocol error, on which a template exits non-zero.
 """
 
@@ -32,6 +41,27 @@ class ControlError(Exception):
 class ForkRequest(NamedTuple):
     slot: str  # decimal, as AFTERBURN_WORKER_ID carries it (§2.3)
     tmpdir: str | None  # the worker's private temporary directory (§2.7), or None
+    child: bool = False  # fork-child: fork once, the worker stays the template's child
+
+
+class Reap(NamedTuple):
+    """``reap <pid>``: the watchdog is done with the pid of a worker reported exited."""
+
+    pid: int
+
+
+def parse(data: bytes, nfds: int, truncated: bool = False) -> ForkRequest | Reap:
+    """One record from the watchdog: a fork request of either kind, or a reap."""
+    if data.startswith(b"reap "):
+        if truncated or nfds:
+            raise ControlError(f"reap with descriptors or cut: {data[:80]!r}")
+        pid = data[5:-1]
+        if not data.endswith(b"\n") or not (pid.isdigit() and pid.isascii()) or pid[:1] == b"0" or len(pid) > 9:
+            raise ControlError(f"bad reap: {data[:80]!r}")
+        return Reap(int(pid))
+    if data.startswith(b"fork-child "):
+        return parse_fork(b"fork " + data[11:], nfds, truncated)._replace(child=True)
+    return parse_fork(data, nfds, truncated)
 
 
 def parse_fork(data: bytes, nfds: int, truncated: bool = False) -> ForkRequest:
@@ -67,6 +97,13 @@ def failed(slot: str, reason: str) -> bytes:
     if len(text) > room:
         text = text[: room - 3].decode(errors="ignore").encode() + b"..."
     return head + text + b"\n"
+
+
+def exited(pid: int, status: os.waitid_result) -> bytes:
+    """The exit report of a fork-child worker, from ``os.waitid``'s account."""
+    if status.si_code == os.CLD_EXITED:
+        return f"exited {pid} exit {status.si_status}\n".encode()
+    return f"exited {pid} signal {status.si_status}\n".encode()
 
 
 def os_reason(e: OSError) -> str:

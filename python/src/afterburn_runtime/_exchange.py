@@ -59,7 +59,8 @@ def handshake_head(max_lanes: int) -> str:
 
 
 FORKED_HEAD = _handshake_head("exchange")
-TEMPLATE_HEAD = _handshake_head("exchange, fork")
+# `fork-child`: the single fork (§2.6), where the template can watch its workers by pidfd.
+TEMPLATE_HEAD = _handshake_head("exchange, fork, fork-child" if hasattr(os, "pidfd_open") else "exchange, fork")
 
 
 def open_conn(in_fd: int, out_fd: int, limits: tuple[int, int]) -> Conn:

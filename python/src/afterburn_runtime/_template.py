@@ -32,7 +32,7 @@ import tempfile
 import time
 import warnings
 
-from . import _alarm, _control, _forksafety, _hooks, _state
+from . import _alarm, _children, _control, _forksafety, _hooks, _state
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -73,17 +73,29 @@ class Template:
         self.sock.set_inheritable(False)
         # §2.6: the template's parent is the watchdog, which workers must end up under.
         self.watchdog = os.getppid()
+        self.pid = os.getpid()
         self.frozen = False
+        self.children = _children.Children(self.sock)  # fork-child's workers (§2.6)
 
     def serve(self) -> str:
         """Answers fork requests until the control socket ends; returns the slot in a worker."""
         while True:
+            try:
+                self.children.await_message()
+            except (BrokenPipeError, ConnectionResetError):
+                log("control socket closed; exiting")  # the watchdog shut down meanwhile
+                raise SystemExit(0) from None
             data, fds, truncated = self._receive()
             if not data and not fds:
-                log("control socket closed; exiting")  # §2.6, §9.4: shutdown
+                # §2.6, §9.4: shutdown; workers still forked once die with the template.
+                log("control socket closed; exiting")
                 raise SystemExit(0)
             try:
-                request = _control.parse_fork(data, len(fds), truncated)
+                request = _control.parse(data, len(fds), truncated)
+                if type(request) is _control.Reap:
+                    if not self.children.reap(request.pid):
+                        raise _control.ControlError(f"reap of pid {request.pid}, not a worker reported exited")
+                    continue
             except _control.ControlError as e:
                 _close_all(fds)
                 log(f"protocol error on the control socket: {e}")
@@ -138,6 +150,8 @@ class Template:
             gc.disable()
             self.frozen = True
         _flush()
+        if request.child:
+            return self._fork_once(request, fds)
         r, w = os.pipe()
         try:
             middle = _fork()
@@ -159,6 +173,33 @@ class Template:
         reason = answer[1:] if answer.startswith("!") else "the middle process exited without a worker pid"
         log(f"fork of slot {slot} failed: {reason}")
         return _control.failed(slot, reason)
+
+    def _fork_once(self, request: _control.ForkRequest, fds: list[int]) -> bytes | None:
+        """The single fork of ``fork-child`` (§2.6): the worker stays this process's child,
+        watched through a pidfd. Returns the answer in the template, None in the worker."""
+        slot = request.slot
+        try:
+            pid = _fork()
+        except OSError as e:
+            reason = _control.os_reason(e)
+            log(f"fork of slot {slot} failed: {reason}")
+            return _control.failed(slot, reason)
+        if pid == 0:
+            _become_worker(request, fds, self)
+            return None
+        try:
+            os.setpgid(pid, pid)  # as the worker does: a group leader before its pid is known
+        except OSError:
+            pass  # the worker did it first, or is gone (its exit is reported)
+        try:
+            self.children.add(pid)
+        except OSError as e:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            reason = f"pidfd_open: {_control.os_reason(e)}"
+            log(f"fork of slot {slot} failed: {reason}")
+            return _control.failed(slot, reason)
+        return _control.forked(slot, pid)
 
     def _middle(self, request: _control.ForkRequest, fds: list[int], r: int, w: int) -> None:
         """The middle process: forks the worker, tells the template its pid, exits at once
@@ -223,7 +264,10 @@ def _become_worker(request: _control.ForkRequest, fds: list[int], template: Temp
         # this process is gone; tempfile caches the directory it found, so it looks again.
         os.environ["TMPDIR"] = request.tmpdir
         tempfile.tempdir = None
-    _await_watchdog(template.watchdog)
+    if request.child:
+        _await_template(template.pid)
+    else:
+        _await_watchdog(template.watchdog)
     gc.enable()
     _reseed()
     _alarm.after_fork()  # before the after_fork hooks: what they set is theirs to keep
@@ -279,6 +323,15 @@ def _await_watchdog(watchdog: int) -> None:
     if parent != watchdog:
         log(f"worker: re-parented to pid {parent}, not the watchdog {watchdog}: the watchdog died, "
             "or is not a child subreaper (PR_SET_CHILD_SUBREAPER); exiting")
+        raise SystemExit(1)
+
+
+def _await_template(template: int) -> None:
+    """A worker forked once (§2.6): asks to be killed when the template dies, then checks
+    the template is still its parent (it may have died before the request took effect)."""
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != template:
+        log(f"worker: the template {template} died before this worker was set up; exiting")
         raise SystemExit(1)
 
 

@@ -85,9 +85,19 @@ func leftover(pid, dead int) (leftProc, bool) {
 
 // procStat is what leftBehind reads of /proc/PID/stat.
 type procStat struct {
-	comm          string
-	state         byte
-	pgrp, session int
+	comm                string
+	state               byte
+	ppid, pgrp, session int
+}
+
+// ParentOf is pid's parent, 0 if pid is gone: a fork-child template's answer
+// must name its own child (PROTOCOL.md §2.6).
+func ParentOf(pid int) int {
+	st, ok := readStat(pid)
+	if !ok {
+		return 0
+	}
+	return st.ppid
 }
 
 func readStat(pid int) (procStat, bool) {
@@ -105,12 +115,13 @@ func readStat(pid int) (procStat, bool) {
 	if len(f) < 4 || len(f[0]) != 1 {
 		return procStat{}, false
 	}
+	ppid, err0 := strconv.Atoi(string(f[1]))
 	pgrp, err1 := strconv.Atoi(string(f[2]))
 	session, err2 := strconv.Atoi(string(f[3]))
-	if err1 != nil || err2 != nil {
+	if err0 != nil || err1 != nil || err2 != nil {
 		return procStat{}, false
 	}
-	return procStat{comm: string(b[open+1 : end]), state: f[0][0], pgrp: pgrp, session: session}, true
+	return procStat{comm: string(b[open+1 : end]), state: f[0][0], ppid: ppid, pgrp: pgrp, session: session}, true
 }
 
 // KillGroupOf kills a process left behind, and its group when it leads one.

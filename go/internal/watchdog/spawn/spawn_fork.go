@@ -157,7 +157,7 @@ func (f *forkSpawner) fork(t *templateProc, slot int) (*worker.Worker, error) {
 	t.outstanding.Store(true)
 	defer t.outstanding.Store(false)
 	rights := unix.UnixRights(int(reqR.Fd()), int(respW.Fd()), int(outW.Fd()), int(errW.Fd()))
-	_, _, err := t.conn.WriteMsgUnix(wire.ForkRequest(slot, tmpdir), rights, nil)
+	_, _, err := t.conn.WriteMsgUnix(forkRecord(t, slot, tmpdir), rights, nil)
 	respW.Close() // the template holds its copies now, or never will
 	outW.Close()
 	errW.Close()
@@ -186,7 +186,13 @@ func (f *forkSpawner) fork(t *templateProc, slot int) (*worker.Worker, error) {
 	if err == nil && a.Slot != slot {
 		err = fmt.Errorf("answer %q is for slot %d, asked for %d", record, a.Slot, slot)
 	}
-	if err == nil && a.Pid != 0 && !proc.IsChild(a.Pid) {
+	switch {
+	case err != nil || a.Pid == 0:
+	case t.child:
+		if cerr := checkChildAnswer(t, a.Pid); cerr != nil {
+			err = fmt.Errorf("answer %q: %v", record, cerr)
+		}
+	case !proc.IsChild(a.Pid):
 		err = fmt.Errorf("answer %q names pid %d, which is not the watchdog's child", record, a.Pid)
 	}
 	if err != nil {
@@ -196,14 +202,18 @@ func (f *forkSpawner) fork(t *templateProc, slot int) (*worker.Worker, error) {
 	if a.Pid == 0 {
 		return fail(&worker.InitError{Reason: wire.ReasonInitFailed, Err: fmt.Errorf("the template could not fork: %s", a.Reason)})
 	}
-	process, _ := os.FindProcess(a.Pid) // Linux: a pidfd, so Wait cannot reap a reused pid
 	proc.Procs.Mu.Lock()
 	proc.Procs.Pids[a.Pid] = true
 	proc.Procs.Forking--
 	forking = false
 	proc.Procs.Mu.Unlock()
 	w.Pid = a.Pid
-	w.Reap = process.Wait
+	if t.child {
+		w.Exit = &childProc{t: t, pid: a.Pid, k: t.kid(a.Pid)}
+	} else {
+		process, _ := os.FindProcess(a.Pid) // Linux: a pidfd, so Wait cannot reap a reused pid
+		w.Reap = process.Wait
+	}
 	if f.iso != nil {
 		f.iso.Watch(w, tmpdir) // before wait reads them
 	}
@@ -256,6 +266,9 @@ func (f *forkSpawner) Close() {
 	if t := f.current; t != nil {
 		if !f.ready {
 			t.w.Kill()
+		}
+		if t.child && f.ready {
+			return // Run closes it once its workers are reaped (spawn_child.go)
 		}
 		t.conn.Close()
 	}

@@ -28,6 +28,10 @@ type templateProc struct {
 	// request is outstanding; anything else is a protocol error (§2.6).
 	answers     chan []byte
 	outstanding atomic.Bool
+	// child: its workers stay its children (fork-child under
+	// isolation=request, spawn_child.go); kids are those it holds.
+	child bool
+	kids  kids
 
 	endOnce sync.Once
 	dead    chan struct{}      // closed once the template must be replaced
@@ -120,9 +124,19 @@ func (t *templateProc) readControl() {
 			closeRights(oob[:oobn])
 			t.violation(fmt.Sprintf("control record with descriptors or over %d bytes", wire.ControlMax))
 			return
+		case t.child && isExitRecord(buf[:n]):
+			// §2.6: a fork-child template reports its workers' exits at any time.
+			if err := t.exitReported(buf[:n]); err != nil {
+				t.violation(err.Error())
+				return
+			}
+			continue
 		case !t.outstanding.Load():
 			t.violation(fmt.Sprintf("unsolicited control record %q", buf[:n]))
 			return
+		}
+		if a, err := wire.ParseForkAnswer(buf[:n]); t.child && err == nil && a.Pid > 0 {
+			t.addKid(a.Pid) // before its exit report, which may come next
 		}
 		select {
 		case t.answers <- append([]byte(nil), buf[:n]...):
@@ -265,9 +279,14 @@ func (f *forkSpawner) Run() {
 			return
 		}
 		failures = 0
+		t.child = p.Iso != nil && t.w.ForkChild // §2.6: the single fork is isolation's
 		t.serve()
 		f.setState("ready", t, true)
-		p.Log.Printf("template pid %d ready in %v: workers are forked from it", t.w.Pid, time.Since(t.w.Started).Round(time.Millisecond))
+		how := "workers are forked from it"
+		if t.child {
+			how = "workers are forked from it once and stay its children (fork-child)"
+		}
+		p.Log.Printf("template pid %d ready in %v: %s", t.w.Pid, time.Since(t.w.Started).Round(time.Millisecond), how)
 		firstDone()
 		select {
 		case <-t.dead:
@@ -275,6 +294,9 @@ func (f *forkSpawner) Run() {
 		}
 		f.setState("backoff", nil, false)
 		if p.isClosing() {
+			if t.child && !t.awaitKids(p.Cfg.ShutdownTimeout+time.Second) {
+				p.Log.Warnf("template pid %d: %d worker(s) not reaped at shutdown; they end with it", t.w.Pid, t.liveKids())
+			}
 			t.shutdown(p.Cfg.ShutdownTimeout)
 			t.w.ClosePipes()
 			worker.WaitLogs(t.w)
@@ -290,7 +312,11 @@ func (f *forkSpawner) Run() {
 			reason = wire.ReasonWorkerClosed
 		}
 		p.M.TemplateRestarted(reason)
-		p.Log.Warnf("template pid %d replaced: %s (%s; %s); forked workers serve on, restarting it in %v", t.w.Pid, reason, t.why, t.w.ExitStatus(), backoffFirst)
+		serveOn := "forked workers serve on"
+		if t.child {
+			serveOn = "its workers ended with it (fork-child)"
+		}
+		p.Log.Warnf("template pid %d replaced: %s (%s; %s); %s, restarting it in %v", t.w.Pid, reason, t.why, t.w.ExitStatus(), serveOn, backoffFirst)
 		if !p.sleep(backoffFirst) {
 			return
 		}

@@ -12,6 +12,12 @@
  * `failed`), silent (never answers), close (closes the control socket at the first request);
  * TPL_FORK_DELAY_MS=N (each fork answered N ms late: a template that cannot fork fast enough).
  *
+ * The single fork (§2.6, fork-child): the template lists fork-child unless TPL_CHILD=no, and
+ * answers `fork-child <slot> [<tmpdir>]` by forking once; it watches each worker with a pidfd,
+ * reports `exited <pid> ...` and reaps only at `reap <pid>` (any other pid: exit 2).
+ * Misbehaviours: TPL_CHILD=stray (reports the exit of a pid it never forked), twice (reports
+ * every exit twice), notchild (answers with its own pid).
+ *
  * Isolation (§2.7): `fork <slot> <tmpdir>` sets TMPDIR, which the reply shows; GET /linger
  * answers, then ignores the EOF that follows (the worker must be killed); GET /child leaves a
  * `sleep` in the worker's process group, GET /daemon one in a session of its own; GET /symlink
@@ -26,7 +32,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/prctl.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,6 +60,9 @@ static void write_all(int fd, const char *p, size_t n)
 		n -= (size_t)w;
 	}
 }
+
+/* child_mode: the template lists fork-child (§2.6); TPL_CHILD is not "no". */
+static int child_mode;
 
 /* lingering: GET /linger was served, so EOF on the request pipe is ignored (§2.7). */
 static int lingering;
@@ -175,7 +186,7 @@ static void serve(int template)
 			n = snprintf(out, sizeof out,
 				     "HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Library: c-template/0\r\n"
 				     "AfterBurn-Capabilities: exchange%s\r\n%sContent-Length: 0\r\n\r\n",
-				     template ? ", fork" : "", hdr);
+				     template ? (child_mode ? ", fork, fork-child" : ", fork") : "", hdr);
 			write_all(4, out, (size_t)n);
 			if (template)
 				return;
@@ -195,8 +206,9 @@ static void serve(int template)
 	}
 }
 
-/* become_worker is the forked worker's set-up of §2.6, before any request. */
-static void become_worker(int ctl, int fds[4], int slot, pid_t watchdog)
+/* become_worker is the forked worker's set-up of §2.6, before any request; parent is the
+ * process it must end up under: the watchdog, or the template after a single fork. */
+static void become_worker(int ctl, int fds[4], int slot, pid_t parent, int once)
 {
 	setpgid(0, 0);
 	int high[4], to[4] = {3, 4, 1, 2};
@@ -215,13 +227,13 @@ static void become_worker(int ctl, int fds[4], int slot, pid_t watchdog)
 	snprintf(id, sizeof id, "%d", slot);
 	setenv("AFTERBURN_WORKER_ID", id, 1);
 	unsetenv("AFTERBURN_CONTROL_FD");
-	while (getppid() != watchdog) {
-		if (getppid() == 1 && watchdog != 1)
+	while (!once && getppid() != parent) {
+		if (getppid() == 1 && parent != 1)
 			exit(1); /* the watchdog died meanwhile */
 		usleep(100);
 	}
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != watchdog)
+	if (getppid() != parent)
 		exit(1);
 	kind = "fork";
 	len = 0;
@@ -235,6 +247,102 @@ static void answer(int ctl, const char *text)
 		exit(1);
 }
 
+/* The workers of the single fork (§2.6): pid and pidfd, -1 once its exit is reported;
+ * reported lists the pids waiting for the watchdog's `reap`. */
+#define MAXKIDS 64
+static struct {
+	pid_t pid;
+	int pidfd;
+} kids[MAXKIDS];
+static pid_t reported[MAXKIDS];
+
+static void report_exits(int ctl, const char *mode)
+{
+	for (int i = 0; i < MAXKIDS; i++) {
+		if (kids[i].pid == 0 || kids[i].pidfd < 0)
+			continue;
+		siginfo_t si = {0};
+		if (waitid(P_PID, (id_t)kids[i].pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
+			continue;
+		char text[96];
+		snprintf(text, sizeof text, "exited %d %s %d\n", kids[i].pid,
+			 si.si_code == CLD_EXITED ? "exit" : "signal", si.si_status);
+		answer(ctl, text);
+		if (strcmp(mode, "twice") == 0)
+			answer(ctl, text);
+		close(kids[i].pidfd);
+		for (int j = 0; j < MAXKIDS; j++)
+			if (reported[j] == 0) {
+				reported[j] = kids[i].pid;
+				break;
+			}
+		kids[i].pid = 0;
+	}
+}
+
+/* await_control polls the control socket and the workers' pidfds until a record arrives. */
+static void await_control(int ctl, const char *mode)
+{
+	for (;;) {
+		struct pollfd p[MAXKIDS + 1] = {{.fd = ctl, .events = POLLIN}};
+		int n = 1;
+		for (int i = 0; i < MAXKIDS; i++)
+			if (kids[i].pid && kids[i].pidfd >= 0)
+				p[n++] = (struct pollfd){.fd = kids[i].pidfd, .events = POLLIN};
+		if (poll(p, (nfds_t)n, -1) < 0 && errno != EINTR)
+			die("poll");
+		report_exits(ctl, mode);
+		if (p[0].revents)
+			return;
+	}
+}
+
+/* reap reaps a worker reported exited, on the watchdog's word; any other pid is an error. */
+static void reap(pid_t pid)
+{
+	for (int j = 0; j < MAXKIDS; j++)
+		if (reported[j] == pid && pid > 0) {
+			reported[j] = 0;
+			waitpid(pid, NULL, 0);
+			return;
+		}
+	fprintf(stderr, "template.c: reap of pid %d, not reported exited\n", pid);
+	exit(2);
+}
+
+/* fork_once answers `fork-child`: one fork, the worker stays this process's child. */
+static void fork_once(int ctl, int fds[4], int slot, const char *mode)
+{
+	char text[128];
+	fflush(NULL);
+	pid_t w = fork();
+	if (w == 0)
+		become_worker(ctl, fds, slot, getppid(), 1);
+	for (int i = 0; i < 4; i++)
+		close(fds[i]);
+	if (w < 0) {
+		snprintf(text, sizeof text, "failed %d fork: %s\n", slot, strerror(errno));
+		answer(ctl, text);
+		return;
+	}
+	setpgid(w, w);
+	int fd = (int)syscall(SYS_pidfd_open, w, 0);
+	if (fd < 0)
+		die("pidfd_open");
+	for (int i = 0; i < MAXKIDS; i++)
+		if (kids[i].pid == 0) {
+			kids[i].pid = w;
+			kids[i].pidfd = fd;
+			break;
+		}
+	snprintf(text, sizeof text, "forked %d %d\n", slot, strcmp(mode, "notchild") == 0 ? getpid() : w);
+	answer(ctl, text);
+	if (strcmp(mode, "stray") == 0) {
+		snprintf(text, sizeof text, "exited %d exit 0\n", w + 100000);
+		answer(ctl, text);
+	}
+}
+
 int main(void)
 {
 	const char *c = getenv("AFTERBURN_CONTROL_FD"), *init = getenv("TPL_INIT"), *mode = getenv("TPL_FORK");
@@ -246,6 +354,9 @@ int main(void)
 	}
 	int ctl = atoi(c);
 	pid_t watchdog = getppid();
+	const char *child = getenv("TPL_CHILD");
+	child = child ? child : "";
+	child_mode = strcmp(child, "no") != 0;
 	if (strcmp(init, "exit") == 0) {
 		fprintf(stderr, "template.c: initialisation failed on purpose\n");
 		return 1;
@@ -257,6 +368,8 @@ int main(void)
 	close(3);
 	close(4);
 	for (;;) {
+		if (child_mode)
+			await_control(ctl, child);
 		char msg[600], cbuf[CMSG_SPACE(4 * sizeof(int))];
 		struct iovec iov = {msg, sizeof msg - 1};
 		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
@@ -266,7 +379,16 @@ int main(void)
 		if (n <= 0)
 			return 0; /* the control socket ended: shutdown (§2.6) */
 		msg[n] = 0;
-		int slot, fds[4];
+		int slot, fds[4], pid;
+		if (child_mode && sscanf(msg, "reap %d", &pid) == 1) {
+			reap(pid);
+			continue;
+		}
+		int once = child_mode && strncmp(msg, "fork-child ", 11) == 0;
+		if (once) {
+			memmove(msg + 5, msg + 11, strlen(msg + 11) + 1); /* "fork <slot> ..." from here */
+			msg[4] = ' ';
+		}
 		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 		char tmpdir[520] = "";
 		if (sscanf(msg, "fork %d %511[^\n]", &slot, tmpdir) < 1 || !cm || cm->cmsg_type != SCM_RIGHTS ||
@@ -295,6 +417,10 @@ int main(void)
 			usleep((useconds_t)atoi(delay) * 1000);
 		if (tmpdir[0])
 			setenv("TMPDIR", tmpdir, 1); /* the worker's; the template forks one at a time */
+		if (once) {
+			fork_once(ctl, fds, slot, child);
+			continue;
+		}
 		int p[2];
 		if (pipe2(p, O_CLOEXEC) < 0)
 			die("pipe");
@@ -305,7 +431,7 @@ int main(void)
 			pid_t w = fork();
 			if (w == 0) {
 				close(p[1]);
-				become_worker(ctl, fds, slot, watchdog);
+				become_worker(ctl, fds, slot, watchdog, 0);
 			}
 			write_all(p[1], (char *)&w, sizeof w);
 			_exit(0);

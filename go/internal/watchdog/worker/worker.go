@@ -29,6 +29,10 @@ const handshakeRequest = "OPTIONS * HTTP/1.1\r\n" +
 	"Content-Length: 0\r\n" +
 	"\r\n"
 
+// CapabilityForkChild is what a template that forks its workers once, and
+// keeps them as its children, lists beside fork (PROTOCOL.md §2.6).
+const CapabilityForkChild = "fork-child"
+
 // handshakeMethod is what http.ReadResponse needs to frame the reply.
 var handshakeMethod = &http.Request{Method: http.MethodOptions}
 
@@ -54,6 +58,10 @@ type Worker struct {
 	// Reap waits for the process and reaps it: exec.Cmd.Wait for an exec'd
 	// worker, os.Process.Wait for an adopted, forked one (proc.go).
 	Reap func() (*os.ProcessState, error)
+	// Exit, when set, stands for proc.WaitExitNoReap and Reap: a worker that
+	// stays its template's child (fork-child, §2.6) is not the watchdog's to
+	// wait for; its template reports the exit and reaps on the watchdog's word.
+	Exit ExitSource
 
 	// Lanes are its protocol pipes (lane.go): lanes[0] is fds 3 and 4, the
 	// rest those of AFTERBURN_STREAM_FDS (PROTOCOL.md §2.5). Only the first
@@ -73,6 +81,7 @@ type Worker struct {
 	Exited   chan struct{}    // closed once the process was reaped
 	ExitErr  error            // reap's error, valid after exited is closed
 	exitPS   *os.ProcessState // reap's state, valid after exited is closed
+	exitText string           // Exit's account of it, valid after exited is closed
 	logsDone sync.WaitGroup
 
 	// Tokens: the handshake reply listed the exchange capability, so every
@@ -80,6 +89,8 @@ type Worker struct {
 	Tokens bool
 	// Forkable: the handshake reply listed fork; only a template does (§2.6).
 	Forkable bool
+	// ForkChild: the template also listed fork-child, the single fork (§2.6).
+	ForkChild bool
 	// handshaken: the first handshake was answered, and settled the above
 	// and inUse.
 	handshaken bool
@@ -123,6 +134,10 @@ func (w *Worker) serving() []*Lane { return w.Lanes[:w.InUse] }
 // killed while the leader is still a zombie, so its id cannot have been
 // reused (PROTOCOL.md §2.1).
 func (w *Worker) Wait() {
+	if w.Exit != nil {
+		w.waitExit()
+		return
+	}
 	if proc.CanPeekExit {
 		proc.WaitExitNoReap(w.Pid)
 		if w.Leftovers != nil {
@@ -141,6 +156,35 @@ func (w *Worker) Wait() {
 	w.exitPS, w.ExitErr = ps, err
 	if w.Cleanup != nil {
 		w.Cleanup() // §2.7: once nothing of its group writes there
+	}
+	close(w.Exited)
+}
+
+// ExitSource is how the watchdog learns of the exit of a worker that is not
+// its child, and has it reaped (fork-child, PROTOCOL.md §2.6).
+type ExitSource interface {
+	// AwaitExit returns once the process has exited and is still a zombie,
+	// so that its pid, and its process group's id, cannot be reused yet.
+	AwaitExit()
+	// Reap has the zombie reaped; status says how it ended.
+	Reap() (status string, err error)
+}
+
+// waitExit is Wait for a worker whose exit comes from w.Exit: the same
+// order, leftovers and group before the reap.
+func (w *Worker) waitExit() {
+	w.Exit.AwaitExit()
+	if w.Leftovers != nil {
+		w.Leftovers(w)
+	}
+	w.Mu.Lock()
+	proc.KillGroup(w.Pid)
+	w.Dead = true
+	w.Mu.Unlock()
+	w.exitText, w.ExitErr = w.Exit.Reap()
+	proc.ForgetProcess(w.Pid)
+	if w.Cleanup != nil {
+		w.Cleanup()
 	}
 	close(w.Exited)
 }
@@ -181,6 +225,9 @@ func (w *Worker) WasKilled() bool {
 func (w *Worker) ExitStatus() string {
 	if w.exitPS != nil {
 		return w.exitPS.String()
+	}
+	if w.exitText != "" {
+		return w.exitText
 	}
 	if w.ExitErr != nil {
 		return w.ExitErr.Error()
@@ -278,6 +325,7 @@ func (w *Worker) Handshake(deadline time.Time, skipBanner bool, log *obs.Logger)
 		caps := resp.Header["Afterburn-Capabilities"]
 		w.Tokens = wire.ListsCapability(caps, wire.CapabilityExchange)
 		w.Forkable = wire.ListsCapability(caps, wire.CapabilityFork)
+		w.ForkChild = w.Forkable && wire.ListsCapability(caps, CapabilityForkChild)
 		w.InUse = w.lanesInUse(w.Tokens && wire.ListsCapability(caps, capabilityStreams), resp.Header)
 	}
 	return nil

@@ -1,0 +1,166 @@
+"""The single fork, the library's side (PROTOCOL.md §2.6, "Workers that stay the template's
+children", capability ``fork-child``): a template driven over its control socket as the
+watchdog drives it under isolation=request."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+from test_fork import GET, Forked, Template
+
+from afterburn_runtime import _control
+
+
+def _stat(pid: int) -> tuple[str, int] | None:
+    """(state, parent) of pid, None once it is gone (reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+    except (FileNotFoundError, ProcessLookupError):  # gone between the open and the read
+        return None
+    return fields[0], int(fields[1])
+
+
+def _until(what: str, cond) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + 10
+    while not cond():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.002)
+
+
+def fork_child(t: Template, slot: int, tmpdir: str | None = None) -> tuple[bytes, Forked | None]:
+    req_r, req_w = os.pipe()
+    resp_r, resp_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    request = b"fork-child %d\n" % slot if tmpdir is None else b"fork-child %d %s\n" % (slot, os.fsencode(tmpdir))
+    try:
+        reply = t.send(request, [req_r, resp_w, out_w, err_w])
+    finally:
+        for fd in (req_r, resp_w, out_w, err_w):
+            os.close(fd)
+    if not reply.startswith(b"forked "):
+        for fd in (req_w, resp_r, out_r, err_r):
+            os.close(fd)
+        return reply, None
+    return reply, Forked(int(reply.split()[2]), req_w, resp_r, out_r, err_r)
+
+
+def test_worker_stays_the_templates_child_and_is_reaped_only_on_the_watchdogs_word(tmp_path) -> None:
+    t = Template(env={"AFTERBURN_ISOLATION": "request"})
+    t.handshake()
+    reply, w = fork_child(t, 1, str(tmp_path))
+    assert w is not None, reply
+    assert reply == b"forked 1 %d\n" % w.pid
+    w.handshake()
+    got = w.info()
+    assert got["ppid"] == t.proc.proc.pid  # one fork: the template's child, no middle
+    assert got["pgid"] == w.pid  # §2.1: a group of its own
+    assert got["tmpdir"] == str(tmp_path)
+
+    w.close_requests()  # §2.7: EOF after its exchange; it exits at once
+    assert t.sock.recv(1024) == b"exited %d exit 0\n" % w.pid
+    # §2.6: not reaped: the pid, and its group's id, cannot be reused yet.
+    assert _stat(w.pid) == ("Z", t.proc.proc.pid)
+    time.sleep(0.1)
+    assert _stat(w.pid) == ("Z", t.proc.proc.pid)
+    t.sock.send(b"reap %d\n" % w.pid)  # no answer
+    _until(f"pid {w.pid} reaped", lambda: _stat(w.pid) is None)
+
+    reply, w2 = fork_child(t, 1)  # the template serves on
+    assert w2 is not None, reply
+    w2.handshake()
+    os.kill(w2.pid, signal.SIGKILL)
+    assert t.sock.recv(1024) == b"exited %d signal 9\n" % w2.pid
+    t.sock.send(b"reap %d\n" % w2.pid)
+    _until(f"pid {w2.pid} reaped", lambda: _stat(w2.pid) is None)
+    status, log = t.close()
+    assert status == 0, log
+
+
+def test_reap_of_a_pid_not_reported_exited_is_a_protocol_error() -> None:
+    t = Template()
+    t.handshake()
+    reply, w = fork_child(t, 1)
+    assert w is not None, reply
+    t.sock.send(b"reap %d\n" % w.pid)  # alive: not the watchdog's to reap yet
+    assert t.sock.recv(1024) == b""
+    status, log = t.close()
+    assert status == 1 and f"reap of pid {w.pid}, not a worker reported exited" in log, log
+    _until(f"worker {w.pid} gone with its template", lambda: _stat(w.pid) in (None, ("Z", os.getpid())))
+
+
+def test_template_killed_takes_its_workers_with_it() -> None:
+    t = Template()
+    t.handshake()
+    workers = []
+    for slot in (1, 2):
+        reply, w = fork_child(t, slot)
+        assert w is not None, reply
+        w.handshake()  # set up: PR_SET_PDEATHSIG armed
+        workers.append(w)
+    os.kill(t.proc.proc.pid, signal.SIGKILL)
+    t.proc.wait()
+    for w in workers:
+        # Re-parented to this process (a child subreaper, as the watchdog is) and killed.
+        _until(f"worker {w.pid} killed", lambda w=w: _stat(w.pid) in (None, ("Z", os.getpid())))
+        if _stat(w.pid) is not None:
+            _, status = os.waitpid(w.pid, 0)
+            assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+
+
+def test_control_socket_end_with_a_worker_alive_exits_0_and_the_worker_dies() -> None:
+    t = Template()
+    t.handshake()
+    reply, w = fork_child(t, 1)
+    assert w is not None, reply
+    w.handshake()
+    status, log = t.close()
+    assert status == 0, log
+    _until(f"worker {w.pid} gone with its template", lambda: _stat(w.pid) in (None, ("Z", os.getpid())))
+
+
+# -- the pure parts ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("data, nfds, want", [
+    (b"fork-child 1\n", 4, _control.ForkRequest("1", None, True)),
+    (b"fork-child 3 /tmp/afterburn-requests-x/w3-7\n", 4, _control.ForkRequest("3", "/tmp/afterburn-requests-x/w3-7", True)),
+    (b"fork 2\n", 4, _control.ForkRequest("2", None, False)),
+    (b"reap 1234\n", 0, _control.Reap(1234)),
+])
+def test_parse(data: bytes, nfds: int, want: object) -> None:
+    assert _control.parse(data, nfds) == want
+
+
+@pytest.mark.parametrize("data, nfds, truncated", [
+    (b"fork-child 0\n", 4, False),
+    (b"fork-child 1\n", 3, False),
+    (b"fork-child 1 rel\n", 4, False),
+    (b"fork-child1\n", 4, False),
+    (b"reap 0\n", 0, False),
+    (b"reap 012\n", 0, False),
+    (b"reap -5\n", 0, False),
+    (b"reap x\n", 0, False),
+    (b"reap 12", 0, False),
+    (b"reap 12\n", 4, False),
+    (b"reap 12\n", 0, True),
+    (b"reap 1234567890\n", 0, False),
+])
+def test_parse_rejects(data: bytes, nfds: int, truncated: bool) -> None:
+    with pytest.raises(_control.ControlError):
+        _control.parse(data, nfds, truncated)
+
+
+@pytest.mark.parametrize("code, status, want", [
+    (os.CLD_EXITED, 0, b"exited 42 exit 0\n"),
+    (os.CLD_EXITED, 3, b"exited 42 exit 3\n"),
+    (os.CLD_KILLED, 9, b"exited 42 signal 9\n"),
+    (os.CLD_DUMPED, 11, b"exited 42 signal 11\n"),
+])
+def test_exit_report(code: int, status: int, want: bytes) -> None:
+    assert _control.exited(42, os.waitid_result((42, 0, signal.SIGCHLD, status, code))) == want
+
