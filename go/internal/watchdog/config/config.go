@@ -225,7 +225,7 @@ func settingFlags(cfg *Config, usage io.Writer) *flag.FlagSet {
 	fs.StringVar(&cfg.Fprocess, "fprocess", "", "`command` for the workers, run with /bin/sh -c, when none follows --")
 	fs.IntVar(&cfg.Workers, "workers", 0, "`number` of worker processes; 0 = the number of CPUs")
 	fs.Var((*seconds)(&cfg.ExecTimeout), "exec_timeout", "`duration` of a request's deadline, to the end of its response; 0 = none")
-	fs.Var((*frontValue)(&cfg.NetHTTPOnly), "front", "`on` or off: off serves every client request through net/http, none through the watchdog's own front for plain HTTP/1.1 requests (§10.6)")
+	fs.Var((*frontValue)(&cfg.NetHTTPOnly), "front", "`mode`: on, the default, or off, which serves every client request through net/http, none through the watchdog's own front for plain HTTP/1.1 requests (§10.6)")
 	fs.Var((*seconds)(&cfg.ReadTimeout), "read_timeout", "`duration` allowed to read a request's head and body from the client")
 	fs.Var((*seconds)(&cfg.WriteTimeout), "write_timeout", "`duration` allowed to write a response to the client, beyond exec_timeout")
 	fs.IntVar(&cfg.MaxInflight, "max_inflight", 0, "most `requests` held at once, queued ones included; more get 429; 0 = unlimited")
