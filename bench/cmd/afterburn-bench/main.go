@@ -37,7 +37,8 @@ func main() {
 	scenarios := flag.String("scenarios", "languages,lanes,fork,isolation", "what to measure, comma-separated: languages (every language against its baselines), "+
 		"lanes (an I/O-bound function in 1 worker × K lanes against K workers × 1 lane, and hello with -lanes 1), "+
 		"fork (Python's fork mode against exec mode with a synthetic model), "+
-		"isolation (Python with one fresh fork per request against a warm pool, fork+exec per request and the floors of a process per request); bench/README.md")
+		"isolation (Python with one fresh fork per request against a warm pool, fork+exec per request and the floors of a process per request), "+
+		"front (every language's AfterBurn function and the C child behind the watchdog with its front and with -front off, issue 29; not run unless named); bench/README.md")
 	lanesWarmup := flag.Duration("lanes_warmup", 0, "lanes scenario: unmeasured io load on each io pool before the first repetition; 0 for -warmup (Java: at least 10 s)")
 	lanesK := flag.Int("lanes_k", harness.IssueLanes, "lanes scenario: lanes of the one-worker pool, workers of the one-lane pool, and wrk's connections")
 	forkMiB := flag.Int("fork_model_mib", 512, "fork scenario: MiB of the synthetic model")
@@ -111,8 +112,10 @@ func main() {
 		case "isolation":
 			// The model of the fork scenario (-fork_model_mib; 64 MiB with -quick).
 			o.Isolation = &harness.IsolationOptions{ModelMiB: fork.ModelMiB, Workers: *isoWorkers, PacedRPS: *isoPaced}
+		case "front":
+			o.Front = &harness.FrontOptions{Langs: o.Langs}
 		default:
-			fatal(fmt.Errorf("-scenarios: unknown scenario %q (languages, lanes, fork, isolation)", sc))
+			fatal(fmt.Errorf("-scenarios: unknown scenario %q (languages, lanes, fork, isolation, front)", sc))
 		}
 	}
 	if !langsRun {

@@ -152,6 +152,8 @@ type Results struct {
 	Lanes *Lanes `json:"lanes,omitempty"`
 	// Isolation is the isolation scenario (isolation.go), nil when it did not run.
 	Isolation *Isolation `json:"isolation,omitempty"`
+	// Front is the front scenario (front.go), nil when it did not run.
+	Front *Front `json:"front,omitempty"`
 }
 
 // Noisy reports whether a run stayed over the quiet-run guard's thresholds: such a session

@@ -40,6 +40,8 @@ type Options struct {
 	Lanes *LanesOptions
 	// Isolation is the isolation scenario (isolation.go); nil skips it.
 	Isolation *IsolationOptions
+	// Front is the front scenario (front.go); nil skips it.
+	Front *FrontOptions
 }
 
 // config is one thing under test, started once and measured in every repetition.
@@ -163,6 +165,12 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 			return nil, fmt.Errorf("isolation: %v", err)
 		}
 	}
+	var front *Front
+	if o.Front != nil {
+		if front, err = measureFront(ctx, o, load, guard); err != nil {
+			return nil, fmt.Errorf("front: %v", err)
+		}
+	}
 
 	res := &Results{
 		Date:      time.Now().UTC().Format(time.RFC3339),
@@ -179,6 +187,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		ForkMode:  forkMode,
 		Lanes:     lanes,
 		Isolation: isolation,
+		Front:     front,
 	}
 	for _, l := range langs {
 		lr := &LanguageResults{
@@ -214,11 +223,7 @@ func conc(n int) string { return fmt.Sprintf("c%d", n) }
 // language AfterBurn and its variants, the proxy, fork, floor, and every peer behind the proxy
 // and alone.
 func buildConfigs(o Options, langs []Language) ([]*config, error) {
-	watchdog := func(child []string) []string {
-		// metrics_port 0: several watchdogs run at once, and the default, 8081, is one port.
-		return append([]string{o.Watchdog, "-port", "0", "-metrics_port", "0", "-listen_host", "127.0.0.1",
-			"-workers", fmt.Sprint(o.Workers), "--"}, child...)
-	}
+	watchdog := func(child []string) []string { return watchdogArgv(o, child) } // front.go
 	proxy := func(server []string) []string {
 		return append([]string{"bench/bin/http-proxy", "-addr", "127.0.0.1:0", "--"}, server...)
 	}
@@ -349,9 +354,13 @@ func verify(s *server) error {
 
 func placement(o Options) string {
 	if len(o.Langs) == 0 {
+		front := ""
+		if o.Front != nil {
+			front = fmt.Sprintf(" (the front scenario's watchdogs: %d workers each)", o.Workers)
+		}
 		return fmt.Sprintf("wrk (1 thread) pinned to CPU %s; every watchdog and worker pinned to CPU %s (taskset); "+
-			"the lanes and fork-mode pools' workers as their tables say; every pool but the one measured frozen (SIGSTOP, whole process tree)",
-			orNone(o.LoadCPU), orNone(o.ServerCPU))
+			"the lanes and fork-mode pools' workers as their tables say%s; every pool but the one measured frozen (SIGSTOP, whole process tree)",
+			orNone(o.LoadCPU), orNone(o.ServerCPU), front)
 	}
 	return fmt.Sprintf("wrk (1 thread) pinned to CPU %s; every server, watchdog, worker, proxy and forked "+
 		"function pinned to CPU %s (taskset); %d watchdog workers; every configuration but the one "+

@@ -88,6 +88,7 @@ func Markdown(w io.Writer, r *harness.Results) {
 	lanes(w, r)             // lanes.go
 	forkMode(w, r.ForkMode) // forkmode.go
 	isolation(w, r.Isolation)
+	front(w, r.Front) // front.go
 	quietSection(w, r)
 }
 

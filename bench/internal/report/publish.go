@@ -60,7 +60,7 @@ func Publish(dir, stamp string, r *harness.Results) ([]string, error) {
 }
 
 // OnlyScenarios names the scenarios of a run that did not measure the languages scenario:
-// "lanes", "fork" or "lanes-fork"; "" for a run that did (or measured nothing).
+// "lanes", "fork", "front", "lanes-fork" and so on; "" for a run that did (or measured nothing).
 func OnlyScenarios(r *harness.Results) string {
 	if len(r.Order) > 0 {
 		return ""
@@ -74,6 +74,9 @@ func OnlyScenarios(r *harness.Results) string {
 	}
 	if r.Isolation != nil {
 		parts = append(parts, "isolation")
+	}
+	if r.Front != nil {
+		parts = append(parts, "front")
 	}
 	return strings.Join(parts, "-")
 }

@@ -156,7 +156,22 @@ func configurations(r *harness.Results) []configuration {
 			add(p.Key(), p.Figures)
 		}
 	}
-	return append(out, isolationConfigurations(r.Isolation)...)
+	out = append(out, isolationConfigurations(r.Isolation)...)
+	if f := r.Front; f != nil {
+		pairs := []*harness.FrontPair{f.CChild}
+		for _, name := range f.Order {
+			if l := f.Languages[name]; l != nil {
+				pairs = append(pairs, &l.FrontPair)
+			}
+		}
+		for _, p := range pairs {
+			if p != nil {
+				add(p.FrontKey, p.Front)
+				add(p.NetHTTPKey, p.NetHTTP)
+			}
+		}
+	}
+	return out
 }
 
 // isolationConfigurations are the isolation scenario's pools (harness/isolation.go), each

@@ -1,0 +1,384 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// The front scenario (issue 29, PROTOCOL.md §10.6): every language's AfterBurn configuration,
+// at the library's defaults, twice, with the watchdog's own front (the default) and with
+// -front off (every request through net/http), beside the hop's watchdog + C child both ways
+// (hopConfigs' watchdog-c and watchdog-c-net-http), all started at once and measured in the
+// same interleaved repetitions. The watchdog in front of the C child shows what the front
+// saves the watchdog itself; each language's pair shows how much of that reaches the
+// language's figure.
+
+// FrontOptions configure the front scenario; nil in Options skips it.
+type FrontOptions struct {
+	Langs []string
+}
+
+// FrontCChild is the key of the C child's pair in Front.
+const FrontCChild = "c-child"
+
+// frontKeyPrefix starts the keys of the scenario's configurations, apart from the languages
+// scenario's and the hop's of the same command lines.
+const frontKeyPrefix = "front/"
+
+// netHTTPSuffix ends the key of a language's -front off configuration: "go/afterburn-net-http".
+const netHTTPSuffix = "-net-http"
+
+// FrontPair is one worker behind the watchdog both ways.
+type FrontPair struct {
+	// Key is FrontCChild or a language's name; FrontKey and NetHTTPKey name its two
+	// configurations in the log and the quiet-run guard's records ("front/go/afterburn",
+	// "front/go/afterburn-net-http"; the C child's "front/watchdog-c" and
+	// "front/watchdog-c-net-http"), apart from the languages scenario's in a run of both.
+	Key        string `json:"key"`
+	FrontKey   string `json:"front_key"`
+	NetHTTPKey string `json:"net_http_key"`
+	// FrontCommand and NetHTTPCommand are the two watchdog command lines: the same but for
+	// "-front off" before the "--" that starts the worker's command.
+	FrontCommand   []string   `json:"front_command"`
+	NetHTTPCommand []string   `json:"net_http_command"`
+	Front          ByWorkload `json:"front"`
+	NetHTTP        ByWorkload `json:"net_http"`
+	// Compare are the per-repetition comparisons of the two, by workload and concurrency.
+	Compare []FrontCompare `json:"compare"`
+}
+
+// FrontCompare compares a pair at one workload and concurrency, every figure computed per
+// repetition (the two ran in the same one) and then summarised as a median with its spread.
+type FrontCompare struct {
+	Workload    Workload `json:"workload"`
+	Concurrency string   `json:"concurrency"`
+	// RPSRatio is requests/s with the front over requests/s with -front off.
+	RPSRatio Spread `json:"rps_front_over_net_http"`
+	// TimeSavedUs is what the front takes off the time per request of the figure:
+	// 1e6/req/s with -front off less 1e6/req/s with the front. With everything under test on
+	// one CPU, saturated at c=8, that is the measured CPU's time per request.
+	TimeSavedUs Spread `json:"time_saved_us"`
+	// TreeCPUSavedUs and WatchdogCPUSavedUs are CPU µs per request (/proc, hostcost.go) with
+	// -front off less with the front: the whole tree's (watchdog and workers) and the
+	// watchdog process's alone. N 0 when no run carried a host cost.
+	TreeCPUSavedUs     Spread `json:"tree_cpu_saved_us"`
+	WatchdogCPUSavedUs Spread `json:"watchdog_cpu_saved_us"`
+}
+
+// FrontLanguage is a language's pair, with how its rise compares with the watchdog's saving.
+type FrontLanguage struct {
+	FrontPair
+	// RiseOverSaving are, per workload at c=8 (FrontGoalConcurrency), the language's
+	// TimeSavedUs less the C child's, per repetition: ≥ 0 when the language's figure rose by at
+	// least the watchdog's saving.
+	RiseOverSaving []FrontRise `json:"rise_over_watchdog_saving"`
+	Targets        []Target    `json:"targets"`
+}
+
+// FrontRise is a language's rise against the watchdog's saving at one workload.
+type FrontRise struct {
+	Workload    Workload `json:"workload"`
+	Concurrency string   `json:"concurrency"`
+	// ExcessUs is the language's time saved per request less the C child's, µs, per repetition.
+	ExcessUs Spread `json:"excess_us"`
+	// Share is the language's time saved over the C child's, per repetition (the share of
+	// the watchdog's saving that reached the language's figure); N 0 when the C child saved
+	// nothing in some repetition.
+	Share Spread `json:"share"`
+}
+
+// Front is the scenario's results.
+type Front struct {
+	// CChild is the hop's watchdog + C child, with the front and with -front off: the
+	// watchdog's own saving.
+	CChild    *FrontPair                `json:"c_child"`
+	Order     []string                  `json:"languages_order"`
+	Languages map[string]*FrontLanguage `json:"languages"`
+}
+
+// FrontGoalConcurrency is the concurrency issue 29's language goal is stated at.
+const FrontGoalConcurrency = "c8"
+
+// frontPairConfig is a pair's two configurations.
+type frontPairConfig struct {
+	key            string
+	front, netHTTP *config
+}
+
+// watchdogArgv is the watchdog command line every configuration of the languages scenario
+// uses around a worker command: a free port, no fixed metrics port (several watchdogs run at
+// once and the default, 8081, is one port), the run's -workers.
+func watchdogArgv(o Options, child []string) []string {
+	return append([]string{o.Watchdog, "-port", "0", "-metrics_port", "0", "-listen_host", "127.0.0.1",
+		"-workers", fmt.Sprint(o.Workers), "--"}, child...)
+}
+
+// frontConfigs lists the scenario's pairs: the hop's watchdog + C child both ways (the very
+// configurations of hopConfigs), then every language's AfterBurn function at the library's
+// defaults (Language.AfterBurn, no variant) behind the watchdog of the languages scenario, and
+// behind the same command line with -front off.
+func frontConfigs(o Options, langs []Language) ([]*frontPairConfig, error) {
+	hop, err := hopConfigs(o.Root, func(child []string) []string { return watchdogArgv(o, child) })
+	if err != nil {
+		return nil, err
+	}
+	cc := &frontPairConfig{key: FrontCChild}
+	for _, c := range hop {
+		switch c.key {
+		case string(WatchdogC):
+			cc.front = c
+		case string(WatchdogCNetHTTP):
+			cc.netHTTP = c
+		}
+	}
+	if cc.front == nil || cc.netHTTP == nil {
+		return nil, errors.New("the hop has no watchdog-c and watchdog-c-net-http configurations")
+	}
+	pairs := []*frontPairConfig{cc}
+	for _, l := range langs {
+		argv := watchdogArgv(o, l.AfterBurn)
+		pairs = append(pairs, &frontPairConfig{key: l.Name,
+			front: &config{key: l.Name + "/afterburn", program: "afterburn-watchdog", argv: argv, pool: true, warmup: l.Warmup},
+			netHTTP: &config{key: l.Name + "/afterburn" + netHTTPSuffix, program: "afterburn-watchdog",
+				argv: netHTTPOnly(slices.Clone(argv)), pool: true, warmup: l.Warmup},
+		})
+	}
+	for _, p := range pairs {
+		p.front.key, p.netHTTP.key = frontKeyPrefix+p.front.key, frontKeyPrefix+p.netHTTP.key
+	}
+	return pairs, nil
+}
+
+// sides are a pair's two configurations in the order a repetition measures them: the front
+// first in odd repetitions, -front off first in even ones, so that neither always follows the
+// other (or the same other configuration).
+func (p *frontPairConfig) sides(rep int) []*config {
+	if rep%2 == 0 {
+		return []*config{p.netHTTP, p.front}
+	}
+	return []*config{p.front, p.netHTTP}
+}
+
+// measureFront runs the scenario: every pair started, warmed up and frozen, then in every
+// repetition, for each workload and concurrency, every configuration once under the quiet-run
+// guard.
+func measureFront(ctx context.Context, o Options, load Load, guard *quietGuard) (*Front, error) {
+	langs, err := resolveLangs(o.Root, o.Front.Langs)
+	if err != nil {
+		return nil, err
+	}
+	pairs, err := frontConfigs(o, langs)
+	if err != nil {
+		return nil, err
+	}
+	var all []*config
+	for _, p := range pairs {
+		all = append(all, p.front, p.netHTTP)
+	}
+	defer stopAll(all)
+	for _, c := range all {
+		if err := c.start(ctx, o.Root, o.ServerCPU); err != nil {
+			return nil, err
+		}
+		c.figs = newByWorkload()
+		fmt.Fprintf(o.Log, "started %s on %s; warming up\n", c.key, c.srv.addr)
+		warmup := o.Warmup
+		if !o.Quick {
+			warmup = max(warmup, c.warmup)
+		}
+		for _, w := range o.Workloads {
+			if _, err := load.Run(c.srv.url(), w, 8, warmup); err != nil && !errors.Is(err, errNoRequests) {
+				return nil, fmt.Errorf("%s warm-up: %v", c.key, err)
+			}
+		}
+		if err := c.srv.freeze(); err != nil {
+			return nil, err
+		}
+	}
+	for rep := 1; rep <= o.Reps; rep++ {
+		for _, w := range o.Workloads {
+			for _, n := range o.Conns {
+				for _, p := range pairs {
+					for _, c := range p.sides(rep) {
+						r, err := guard.measure(c.srv, c.key, w, conc(n), rep, func() (LoadResult, error) {
+							return c.srv.measure(load, w, n, o.Duration)
+						})
+						if err != nil {
+							return nil, fmt.Errorf("%s: %v", c.key, err)
+						}
+						c.figs.figures(w, conc(n)).add(r)
+						fmt.Fprintf(o.Log, "rep %d/%d %-7s c=%d %-24s %9.0f req/s  p50 %7.0f µs  p99 %7.0f µs  errors %d  %s\n",
+							rep, o.Reps, w, n, c.key, r.RPS, r.P50us, r.P99us, r.Errors, r.Guard.Brief())
+					}
+				}
+			}
+		}
+	}
+	res := &Front{Languages: map[string]*FrontLanguage{}}
+	for _, p := range pairs {
+		fp := FrontPair{Key: p.key, FrontKey: p.front.key, NetHTTPKey: p.netHTTP.key, FrontCommand: p.front.argv, NetHTTPCommand: p.netHTTP.argv, Front: p.front.figs, NetHTTP: p.netHTTP.figs}
+		if p.key == FrontCChild {
+			res.CChild = &fp
+			continue
+		}
+		res.Order = append(res.Order, p.key)
+		res.Languages[p.key] = &FrontLanguage{FrontPair: fp}
+	}
+	res.Judge()
+	return res, nil
+}
+
+// Judge fills in every pair's comparisons and every language's rise against the C
+// child's saving and its goals.
+func (f *Front) Judge() {
+	if f.CChild != nil {
+		f.CChild.Compare = comparePair(f.CChild)
+	}
+	for _, name := range f.Order {
+		l := f.Languages[name]
+		if l == nil {
+			continue
+		}
+		l.Compare = comparePair(&l.FrontPair)
+		l.RiseOverSaving = riseOverSaving(l, f.CChild)
+		l.Targets = frontTargets(l)
+	}
+}
+
+// comparePair compares a pair's two configurations per repetition, for every workload and
+// concurrency both measured in every repetition.
+func comparePair(p *FrontPair) []FrontCompare {
+	var out []FrontCompare
+	for _, w := range []Workload{Hello, Echo1K} {
+		for _, c := range []string{"c1", "c8"} {
+			on, off := p.Front[w][c], p.NetHTTP[w][c]
+			ratio, ok := perRepetition(on, off)
+			if !ok {
+				continue
+			}
+			var saved, tree, wd []float64
+			for i := range on.Runs {
+				saved = append(saved, 1e6/off.Runs[i].RPS-1e6/on.Runs[i].RPS)
+				if a, b := on.Runs[i].Host, off.Runs[i].Host; a != nil && b != nil {
+					tree = append(tree, b.Tree.CPUus-a.Tree.CPUus)
+					wd = append(wd, b.Front.CPUus-a.Front.CPUus)
+				}
+			}
+			out = append(out, FrontCompare{Workload: w, Concurrency: c, RPSRatio: ratio, TimeSavedUs: spreadOf(saved),
+				TreeCPUSavedUs: spreadOrZero(tree), WatchdogCPUSavedUs: spreadOrZero(wd)})
+		}
+	}
+	return out
+}
+
+// spreadOrZero is spreadOf, but the zero Spread (N 0) for no values.
+func spreadOrZero(xs []float64) Spread {
+	if len(xs) == 0 {
+		return Spread{}
+	}
+	return spreadOf(xs)
+}
+
+// savedPerRep is a pair's time saved per request at w and c, per repetition; nil unless both
+// configurations ran in every repetition.
+func savedPerRep(p *FrontPair, w Workload, c string) []float64 {
+	if p == nil {
+		return nil
+	}
+	on, off := p.Front[w][c], p.NetHTTP[w][c]
+	if on == nil || off == nil || len(on.Runs) != len(off.Runs) || len(on.Runs) == 0 {
+		return nil
+	}
+	var out []float64
+	for i := range on.Runs {
+		out = append(out, 1e6/off.Runs[i].RPS-1e6/on.Runs[i].RPS)
+	}
+	return out
+}
+
+// riseOverSaving compares a language's time saved per request at c=8 with the C child's,
+// repetition by repetition (all four configurations ran in the same one).
+func riseOverSaving(l *FrontLanguage, cc *FrontPair) []FrontRise {
+	var out []FrontRise
+	for _, w := range []Workload{Hello, Echo1K} {
+		lang, base := savedPerRep(&l.FrontPair, w, FrontGoalConcurrency), savedPerRep(cc, w, FrontGoalConcurrency)
+		if lang == nil || len(lang) != len(base) {
+			continue
+		}
+		var excess, share []float64
+		for i := range lang {
+			excess = append(excess, lang[i]-base[i])
+			if base[i] > 0 {
+				share = append(share, lang[i]/base[i])
+			}
+		}
+		r := FrontRise{Workload: w, Concurrency: FrontGoalConcurrency, ExcessUs: spreadOf(excess)}
+		if len(share) == len(lang) {
+			r.Share = spreadOf(share)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// frontTargets are issue 29's language goal, "every language's AfterBurn figure at c=8 rises by
+// at least the watchdog's saving (reported per language, none lower)", per workload at c=8:
+//
+//   - the figure rises: requests/s with the front ÷ with -front off ≥ 1 (median of the
+//     per-repetition ratios): "none lower", the least the goal asks;
+//   - by at least the watchdog's saving: the time per request the front takes off the
+//     language's figure (1e6/req/s, -front off less front) at least what it takes off the
+//     watchdog + C child's in the same repetition (the median of the per-repetition
+//     differences ≥ 0 µs). The watchdog does the same work in front of any worker, so a
+//     language whose figure gains less than the C child's loses some of the saving elsewhere
+//     (its worker paying for the watchdog's speed).
+func frontTargets(l *FrontLanguage) []Target {
+	var out []Target
+	for _, cmp := range l.Compare {
+		if cmp.Concurrency != FrontGoalConcurrency {
+			continue
+		}
+		out = append(out, Target{Name: fmt.Sprintf("%s c=8 req/s, front ÷ -front off", cmp.Workload),
+			Value: cmp.RPSRatio.Median, Min: cmp.RPSRatio.Min, Max: cmp.RPSRatio.Max,
+			Goal: ">= 1", Met: cmp.RPSRatio.Median >= 1})
+		for _, r := range l.RiseOverSaving {
+			if r.Workload == cmp.Workload {
+				out = append(out, Target{Name: fmt.Sprintf("%s c=8 time per request saved, µs, less the watchdog + C child's", cmp.Workload),
+					Value: r.ExcessUs.Median, Min: r.ExcessUs.Min, Max: r.ExcessUs.Max,
+					Goal: ">= 0", Met: r.ExcessUs.Median >= 0})
+			}
+		}
+	}
+	return out
+}
+
+// GoalMet reports whether every language met every goal of the scenario, and lists those
+// that did not; false with no language measured.
+func (f *Front) GoalMet() (bool, []string) {
+	var missed []string
+	for _, name := range f.Order {
+		l := f.Languages[name]
+		ok := l != nil && len(l.Targets) > 0
+		if l != nil {
+			for _, t := range l.Targets {
+				ok = ok && t.Met
+			}
+		}
+		if !ok {
+			missed = append(missed, name)
+		}
+	}
+	return len(f.Order) > 0 && len(missed) == 0, missed
+}
+
+// FindCompare returns a pair's comparison at w and c.
+func (p *FrontPair) FindCompare(w Workload, c string) (FrontCompare, bool) {
+	for _, cmp := range p.Compare {
+		if cmp.Workload == w && cmp.Concurrency == c {
+			return cmp, true
+		}
+	}
+	return FrontCompare{}, false
+}

@@ -1,0 +1,142 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/afterburn-dev/afterburn/bench/internal/harness"
+)
+
+// front reports the front scenario (harness/front.go): the watchdog + C child and every
+// language's AfterBurn function, each with the watchdog's front and with -front off, side by
+// side; then, per language, its rise at c=8 against the watchdog's saving and issue 29's
+// language goal.
+func front(w io.Writer, f *harness.Front) {
+	if f == nil {
+		return
+	}
+	fmt.Fprintln(w, "## The front: every language with the watchdog's front and with `-front off` (issue 29)")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Each language's AfterBurn function at the library's defaults behind the watchdog twice: with its own front "+
+		"(PROTOCOL.md §10.6, the default) and with `-front off` (every request through net/http), the same command line but "+
+		"for that flag; beside them the hop's watchdog + C child both ways (`watchdog-c`, `watchdog-c-net-http`), whose "+
+		"difference is the watchdog's own saving. All in the same repetitions; within a pair the front runs first in odd "+
+		"repetitions and `-front off` first in even ones. Front ÷ net/http is requests/s with the front over requests/s with "+
+		"`-front off`, per repetition, then the median [min, max]. Time saved is 1e6/req/s with `-front off` less with the "+
+		"front, per repetition: what the front takes off the figure's time per request (with everything under test on one "+
+		"CPU, saturated at c=8, that CPU's time per request). CPU µs per request are from /proc (user + system): the tree is "+
+		"the watchdog and its workers, the watchdog its process alone; saved is `-front off` less front, per repetition.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| configuration | workload | c | front req/s | net/http req/s | front ÷ net/http | time saved µs/req | "+
+		"tree CPU µs/req front / net/http | tree CPU saved µs/req | watchdog CPU µs/req front / net/http | watchdog CPU saved µs/req |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+	frontRows(w, "watchdog + C child", f.CChild)
+	for _, name := range f.Order {
+		if l := f.Languages[name]; l != nil {
+			frontRows(w, name, &l.FrontPair)
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Issue 29: \"every language's AfterBurn figure at c=8 rises by at least the watchdog's saving (reported per "+
+		"language, none lower)\". Judged per language and workload at c=8, two ways: the figure rises (front ÷ net/http ≥ 1, "+
+		"the median of the per-repetition ratios: \"none lower\"), and it rises by at least the watchdog's saving (the time "+
+		"per request saved in the language's figure less the time saved in the watchdog + C child's, in the same repetition, "+
+		"median ≥ 0 µs). The watchdog does the same work in front of any worker, so the second is met in expectation when the "+
+		"saving passes whole to the language; a small shortfall within the repetitions' spread is noise, a large one is the "+
+		"language losing the saving elsewhere. Share is the language's time saved over the C child's.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| language | workload | time saved µs/req, language / watchdog + C child | less the C child's, µs | share |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for _, name := range f.Order {
+		l := f.Languages[name]
+		if l == nil {
+			continue
+		}
+		for _, r := range l.RiseOverSaving {
+			lang, _ := l.FindCompare(r.Workload, r.Concurrency)
+			var cc harness.FrontCompare
+			if f.CChild != nil {
+				cc, _ = f.CChild.FindCompare(r.Workload, r.Concurrency)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s / %s | %s | %s |\n", name, r.Workload, num(lang.TimeSavedUs.Median), num(cc.TimeSavedUs.Median),
+				bracketed(r.ExcessUs, true, ""), bracketed(r.Share, r.Share.N > 0, "×"))
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| language | target | this run | goal | met |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for _, name := range f.Order {
+		l := f.Languages[name]
+		if l == nil {
+			fmt.Fprintf(w, "| %s | not measured | – | – | **no** |\n", name)
+			continue
+		}
+		for _, t := range l.Targets {
+			fmt.Fprintf(w, "| %s ", name)
+			targetRows(w, []harness.Target{t})
+		}
+	}
+	fmt.Fprintln(w)
+	if ok, missed := f.GoalMet(); ok {
+		fmt.Fprintln(w, "Issue 29's language goal: **met** in every language measured.")
+	} else {
+		fmt.Fprintf(w, "Issue 29's language goal: **not met** in %s.\n", strings.Join(missed, ", "))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "The `-front off` command lines:")
+	fmt.Fprintln(w)
+	if f.CChild != nil {
+		fmt.Fprintf(w, "- watchdog + C child: `%s`\n", strings.Join(f.CChild.NetHTTPCommand, " "))
+	}
+	for _, name := range f.Order {
+		if l := f.Languages[name]; l != nil {
+			fmt.Fprintf(w, "- %s: `%s`\n", name, strings.Join(l.NetHTTPCommand, " "))
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// frontRows writes a pair's rows, by workload and concurrency.
+func frontRows(w io.Writer, name string, p *harness.FrontPair) {
+	if p == nil {
+		return
+	}
+	for _, wl := range []harness.Workload{harness.Hello, harness.Echo1K} {
+		for _, c := range []string{"c1", "c8"} {
+			on, off := p.Front[wl][c], p.NetHTTP[wl][c]
+			if on == nil && off == nil {
+				continue
+			}
+			cmp, ok := p.FindCompare(wl, c)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %s / %s | %s |\n", name, wl, strings.TrimPrefix(c, "c"),
+				rps(on), rps(off), bracketed(cmp.RPSRatio, ok, "×"), bracketed(cmp.TimeSavedUs, ok, ""),
+				hostCPU(on, false), hostCPU(off, false), bracketed(cmp.TreeCPUSavedUs, ok && cmp.TreeCPUSavedUs.N > 0, ""),
+				hostCPU(on, true), hostCPU(off, true), bracketed(cmp.WatchdogCPUSavedUs, ok && cmp.WatchdogCPUSavedUs.N > 0, ""))
+		}
+	}
+}
+
+// bracketed prints a median [min, max] (the median alone for one repetition), with a unit
+// after the median.
+func bracketed(s harness.Spread, ok bool, unit string) string {
+	if !ok {
+		return "–"
+	}
+	if s.N > 1 {
+		return fmt.Sprintf("%s%s [%s, %s]", num(s.Median), unit, num(s.Min), num(s.Max))
+	}
+	return num(s.Median) + unit
+}
+
+// hostCPU is a configuration's median CPU µs per request: its whole tree's, or with watchdog
+// the front process's (the watchdog) alone.
+func hostCPU(f *harness.Figures, watchdog bool) string {
+	if f == nil || f.Host == nil {
+		return "–"
+	}
+	if watchdog {
+		return num(f.Host.FrontCPUus.Median)
+	}
+	return num(f.Host.TreeCPUus.Median)
+}
