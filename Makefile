@@ -217,6 +217,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # SCENARIOS=fork runs only Python's fork mode against exec mode (bench/README.md, "Fork mode");
 # SCENARIOS=lanes only 1 worker × 32 lanes against 32 workers × 1 lane (bench/README.md, "Lanes");
 # SCENARIOS=isolation only Python's isolation=request against a warm pool and fork+exec (bench/README.md, "Isolation").
+# SCENARIOS=front only each language and the C child with the watchdog's front and with -front off (bench/README.md, "The front against net/http"; not in the default run).
 bench: bench-build
 	bench/bin/afterburn-bench $(if $(QUICK),-quick) $(if $(LANGS),-langs $(LANGS)) $(if $(SCENARIOS),-scenarios $(SCENARIOS))
 
