@@ -164,3 +164,52 @@ def test_parse_rejects(data: bytes, nfds: int, truncated: bool) -> None:
 def test_exit_report(code: int, status: int, want: bytes) -> None:
     assert _control.exited(42, os.waitid_result((42, 0, signal.SIGCHLD, status, code))) == want
 
+
+
+@pytest.mark.parametrize("layout", [
+    (3, 4, 6, 7),  # the usual: the template's own 3 and 4 closed, 5 its control socket
+    (6, 7, 8, 9),  # none in place, none on a target
+    (6, 7, 3, 4),  # on each other's targets: by way of high numbers
+    (4, 3, 2, 1),
+])
+def test_move_fds_puts_each_pipe_on_its_number_with_the_right_inheritance(layout: tuple[int, ...]) -> None:
+    """§2.6: request read end on 3, response write end on 4 (close-on-exec), stdout and
+    stderr log pipes on 1 and 2 (inherited by what the handler starts), wherever they arrive."""
+    from afterburn_runtime import _template
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through its exit status
+        try:
+            os.close(r)
+            pipes = [os.pipe() for _ in range(4)]
+            inos = [os.fstat(p[0]).st_ino for p in pipes]
+            high = [os.dup(p[0]) + 100 for p in pipes]  # numbers out of the way first
+            for p, h in zip(pipes, high):
+                os.dup2(p[0], h)
+            for p in pipes:
+                os.close(p[0])
+                os.close(p[1])
+            for h, fd in zip(high, layout):
+                os.dup2(h, fd, inheritable=False)  # as MSG_CMSG_CLOEXEC delivers them
+                os.close(h)
+            _template._move_fds(list(layout))
+            got = [(os.fstat(t).st_ino, os.get_inheritable(t)) for t in (3, 4, 1, 2)]
+            want = list(zip(inos, (False, False, True, True)))
+            moved_away = [fd for fd in layout if fd not in (1, 2, 3, 4) and _open(fd)]
+            os.write(w, repr((got == want, moved_away)).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    report = os.read(r, 1024).decode()
+    os.close(r)
+    os.waitpid(pid, 0)
+    assert report == "(True, [])", report
+
+
+def _open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True

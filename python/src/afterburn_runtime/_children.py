@@ -28,8 +28,7 @@ class Children:
 
     def add(self, pid: int) -> None:
         """Watches a worker just forked. Raises OSError when no pidfd can be opened."""
-        fd = os.pidfd_open(pid)
-        os.set_inheritable(fd, False)
+        fd = os.pidfd_open(pid)  # close-on-exec, as pidfd_open(2) always makes it
         self.watched[fd] = pid
         self.poller.register(fd, select.POLLIN)
 

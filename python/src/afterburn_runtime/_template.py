@@ -112,7 +112,8 @@ class Template:
 
     def _receive(self) -> tuple[bytes, list[int], bool]:
         try:
-            data, ancdata, flags, _ = self.sock.recvmsg(_control.MAX_MESSAGE, _ANC_SPACE)
+            # Close-on-exec from the start: the template never execs, but _move_fds counts on it.
+            data, ancdata, flags, _ = self.sock.recvmsg(_control.MAX_MESSAGE, _ANC_SPACE, socket.MSG_CMSG_CLOEXEC)
         except ConnectionResetError:
             return b"", [], False  # the control socket ended
         fds: list[int] = []
@@ -243,15 +244,7 @@ def _become_worker(request: _control.ForkRequest, fds: list[int], template: Temp
     """§2.6 "The worker, before it runs any user code"."""
     slot = request.slot
     os.setpgid(0, 0)  # §2.1: a process group of its own, which the watchdog signals whole
-    # Move the four descriptors onto 3, 4, 1 and 2 by way of numbers above them all, so no
-    # dup2 lands on a descriptor still to be moved.
-    high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in fds]
-    _close_all(fds)
-    for fd, target in zip(high, (3, 4, 1, 2)):
-        # The log pipes stay inheritable (processes the handler starts log too); the
-        # protocol pipes do not (they must not keep the watchdog's pipes open, §2.4).
-        os.dup2(fd, target, inheritable=target <= 2)
-        os.close(fd)
+    _move_fds(fds)
     template.sock.close()  # a close, not a shutdown: the template's socket goes on
     keep = {0, 1, 2, 3, 4}
     aio = sys.modules.get("afterburn_runtime._aio")
@@ -281,6 +274,30 @@ def _become_worker(request: _control.ForkRequest, fds: list[int], template: Temp
         tb = "".join(traceback.format_exception(type(cause), cause, cause.__traceback__))
         _state.log(f"afterburn: worker {slot}: {e}\n{tb}")
         raise SystemExit(1) from None
+
+
+def _move_fds(fds: list[int]) -> None:
+    """Moves the four descriptors of a fork request onto 3, 4, 1 and 2 (§2.6). They arrive
+    close-on-exec (MSG_CMSG_CLOEXEC); the log pipes are made inheritable (processes the
+    handler starts log too), the protocol pipes stay close-on-exec (they must not keep the
+    watchdog's pipes open, §2.4). Where no descriptor to move sits on a target of another
+    (the usual 3, 4, 6, 7: the template's own 3 and 4 are closed), each moves in place with
+    one dup2 and one close, none for one already in place; otherwise by way of numbers above
+    them all, so no dup2 lands on a descriptor still to be moved."""
+    targets = (3, 4, 1, 2)
+    if all(fd == target or fd not in targets for fd, target in zip(fds, targets)):
+        for fd, target in zip(fds, targets):
+            if fd != target:
+                os.dup2(fd, target, inheritable=target <= 2)
+                os.close(fd)
+            elif target <= 2:
+                os.set_inheritable(fd, True)
+        return
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in fds]
+    _close_all(fds)
+    for fd, target in zip(high, targets):
+        os.dup2(fd, target, inheritable=target <= 2)
+        os.close(fd)
 
 
 def _close_others(keep: set[int]) -> None:
