@@ -46,6 +46,7 @@ the first time the reason is logged.
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -121,6 +122,20 @@ class Armed:
                 self.interrupt()
 
 
+# The main thread's ident (a property call less per exchange than main_thread().ident),
+# renewed in a forked child, whose main thread is the one that forked (threading's own
+# after-fork handler, registered before this one, has run by then).
+_main_ident = threading.main_thread().ident
+
+
+def _renew_main_ident() -> None:
+    global _main_ident
+    _main_ident = threading.main_thread().ident
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_renew_main_ident)
+
 # The exchange whose alarm is armed, on the main thread; None between exchanges.
 _current: Armed | None = None
 # When the process's ITIMER_REAL goes off (time.monotonic()), as this module last set it;
@@ -177,9 +192,10 @@ def arm(req: Request) -> Armed | None:
     """Arms the alarm for an exchange whose handler is about to run on this thread; None
     when it cannot be (see the module doc), and the handler then has the flag only."""
     global _current, _warned
-    if req.deadline is None or get_ident() != threading.main_thread().ident:
+    if req.deadline is None or get_ident() != _main_ident:
         return None
-    why = _why_unusable()
+    # The usual case inline: usable, and SIGALRM's handler is still this module's.
+    why = "" if _unusable == "" and _raw.getsignal(_SIGALRM) is _on_alarm else _why_unusable()
     if why:
         if not _warned:
             _warned = True
@@ -238,7 +254,7 @@ def after_fork() -> None:
 
 def current() -> Armed | None:
     """The armed exchange on this thread, for the event loop to pause it."""
-    if get_ident() != threading.main_thread().ident:
+    if get_ident() != _main_ident:
         return None
     return _current
 

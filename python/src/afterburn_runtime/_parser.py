@@ -68,7 +68,7 @@ class RequestHead:
     """
 
     __slots__ = ("method", "target", "path", "query", "http_version", "fields",
-                 "content_length", "chunked", "request_id", "timeout_ms", "handshake", "exchange")
+                 "content_length", "chunked", "request_id", "timeout_ms", "handshake", "exchange", "has_body")
 
     def __init__(self, method: str, target: str, path: str, query: str, http_version: str,
                  fields: list[tuple[str, str]], content_length: int | None = None, chunked: bool = False,
@@ -86,10 +86,8 @@ class RequestHead:
         self.timeout_ms = timeout_ms
         self.handshake = handshake
         self.exchange = exchange
-
-    @property
-    def has_body(self) -> bool:
-        return self.chunked or bool(self.content_length)
+        # Whether a body follows the head (an attribute, not a property: read per exchange).
+        self.has_body = chunked or bool(content_length)
 
 
 class EndOfMessage:
