@@ -69,6 +69,13 @@ export interface ServeOptions {
    * used. An integer of at least 1; default 1024 (defaultMaxLanes).
    */
   maxLanes?: number;
+  /**
+   * The lanes this worker prefers when the watchdog offers lanes (its default, `lanes=auto`,
+   * §2.5), stated as AfterBurn-Streams-Preferred: min(K, maxLanes, preferredLanes) are used.
+   * 1 serves one exchange at a time. An integer of at least 1; default 8
+   * (defaultPreferredLanes); the environment's AFTERBURN_NODE_PREFERRED_LANES wins over it.
+   */
+  preferredLanes?: number;
 }
 
 /** A Response from this package (undici's classes) or from Node's global copy. */
@@ -274,6 +281,8 @@ export const version: string;
 export const protocolVersion: string;
 /** The maxLanes of serve and serveListener when none is given: 1024. */
 export const defaultMaxLanes: number;
+/** The preferredLanes of serve and serveListener when none is given: 8. */
+export const defaultPreferredLanes: number;
 
 // undici's classes: the requests serve() makes are instances of these.
 export const Request: typeof undici.Request;

@@ -14,22 +14,27 @@
 //                                                       2.0), Knative's CloudEvents (§13)
 //   onShutdown(async () => ...)                         runs before the worker exits (§9.4)
 //
-// Both take { maxLanes }: the most exchanges served at once when the watchdog gives the
-// worker several lanes (PROTOCOL.md §2.5; 1024 by default).
+// Both take { maxLanes, preferredLanes }: the most exchanges served at once when the
+// watchdog gives the worker several lanes (PROTOCOL.md §2.5; 1024 by default), and how many
+// it prefers when the watchdog offers lanes (its default, lanes=auto; 8 by default, 1 to
+// serve one exchange at a time).
 
 const { run, onShutdown } = require('./lib/child');
 const { kContext } = require('./lib/context');
-const { LIBRARY_VERSION, PROTOCOL_VERSION, DEFAULT_MAX_LANES } = require('./lib/protocol');
+const { LIBRARY_VERSION, PROTOCOL_VERSION, DEFAULT_MAX_LANES, DEFAULT_PREFERRED_LANES } = require('./lib/protocol');
 
-// serve's options: { maxLanes }, the AfterBurn-Streams this worker states (§2.5).
+// serve's options: { maxLanes }, the AfterBurn-Streams this worker states, and
+// { preferredLanes }, its AfterBurn-Streams-Preferred when offered lanes (§2.5).
 function runOptions(options, name) {
-  if (options === undefined) return { maxLanes: DEFAULT_MAX_LANES };
+  if (options === undefined) return { maxLanes: DEFAULT_MAX_LANES, preferredLanes: DEFAULT_PREFERRED_LANES };
   if (options === null || typeof options !== 'object') throw new TypeError(`afterburn: ${name}'s options must be an object`);
-  const { maxLanes = DEFAULT_MAX_LANES } = options;
-  if (!Number.isSafeInteger(maxLanes) || maxLanes < 1) {
-    throw new RangeError(`afterburn: ${name}: maxLanes must be an integer of at least 1, not ${String(maxLanes)}`);
+  const { maxLanes = DEFAULT_MAX_LANES, preferredLanes = DEFAULT_PREFERRED_LANES } = options;
+  for (const [key, value] of [['maxLanes', maxLanes], ['preferredLanes', preferredLanes]]) {
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new RangeError(`afterburn: ${name}: ${key} must be an integer of at least 1, not ${String(value)}`);
+    }
   }
-  return { maxLanes };
+  return { maxLanes, preferredLanes };
 }
 
 /**
@@ -37,7 +42,8 @@ function runOptions(options, name) {
  * The handler gets undici's Request and a context, and returns a Response (from this
  * package's exports, from undici, or Node's global one) or a promise of one.
  * @param {Function} handler
- * @param {{maxLanes?: number}} [options] maxLanes: the most lanes served at once (§2.5)
+ * @param {{maxLanes?: number, preferredLanes?: number}} [options] maxLanes: the most lanes
+ *   served at once; preferredLanes: how many when the watchdog offers lanes (§2.5)
  */
 function serve(handler, options) {
   if (typeof handler !== 'function') throw new TypeError('afterburn: serve(handler) needs a function');
@@ -50,14 +56,14 @@ function serve(handler, options) {
  * too: its 'request' listeners are used.
  */
 function serveListener(listener, options) {
-  const { maxLanes } = runOptions(options, 'serveListener');
+  const options_ = runOptions(options, 'serveListener');
   if (listener && typeof listener.listeners === 'function' && typeof listener.listen === 'function' &&
       typeof listener.emit === 'function' && listener.listeners('request').length > 0) {
     const server = listener;
     listener = (req, res) => server.emit('request', req, res);
   }
   if (typeof listener !== 'function') throw new TypeError('afterburn: serveListener(listener) needs a function');
-  run((req, res) => listener(req, res), { maxLanes });
+  run((req, res) => listener(req, res), options_);
 }
 
 /**
@@ -81,6 +87,7 @@ module.exports = {
   cloudevents: (handler) => require('./lib/shape-cloudevents').cloudevents(handler),
   version: LIBRARY_VERSION,
   defaultMaxLanes: DEFAULT_MAX_LANES,
+  defaultPreferredLanes: DEFAULT_PREFERRED_LANES,
   protocolVersion: PROTOCOL_VERSION,
 };
 

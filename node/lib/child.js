@@ -6,10 +6,10 @@
 // requests; non-zero after a framing error, §8.8, or a response left incomplete, §8.3).
 
 const fs = require('node:fs');
-const { limitsFromEnv, streamsFromEnv, logFormatFromEnv } = require('./config');
+const { limitsFromEnv, streamsFromEnv, preferredLanesFromEnv, logFormatFromEnv } = require('./config');
 const { protocolDescriptors, checkProtocolPipes, openInput, openOutput, openLaneOutput } = require('./fds');
 const { CancelLines, InFlight } = require('./cancel');
-const { DEFAULT_MAX_LANES } = require('./protocol');
+const { DEFAULT_MAX_LANES, DEFAULT_PREFERRED_LANES } = require('./protocol');
 
 /** One write per record, so records from concurrent writers never interleave (§8.3). */
 function logToStderr(text) {
@@ -34,19 +34,22 @@ function isRunning() {
  * pipes, then exits. Only one server per process.
  * @param {Function} handle a fetch-style handler `(request, ctx)` when fetch is true
  *   (lib/fetch-connection.js), else `(req, res, ctx)` on Node's http.Server (lib/connection.js)
- * @param {{fetch?: boolean, env?: object, maxLanes?: number}} [options]
+ * @param {{fetch?: boolean, env?: object, maxLanes?: number, preferredLanes?: number}} [options]
  */
-function run(handle, { fetch = false, env = process.env, maxLanes = DEFAULT_MAX_LANES } = {}) {
+function run(handle, { fetch = false, env = process.env, maxLanes = DEFAULT_MAX_LANES,
+  preferredLanes = DEFAULT_PREFERRED_LANES } = {}) {
   if (running) throw new Error('afterburn: serve was called twice; a worker serves one handler');
   running = true;
 
   let limits;
   let fds;
   let streams;
+  let preferred;
   try {
     limits = limitsFromEnv(env);
     fds = protocolDescriptors(env);
     streams = streamsFromEnv(env);
+    preferred = preferredLanesFromEnv(env) ?? preferredLanes;
     checkProtocolPipes(fds, streams);
   } catch (err) {
     // PROTOCOL.md §2.3, §2.5: a bad AFTERBURN_FDS or lane variable, or descriptors that are
@@ -55,12 +58,18 @@ function run(handle, { fetch = false, env = process.env, maxLanes = DEFAULT_MAX_
     process.exit(2);
   }
 
-  // §2.5: lanes 1 to L = min(K, maxLanes) are served; the library closes the others.
+  // §2.5: lanes 1 to L = min(K, maxLanes) are served, min(K, maxLanes, preferred) of an
+  // offer (lanes=auto); the library closes the others. One lane of an offer is one lane
+  // exactly as without lanes: its cancel pipe is closed too (the watchdog writes none).
   const lanes = [[fds.input, fds.output], ...streams.lanes];
-  const used = Math.min(lanes.length, maxLanes);
+  const used = Math.min(lanes.length, maxLanes, streams.offered ? preferred : Infinity);
   for (const [input, output] of lanes.slice(used)) {
     closeQuietly(input);
     closeQuietly(output);
+  }
+  if (streams.offered && used === 1 && streams.cancel !== null) {
+    closeQuietly(streams.cancel);
+    streams.cancel = null;
   }
 
   // Unhandled rejections outside a request are logged, not fatal (Node's default would
@@ -78,7 +87,10 @@ function run(handle, { fetch = false, env = process.env, maxLanes = DEFAULT_MAX_
   const Core = fetch ? require('./fetch-core').fetchCore() : require('./connection').Connection;
   // The fetch core reads in place into one buffer; the listener cores keep every chunk.
   const inPlace = Core.readsInPlace === true;
-  const common = { Core, inPlace, handle, limits, maxLanes, inFlight, logFormat: logFormatFromEnv(env) };
+  const common = {
+    Core, inPlace, handle, limits, maxLanes, inFlight, logFormat: logFormatFromEnv(env),
+    preferredLanes: streams.offered ? preferred : null, // AfterBurn-Streams-Preferred (§2.5)
+  };
 
   if (used === 1) {
     // One lane: today's worker, byte for byte. Writes go straight into the pipe (openOutput),
@@ -180,7 +192,7 @@ function openOrExit(input, output, openWriter) {
  * One lane: reads its request pipe into a core that writes to `writer`; `end(code)` is
  * called once when the core stops. Returns the core and the request pipe's reader.
  */
-function serveLane(input, writer, { Core, inPlace: readInPlace, handle, limits, maxLanes, inFlight, logFormat }, end) {
+function serveLane(input, writer, { Core, inPlace: readInPlace, handle, limits, maxLanes, preferredLanes, inFlight, logFormat }, end) {
   // A fetch-style worker reads the request pipe into one buffer, used again and again, and
   // hands each read to the core in place: no allocation and no stream machinery per
   // request. A new buffer is taken only after a read the core keeps part of (a body it
@@ -234,6 +246,7 @@ function serveLane(input, writer, { Core, inPlace: readInPlace, handle, limits, 
     pauseInput: () => reader.pause(),
     resumeInput: () => reader.resume(),
     maxLanes,
+    preferredLanes,
     inFlight,
     logFormat,
   });

@@ -49,25 +49,33 @@ function fdsFromEnv(env) {
  * PROTOCOL.md §2.5: the descriptors of lanes 2 to K (request, response pairs) and of the
  * cancel pipe. Both variables are absent when the watchdog asks for one lane; a value that
  * is not an even number of decimal descriptors (AFTERBURN_STREAM_FDS) or not one
- * (AFTERBURN_STREAM_CANCEL_FD) is refused, as §2.2 refuses a bad AFTERBURN_FDS.
- * @returns {{lanes: Array<[number, number]>, cancel: number | null}}
+ * (AFTERBURN_STREAM_CANCEL_FD) is refused, as §2.2 refuses a bad AFTERBURN_FDS. Under the
+ * watchdog's lanes=auto the lanes are an offer, named by AFTERBURN_STREAM_OFFER_FDS and
+ * AFTERBURN_STREAM_OFFER_CANCEL_FD instead (`offered` is then true): the worker serves as
+ * many as it prefers. The watchdog sets one pair or the other, never both.
+ * @returns {{lanes: Array<[number, number]>, cancel: number | null, offered: boolean}}
  */
 function streamsFromEnv(env) {
-  const raw = env.AFTERBURN_STREAM_FDS;
+  const given = env.AFTERBURN_STREAM_FDS;
+  const offered = (given === undefined || given === '') &&
+    env.AFTERBURN_STREAM_OFFER_FDS !== undefined && env.AFTERBURN_STREAM_OFFER_FDS !== '';
+  const fdsName = offered ? 'AFTERBURN_STREAM_OFFER_FDS' : 'AFTERBURN_STREAM_FDS';
+  const cancelName = offered ? 'AFTERBURN_STREAM_OFFER_CANCEL_FD' : 'AFTERBURN_STREAM_CANCEL_FD';
+  const raw = env[fdsName];
   const lanes = [];
   if (raw !== undefined && raw !== '') {
     const parts = raw.split(',');
     if (parts.length % 2 !== 0 || !parts.every((p) => /^[0-9]{1,9}$/.test(p))) {
-      throw new ConfigError(`bad AFTERBURN_STREAM_FDS in environment: ${JSON.stringify(raw)}; ` +
+      throw new ConfigError(`bad ${fdsName} in environment: ${JSON.stringify(raw)}; ` +
         'want an even number of descriptors like "5,6,7,8"');
     }
     for (let i = 0; i < parts.length; i += 2) lanes.push([Number(parts[i]), Number(parts[i + 1])]);
   }
-  const rawCancel = env.AFTERBURN_STREAM_CANCEL_FD;
+  const rawCancel = env[cancelName];
   let cancel = null;
   if (rawCancel !== undefined && rawCancel !== '') {
     if (!/^[0-9]{1,9}$/.test(rawCancel)) {
-      throw new ConfigError(`bad AFTERBURN_STREAM_CANCEL_FD in environment: ${JSON.stringify(rawCancel)}; want one descriptor like "9"`);
+      throw new ConfigError(`bad ${cancelName} in environment: ${JSON.stringify(rawCancel)}; want one descriptor like "9"`);
     }
     cancel = Number(rawCancel);
   }
@@ -76,10 +84,24 @@ function streamsFromEnv(env) {
   const all = lanes.flat().concat(cancel === null ? [] : [cancel]);
   const bad = all.find((fd, i) => fd <= 2 || all.indexOf(fd) !== i);
   if (bad !== undefined) {
-    throw new ConfigError(`bad AFTERBURN_STREAM_FDS or AFTERBURN_STREAM_CANCEL_FD in environment: descriptor ${bad} ` +
+    throw new ConfigError(`bad ${fdsName} or ${cancelName} in environment: descriptor ${bad} ` +
       `is ${bad <= 2 ? 'one of stdio\'s' : 'named twice'}`);
   }
-  return { lanes, cancel };
+  return { lanes, cancel, offered };
+}
+
+/**
+ * AFTERBURN_NODE_PREFERRED_LANES: the lanes this worker prefers when the watchdog offers
+ * some (§2.5), over serve's `preferredLanes`; 1 serves one exchange at a time, as before.
+ * @returns {number | null} null when unset
+ */
+function preferredLanesFromEnv(env) {
+  const raw = env.AFTERBURN_NODE_PREFERRED_LANES;
+  if (raw === undefined || raw === '') return null;
+  if (!/^[0-9]{1,9}$/.test(raw) || Number(raw) < 1) {
+    throw new ConfigError(`bad AFTERBURN_NODE_PREFERRED_LANES in environment: ${JSON.stringify(raw)}; want a number of lanes, at least 1`);
+  }
+  return Number(raw);
 }
 
 /**
@@ -92,4 +114,4 @@ function logFormatFromEnv(env) {
   return env.AFTERBURN_LOG_FORMAT === 'json' ? 'json' : 'text';
 }
 
-module.exports = { limitsFromEnv, fdsFromEnv, streamsFromEnv, logFormatFromEnv, ConfigError, DEFAULT_MAX_HEAD, HEAD_SLACK };
+module.exports = { limitsFromEnv, fdsFromEnv, streamsFromEnv, preferredLanesFromEnv, logFormatFromEnv, ConfigError, DEFAULT_MAX_HEAD, HEAD_SLACK };

@@ -83,6 +83,8 @@ class Connection extends Lifecycle {
    * @param {() => void} [options.pauseInput] called when the parser wants no more bytes for now
    * @param {() => void} [options.resumeInput] called when it wants bytes again
    * @param {number} [options.maxLanes] the AfterBurn-Streams of the handshake reply (§2.5)
+   * @param {number | null} [options.preferredLanes] its AfterBurn-Streams-Preferred, when
+   *   the watchdog offered lanes (lanes=auto, §2.5); null otherwise
    * @param {import('./cancel').InFlight | null} [options.inFlight] where exchanges are
    *   tracked by token for the cancel pipe (§2.5), or null
    * @param {'text' | 'json'} [options.logFormat] ctx.log's lines (AFTERBURN_LOG_FORMAT)
@@ -90,7 +92,7 @@ class Connection extends Lifecycle {
   constructor(options) {
     const { limits } = options;
     super(options, new FrameGuard(limits));
-    this.handshakeHead = handshakeReply(this.maxLanes).fields.flat();
+    this.handshakeHead = handshakeReply(this.maxLanes, this.preferredLanes).fields.flat();
     this.dispatched = 0; // requests handed to _onRequest
     this.open = new Set(); // exchanges whose response has not finished
 

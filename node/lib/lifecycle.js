@@ -43,7 +43,7 @@ class Lifecycle {
    * @param {import('./guard').FrameGuard} guard the core's guard, which sees every byte first
    */
   constructor({ handle, sink, log, pauseInput = () => {}, resumeInput = () => {},
-    maxLanes = DEFAULT_MAX_LANES, inFlight = null, logFormat = 'text' }, guard) {
+    maxLanes = DEFAULT_MAX_LANES, preferredLanes = null, inFlight = null, logFormat = 'text' }, guard) {
     this.guard = guard;
     this.handle = handle;
     this.sink = sink;
@@ -51,6 +51,7 @@ class Lifecycle {
     this.pauseInput = pauseInput;
     this.resumeInput = resumeInput;
     this.maxLanes = maxLanes;
+    this.preferredLanes = preferredLanes; // answered to an offer of lanes only (§2.5)
     this.inFlight = inFlight;
     this.logFormat = logFormat;
 
@@ -124,7 +125,7 @@ class Lifecycle {
    * worker, whatever its lanes (§2.5).
    */
   _handshake(ex, offered) {
-    const answer = answerHandshake(offered, ex.exchange, this.maxLanes);
+    const answer = answerHandshake(offered, ex.exchange, this.maxLanes, this.preferredLanes);
     if (answer.ok) return answer;
     this.log(answer.record);
     this.refused = true;

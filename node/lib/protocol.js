@@ -15,30 +15,42 @@ const PROTOCOL_VERSION = '1'; // the one version of PROTOCOL.md this library spe
 // is what usually decides (L = min(K, N)), so the default only has to be out of its way.
 const DEFAULT_MAX_LANES = 1024;
 
+// §2.5: the lanes a worker prefers when the watchdog offers them (its `lanes=auto`, the
+// default): handlers on one event loop are written for concurrency, as with Node's `http`.
+// Eight is where one worker stops gaining at c=8 (README.md, "Lanes by default"); serve's
+// `preferredLanes` or AFTERBURN_NODE_PREFERRED_LANES change it, 1 keeps one exchange at a time.
+const DEFAULT_PREFERRED_LANES = 8;
+
 // §3.2: the reply. `exchange`: this library echoes every request's token (§4.6); `streams`
 // with AfterBurn-Streams: it serves up to that many lanes (§2.5). Both are sent whether or
 // not the watchdog gave the worker more than one lane: it ignores them then.
-function handshakeFields(maxLanes) {
+// AfterBurn-Streams-Preferred answers an offer of lanes (lanes=auto, §2.5), and only an offer.
+function handshakeFields(maxLanes, preferred) {
   return [
     ['AfterBurn-Protocol', PROTOCOL_VERSION],
     ['AfterBurn-Library', `node/${LIBRARY_VERSION}`],
     ['AfterBurn-Capabilities', 'exchange, streams'],
     ['AfterBurn-Streams', String(maxLanes)],
+    ...(preferred === null ? [] : [['AfterBurn-Streams-Preferred', String(Math.min(preferred, maxLanes))]]),
     ['Content-Length', '0'],
   ];
 }
 
-const handshakes = new Map(); // maxLanes -> {fields, lines, reply}: one per worker in practice
+const handshakes = new Map(); // `${maxLanes} ${preferred}` -> {fields, lines, reply}: one per worker in practice
 
-/** The handshake reply's parts for a worker serving up to maxLanes lanes, made once. */
-function handshakeReply(maxLanes = DEFAULT_MAX_LANES) {
-  let hs = handshakes.get(maxLanes);
+/**
+ * The handshake reply's parts for a worker serving up to maxLanes lanes, made once;
+ * `preferred` is the lanes it prefers when offered some (§2.5), null when not offered.
+ */
+function handshakeReply(maxLanes = DEFAULT_MAX_LANES, preferred = null) {
+  const key = `${maxLanes} ${preferred}`;
+  let hs = handshakes.get(key);
   if (hs === undefined) {
-    const fields = Object.freeze(handshakeFields(maxLanes));
+    const fields = Object.freeze(handshakeFields(maxLanes, preferred));
     const lines = fields.map(([n, v]) => `${n}: ${v}\r\n`).join('');
     // The first handshake carries no token (§4.6): the same bytes every time.
     hs = { fields, lines, reply: Buffer.from(`HTTP/1.1 200 OK\r\n${lines}\r\n`, 'latin1') };
-    handshakes.set(maxLanes, hs);
+    handshakes.set(key, hs);
   }
   return hs;
 }
@@ -50,12 +62,13 @@ function handshakeReply(maxLanes = DEFAULT_MAX_LANES) {
  * @param {string} offered the AfterBurn-Handshake value
  * @param {string | null} token the handshake's AfterBurn-Exchange, or null
  * @param {number} [maxLanes] the AfterBurn-Streams value (§2.5)
+ * @param {number | null} [preferred] the AfterBurn-Streams-Preferred value, null when not offered lanes
  * @returns {{ok: boolean, bytes: Buffer, record?: string}}
  */
-function answerHandshake(offered, token, maxLanes = DEFAULT_MAX_LANES) {
+function answerHandshake(offered, token, maxLanes = DEFAULT_MAX_LANES, preferred = null) {
   const versions = offered.split(',').map((v) => v.trim());
   if (versions.includes(PROTOCOL_VERSION)) {
-    const hs = handshakeReply(maxLanes);
+    const hs = handshakeReply(maxLanes, preferred);
     const bytes = token === null ? hs.reply
       : Buffer.from(`HTTP/1.1 200 OK\r\n${exchangeLine(token)}${hs.lines}\r\n`, 'latin1');
     return { ok: true, bytes };
@@ -92,5 +105,5 @@ function safeString(value) {
 }
 
 module.exports = {
-  LIBRARY_VERSION, PROTOCOL_VERSION, DEFAULT_MAX_LANES, handshakeReply, answerHandshake, handlerFailureRecord,
+  LIBRARY_VERSION, PROTOCOL_VERSION, DEFAULT_MAX_LANES, DEFAULT_PREFERRED_LANES, handshakeReply, answerHandshake, handlerFailureRecord,
 };

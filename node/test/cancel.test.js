@@ -6,7 +6,7 @@
 
 const { CancelLines, InFlight } = require('../lib/cancel');
 const { RequestContext } = require('../lib/context');
-const { streamsFromEnv } = require('../lib/config');
+const { streamsFromEnv, preferredLanesFromEnv } = require('../lib/config');
 const { runConnection } = require('./support/core');
 const { Connection } = require('../lib/connection');
 const { FetchConnection } = require('../lib/fetch-connection');
@@ -139,10 +139,12 @@ describe('RequestContext.log', () => {
 
 describe('streamsFromEnv (§2.5)', () => {
   test.each([
-    [{}, { lanes: [], cancel: null }],
-    [{ AFTERBURN_STREAM_FDS: '', AFTERBURN_STREAM_CANCEL_FD: '' }, { lanes: [], cancel: null }],
-    [{ AFTERBURN_STREAM_FDS: '5,6', AFTERBURN_STREAM_CANCEL_FD: '7' }, { lanes: [[5, 6]], cancel: 7 }],
-    [{ AFTERBURN_STREAM_FDS: '5,6,7,8', AFTERBURN_STREAM_CANCEL_FD: '9' }, { lanes: [[5, 6], [7, 8]], cancel: 9 }],
+    [{}, { lanes: [], cancel: null, offered: false }],
+    [{ AFTERBURN_STREAM_FDS: '', AFTERBURN_STREAM_CANCEL_FD: '' }, { lanes: [], cancel: null, offered: false }],
+    [{ AFTERBURN_STREAM_FDS: '5,6', AFTERBURN_STREAM_CANCEL_FD: '7' }, { lanes: [[5, 6]], cancel: 7, offered: false }],
+    [{ AFTERBURN_STREAM_FDS: '5,6,7,8', AFTERBURN_STREAM_CANCEL_FD: '9' }, { lanes: [[5, 6], [7, 8]], cancel: 9, offered: false }],
+    // lanes=auto's offer (§2.5)
+    [{ AFTERBURN_STREAM_OFFER_FDS: '5,6,7,8', AFTERBURN_STREAM_OFFER_CANCEL_FD: '9' }, { lanes: [[5, 6], [7, 8]], cancel: 9, offered: true }],
   ])('%j', (env, want) => {
     expect(streamsFromEnv(env)).toEqual(want);
   });
@@ -157,8 +159,18 @@ describe('streamsFromEnv (§2.5)', () => {
     { AFTERBURN_STREAM_FDS: '0,6' },
     { AFTERBURN_STREAM_CANCEL_FD: 'x' },
     { AFTERBURN_STREAM_CANCEL_FD: '2' },
+    { AFTERBURN_STREAM_OFFER_FDS: '5,6,7' },
+    { AFTERBURN_STREAM_OFFER_FDS: '5,6', AFTERBURN_STREAM_OFFER_CANCEL_FD: '5' },
   ])('refuses %j', (env) => {
     expect(() => streamsFromEnv(env)).toThrow(/^afterburn: bad AFTERBURN_STREAM_/);
+  });
+
+  test.each([['1', 1], ['8', 8], ['', null]])('AFTERBURN_NODE_PREFERRED_LANES=%j is %p', (raw, want) => {
+    expect(preferredLanesFromEnv({ AFTERBURN_NODE_PREFERRED_LANES: raw })).toBe(want);
+  });
+
+  test.each(['0', 'x', '-1', '1.5'])('refuses AFTERBURN_NODE_PREFERRED_LANES=%j', (raw) => {
+    expect(() => preferredLanesFromEnv({ AFTERBURN_NODE_PREFERRED_LANES: raw })).toThrow(/^afterburn: bad AFTERBURN_NODE_PREFERRED_LANES/);
   });
 });
 

@@ -52,7 +52,40 @@ describe.each(STYLES)('lanes, %s style', (style) => {
     const [reply] = await w.lane(1).responses(1);
     expect([reply.status, field(reply, 'afterburn-capabilities'), field(reply, 'afterburn-streams')])
       .toEqual([200, 'exchange, streams', '1024']);
+    // Lanes given, not offered: no preference is stated (§2.5).
+    expect(field(reply, 'afterburn-streams-preferred')).toBeUndefined();
     expect(await w.endAll()).toEqual({ code: 0, signal: null });
+  });
+
+  test('offered K = 10 lanes (lanes=auto, §2.5) it states AfterBurn-Streams-Preferred: 8, closes lanes 9 and 10 and serves 1 to 8 at once', async () => {
+    const w = start(app, { lanes: 10, offer: true });
+    await withStderr(w, async () => {
+      for (const n of [9, 10]) expect((await w.lane(n).eof()).length).toBe(0);
+      w.lane(1).send(HANDSHAKE);
+      const [reply] = await w.lane(1).responses(1);
+      expect([field(reply, 'afterburn-streams'), field(reply, 'afterburn-streams-preferred')]).toEqual(['1024', '8']);
+      const started = performance.now();
+      for (const l of w.lanes.slice(0, 8)) l.send(get('/sleep?ms=300'));
+      const got = await Promise.all(w.lanes.slice(0, 8).map((l) => l.responses(l.n === 1 ? 2 : 1)));
+      expect(got.map((rs) => json(rs[rs.length - 1]))).toEqual(Array(8).fill({ slept_ms: 300 }));
+      expect(performance.now() - started).toBeLessThan(1500); // one after another: 2400 ms
+      expect(await w.endAll()).toEqual({ code: 0, signal: null });
+    });
+  });
+
+  test('AFTERBURN_NODE_PREFERRED_LANES=1 makes an offer one lane as without lanes: Preferred 1, lanes 2 to K and the cancel pipe closed', async () => {
+    const w = start(app, { lanes: 3, offer: true, env: { AFTERBURN_NODE_PREFERRED_LANES: '1' } });
+    await withStderr(w, async () => {
+      for (const n of [2, 3]) expect((await w.lane(n).eof()).length).toBe(0);
+      w.lane(1).send(HANDSHAKE);
+      const [reply] = await w.lane(1).responses(1);
+      expect(field(reply, 'afterburn-streams-preferred')).toBe('1');
+      expect(() => w.cancel('cancel x\n')).toThrow(/EPIPE/); // no reader left
+      w.lane(1).send(get('/echo/one'));
+      const [r] = (await w.lane(1).responses(2)).slice(1);
+      expect([r.status, json(r).path]).toEqual([200, '/echo/one']);
+      expect(await w.endAll()).toEqual({ code: 0, signal: null });
+    });
   });
 
   test('four requests on four lanes to a 500 ms handler finish together (under 1500 ms)', async () => {
@@ -241,6 +274,12 @@ describe('the fixture on lanes (conformance/README.md: /sleep, /wait-cancel, /ig
       expect(w.stderr().split('\n').sort()).toEqual(['', '[fx-4] hi', 'cancelled fx-3']);
     });
   });
+});
+
+test.each([0, -1, 1.5, '4', Number.NaN])('serve and serveListener refuse preferredLanes %p before serving', (preferredLanes) => {
+  const { serve, serveListener } = require('afterburn-runtime');
+  expect(() => serve(() => null, { preferredLanes })).toThrow(RangeError);
+  expect(() => serveListener(() => null, { preferredLanes })).toThrow(RangeError);
 });
 
 test.each([0, -1, 1.5, '4', Number.NaN])('serve and serveListener refuse maxLanes %p before serving', (maxLanes) => {

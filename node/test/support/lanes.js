@@ -97,11 +97,13 @@ class LaneEnd {
 }
 
 /**
- * Starts a worker (`node ...args`) with `lanes` lanes and a cancel pipe.
+ * Starts a worker (`node ...args`) with `lanes` lanes and a cancel pipe; with `offer`, lanes
+ * 2 to K are lanes=auto's offer (AFTERBURN_STREAM_OFFER_FDS, §2.5).
  * @param {string[]} args node's arguments
- * @param {{lanes: number, env?: object}} options
+ * @param {{lanes: number, offer?: boolean, env?: object}} options
  */
-function startLanes(args, { lanes, env = {} }) {
+function startLanes(args, { lanes, offer = false, env = {} }) {
+  const prefix = offer ? 'AFTERBURN_STREAM_OFFER_' : 'AFTERBURN_STREAM_';
   const requests = makePipes(lanes);
   const responses = makePipes(lanes);
   const [cancel] = makePipes(1);
@@ -119,7 +121,7 @@ function startLanes(args, { lanes, env = {} }) {
       AFTERBURN_PROTOCOL: '1',
       AFTERBURN_FDS: '3,4',
       AFTERBURN_WORKER_ID: '1',
-      ...(lanes > 1 ? { AFTERBURN_STREAM_FDS: streamFds.join(','), AFTERBURN_STREAM_CANCEL_FD: String(3 + 2 * lanes) } : {}),
+      ...(lanes > 1 ? { [`${prefix}FDS`]: streamFds.join(','), [`${prefix}CANCEL_FD`]: String(3 + 2 * lanes) } : {}),
       ...env,
     },
     stdio,

@@ -49,6 +49,7 @@ export async function check(): Promise<void> {
   const options: ServeOptions = { maxLanes: defaultMaxLanes };
   serve(handler, options);
   serveListener(listener, { maxLanes: 32 });
+  serve(handler, { preferredLanes: 1, maxLanes: 16 });
   // @ts-expect-error maxLanes is a number
   serve(handler, { maxLanes: '32' });
   // @ts-expect-error no such option
