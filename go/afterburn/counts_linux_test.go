@@ -24,7 +24,8 @@ import (
 // the workers), context switches and OS threads, and their CPU time (indicative). It
 // runs when AFTERBURN_TEST_COUNTS=N (requests per case). The cases: one worker with one
 // lane at c=1; at c=8, make bench's default (a worker per CPU, one lane each), and one
-// worker with eight lanes. Syscalls need strace on PATH.
+// worker with eight lanes. System calls are counted by perf's raw_syscalls tracepoint,
+// for the workers and the watchdog, where perf can (strace -c on the workers otherwise).
 func TestCounts(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("AFTERBURN_TEST_COUNTS"))
 	if n <= 0 {
@@ -62,6 +63,19 @@ func TestCounts(t *testing.T) {
 			perRequest := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(n) }
 			t.Logf("%s: %d requests, %.0f req/s; per request: workers %.1f µs CPU, %.2f context switches, watchdog %.1f µs CPU; workers' threads: %d",
 				name, n, float64(n)/elapsed.Seconds(), perRequest(cpu), float64(cs)/float64(n), perRequest(wdCPU), threads)
+			if perfCounts() {
+				// Both sides at once, unslowed: the tracepoint counts every call of every
+				// thread without stopping the process, as strace's ptrace does.
+				pw, pd := startPerf(t, workers), startPerf(t, []int{wd.Pid()})
+				load(t, client, wd.Base, tc.c, n)
+				for _, side := range []struct {
+					who string
+					p   *perfStat
+				}{{"workers", pw}, {"watchdog", pd}} {
+					t.Logf("%s: %s: %s", name, side.who, side.p.stop(t).perRequest(n))
+				}
+				return
+			}
 			if _, err := exec.LookPath("strace"); err != nil {
 				return
 			}
@@ -200,4 +214,103 @@ func straceCount(t *testing.T, pids []int, run func()) (calls, errs int64, top s
 		rows = append(rows, fmt.Sprintf("%s %d", name, ncalls))
 	}
 	return calls, errs, strings.Join(rows, ", ")
+}
+
+// perfEvents are what startPerf counts: every system call, the calls a worker's
+// request costs by name, and context switches.
+var perfEvents = []string{"raw_syscalls:sys_enter", "context-switches",
+	"syscalls:sys_enter_read", "syscalls:sys_enter_write", "syscalls:sys_enter_writev",
+	"syscalls:sys_enter_splice", "syscalls:sys_enter_epoll_pwait", "syscalls:sys_enter_futex",
+	"syscalls:sys_enter_nanosleep", "syscalls:sys_enter_sched_yield", "syscalls:sys_enter_ppoll"}
+
+// perfCounts reports whether perf stat can count perfEvents here.
+var perfCounts = sync.OnceValue(func() bool {
+	out, err := exec.Command("perf", "stat", "-x,", "-e", strings.Join(perfEvents, ","), "--", "true").CombinedOutput()
+	return err == nil && !strings.Contains(string(out), "<not supported>") && !strings.Contains(string(out), "<not counted>")
+})
+
+// perfStat is perf stat attached to processes, its counters enabled and disabled
+// through its control descriptors so that they count the requests only.
+type perfStat struct {
+	cmd      *exec.Cmd
+	ctl      *os.File
+	ack      *bufio.Reader
+	out      string
+	counts   map[string]float64
+	disabled bool
+}
+
+func startPerf(t *testing.T, pids []int) *perfStat {
+	t.Helper()
+	ctlR, ctlW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ackR, ackW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ps []string
+	for _, p := range pids {
+		ps = append(ps, strconv.Itoa(p))
+	}
+	p := &perfStat{out: filepath.Join(t.TempDir(), "perf"), ctl: ctlW, ack: bufio.NewReader(ackR)}
+	p.cmd = exec.Command("perf", "stat", "-x,", "-o", p.out, "--control", "fd:3,4", "-D", "-1",
+		"-e", strings.Join(perfEvents, ","), "-p", strings.Join(ps, ","))
+	p.cmd.ExtraFiles = []*os.File{ctlR, ackW}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctlR.Close()
+	ackW.Close()
+	p.command(t, "enable")
+	return p
+}
+
+// command sends perf a control command and waits for its acknowledgement.
+func (p *perfStat) command(t *testing.T, c string) {
+	t.Helper()
+	if _, err := io.WriteString(p.ctl, c+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	// perf ends each acknowledgement with a NUL, read ahead of the next one.
+	if line, err := p.ack.ReadString('\n'); err != nil || strings.Trim(line, "\x00\n") != "ack" {
+		t.Fatalf("perf %s: %q, %v", c, line, err)
+	}
+}
+
+func (p *perfStat) stop(t *testing.T) *perfStat {
+	t.Helper()
+	p.command(t, "disable")
+	p.cmd.Process.Signal(syscall.SIGINT)
+	p.cmd.Wait()
+	b, err := os.ReadFile(p.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.counts = map[string]float64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Split(line, ",")
+		if len(f) < 3 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(f[0], 64); err == nil {
+			p.counts[f[2]] = v
+		}
+	}
+	return p
+}
+
+// perRequest formats the counts divided by n requests.
+func (p *perfStat) perRequest(n int) string {
+	per := func(e string) float64 { return p.counts[e] / float64(n) }
+	var b strings.Builder
+	fmt.Fprintf(&b, "%.2f system calls and %.2f context switches per request (perf):",
+		per("raw_syscalls:sys_enter"), per("context-switches"))
+	for _, e := range perfEvents[2:] {
+		if v := per(e); v >= 0.005 {
+			fmt.Fprintf(&b, " %s %.2f", strings.TrimPrefix(e, "syscalls:sys_enter_"), v)
+		}
+	}
+	return b.String()
 }
