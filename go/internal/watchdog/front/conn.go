@@ -81,8 +81,9 @@ func (c *conn) serve() {
 	}()
 	wait := c.srv.ReadTimeout // the first request's, as net/http's
 	c.first = true
+	afterPOST := false
 	for {
-		n, ok := c.readHead(wait)
+		n, ok := c.readHead(wait, afterPOST)
 		if !ok {
 			return
 		}
@@ -96,6 +97,7 @@ func (c *conn) serve() {
 			return
 		}
 		c.r += n
+		afterPOST = req.Method == http.MethodPost
 		if !c.exchange(p) {
 			return
 		}
@@ -109,11 +111,25 @@ func (c *conn) serve() {
 // length. It returns false when the connection ends first; a head that
 // does not fit the buffer is handed to net/http by the caller (ok true, n
 // the buffered bytes' count, which parseHead then refuses).
-func (c *conn) readHead(wait time.Duration) (int, bool) {
+func (c *conn) readHead(wait time.Duration, afterPOST bool) (int, bool) {
 	if c.r == c.w {
 		c.r, c.w = 0, 0
 	}
-	if n := headEnd(c.buf[c.r:c.w]); n >= 0 {
+	// net/http's tolerance for old clients (RFC 9112 §2.2): after a POST it
+	// drops the CRs and LFs among the next 4 bytes. A connection handed
+	// over is new to net/http, so the front drops them itself.
+	skip := afterPOST
+	skipCRLF := func(final bool) {
+		if !skip || c.w-c.r < 4 && !final {
+			return
+		}
+		skip = false
+		for k := 0; k < 4 && c.r < c.w && (c.buf[c.r] == '\r' || c.buf[c.r] == '\n'); k++ {
+			c.r++
+		}
+	}
+	skipCRLF(false)
+	if n := headEnd(c.buf[c.r:c.w]); n >= 0 && !skip {
 		return n, true // pipelined
 	}
 	if !c.setIdle(c.r == c.w) {
@@ -137,7 +153,8 @@ func (c *conn) readHead(wait time.Duration) (int, bool) {
 		c.w += k
 		if k > 0 {
 			c.setIdle(false)
-			if n := headEnd(c.buf[c.r:c.w]); n >= 0 {
+			skipCRLF(false)
+			if n := headEnd(c.buf[c.r:c.w]); n >= 0 && !skip {
 				return n, true
 			}
 		}
@@ -152,6 +169,7 @@ func (c *conn) readHead(wait time.Duration) (int, bool) {
 			// connection ends before them.
 			c.setIdle(false)
 			if c.w-c.r >= 4 || c.w > c.r && c.first {
+				skipCRLF(true)
 				return c.w - c.r, true
 			}
 			return 0, false

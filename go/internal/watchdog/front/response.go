@@ -96,10 +96,8 @@ func plainField(k string, vv []string) bool {
 		if n := len(v); n > 0 && (v[0] == ' ' || v[0] == '\t' || v[n-1] == ' ' || v[n-1] == '\t') {
 			return false
 		}
-		for i := 0; i < len(v); i++ {
-			if v[i] == '\r' || v[i] == '\n' {
-				return false
-			}
+		if strings.IndexByte(v, '\n') >= 0 || strings.IndexByte(v, '\r') >= 0 {
+			return false
 		}
 	}
 	return true

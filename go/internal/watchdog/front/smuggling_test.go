@@ -67,6 +67,9 @@ var smugglingCorpus = []struct {
 	{"pipelined, then smuggled", "GET /1 HTTP/1.1\r\nHost: a\r\n\r\nPOST / HTTP/1.1\r\nHost: a\r\nContent-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nG", 1, true, 1},
 	{"Connection: close", "GET /1 HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, Close\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n", 1, false, 1},
 	{"body cut short", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabc", 1, false, 1},
+	{"CRLF after a POST", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nx\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n", 2, false, 2},
+	{"three CRLFs after a POST", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nx\r\n\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n", 1, false, 1},
+	{"CRLF after a GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n", 1, false, 1},
 	{"Trailer field", "POST / HTTP/1.1\r\nHost: a\r\nTrailer: X-T\r\nContent-Length: 3\r\n\r\nabc", 1, false, 0},
 }
 

@@ -357,9 +357,18 @@ func IsTokenByte(c byte) bool { return tokenBytes[c] }
 // no allocation.
 var spelledNames = []string{ExchangeField, "Afterburn-Error", "Afterburn-Protocol", "Afterburn-Library", "Afterburn-Capabilities"}
 
+// specSpellings are spelledNames as the spec and the libraries write them,
+// in the same order: matched exactly first, they cost no case folding.
+var specSpellings = []string{"AfterBurn-Exchange", "AfterBurn-Error", "AfterBurn-Protocol", "AfterBurn-Library", "AfterBurn-Capabilities"}
+
 // canonicalName is http.CanonicalHeaderKey(name) for a token, without
 // allocating when the worker already wrote it that way, as libraries do.
 func canonicalName(name string) string {
+	for i, s := range specSpellings {
+		if name == s {
+			return spelledNames[i] // as libraries write them: no case folding
+		}
+	}
 	upper := true
 	for i := 0; i < len(name); i++ {
 		c := name[i]

@@ -212,3 +212,16 @@ func TestCopyFields(t *testing.T) {
 		t.Fatalf("an append overwrote a neighbour: %q", out)
 	}
 }
+
+// The spec's spellings of the reserved names are canonicalised as
+// http.CanonicalHeaderKey would, by the exact-match shortcut.
+func TestCanonicalNameSpecSpellings(t *testing.T) {
+	if len(specSpellings) != len(spelledNames) {
+		t.Fatalf("%d spellings for %d names", len(specSpellings), len(spelledNames))
+	}
+	for i, s := range specSpellings {
+		if got, want := canonicalName(s), spelledNames[i]; got != want || !strings.EqualFold(s, want) {
+			t.Errorf("canonicalName(%q) = %q; want %q", s, got, want)
+		}
+	}
+}
