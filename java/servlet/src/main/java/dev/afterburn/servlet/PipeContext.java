@@ -1,7 +1,5 @@
 package dev.afterburn.servlet;
 
-import jakarta.servlet.Filter;
-import jakarta.servlet.FilterRegistration;
 import jakarta.servlet.RequestDispatcher;
 import jakarta.servlet.Servlet;
 import jakarta.servlet.ServletContext;
@@ -10,15 +8,9 @@ import jakarta.servlet.ServletContextAttributeListener;
 import jakarta.servlet.ServletContextEvent;
 import jakarta.servlet.ServletContextListener;
 import jakarta.servlet.ServletException;
-import jakarta.servlet.ServletRegistration;
-import jakarta.servlet.ServletRequestAttributeListener;
-import jakarta.servlet.ServletRequestListener;
 import jakarta.servlet.SessionCookieConfig;
 import jakarta.servlet.SessionTrackingMode;
 import jakarta.servlet.descriptor.JspConfigDescriptor;
-import jakarta.servlet.http.HttpSessionAttributeListener;
-import jakarta.servlet.http.HttpSessionIdListener;
-import jakarta.servlet.http.HttpSessionListener;
 import java.io.InputStream;
 import java.net.MalformedURLException;
 import java.net.URL;
@@ -26,49 +18,30 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.Enumeration;
-import java.util.EventListener;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * The one {@link ServletContext} of a {@link ServletContainer}: registrations, mappings,
- * listeners, attributes, error pages and the session store. Registration is open until
+ * The one {@link ServletContext} of a {@link ServletContainer}: mappings, attributes, init
+ * parameters, error pages, MIME types, the session store and the context's start and stop;
+ * the registrations of servlets, filters and listeners are {@link ContextRegistry}'s. Registration is open until
  * {@link #start}, as in any container (Servlet 6 §4.4: "IllegalStateException if this
  * ServletContext has already been initialized").
  */
-final class PipeContext implements ServletContext {
+final class PipeContext extends ContextRegistry {
     static final String SERVER_INFO = "AfterBurn-Servlet/0.1.0";
 
     private final String contextPath;
-    private final ClassLoader classLoader;
     final Mapper mapper = new Mapper();
-    private final Map<String, ServletEntry> servlets = new LinkedHashMap<>();
-    private final Map<String, FilterEntry> filters = new LinkedHashMap<>();
-    /** Filters in chain order: those mapped with isMatchAfter=false first, each list in order of mapping. */
-    private final List<FilterEntry> filtersBefore = new ArrayList<>();
-    private final List<FilterEntry> filtersAfter = new ArrayList<>();
-    volatile List<FilterEntry> filterOrder = List.of();
     private final Map<String, Object> attributes = new ConcurrentHashMap<>();
     private final Map<String, String> initParameters = new ConcurrentHashMap<>();
-    final List<ServletContextListener> contextListeners = new CopyOnWriteArrayList<>();
-    final List<ServletContextAttributeListener> contextAttributeListeners = new CopyOnWriteArrayList<>();
-    final List<ServletRequestListener> requestListeners = new CopyOnWriteArrayList<>();
-    final List<ServletRequestAttributeListener> requestAttributeListeners = new CopyOnWriteArrayList<>();
-    final List<HttpSessionListener> sessionListeners = new CopyOnWriteArrayList<>();
-    final List<HttpSessionAttributeListener> sessionAttributeListeners = new CopyOnWriteArrayList<>();
-    final List<HttpSessionIdListener> sessionIdListeners = new CopyOnWriteArrayList<>();
     final Map<Integer, String> statusErrorPages = new ConcurrentHashMap<>();
     final Map<Class<? extends Throwable>, String> exceptionErrorPages = new ConcurrentHashMap<>();
     volatile String globalErrorPage;
     private final Map<String, String> mimeTypes = new ConcurrentHashMap<>();
     final Sessions sessions;
-    private volatile boolean started;
     volatile boolean eagerServlets; // initialise every servlet at start, load-on-startup or not
     final java.util.concurrent.atomic.AtomicInteger active = new java.util.concurrent.atomic.AtomicInteger();
     private volatile String requestCharacterEncoding;
@@ -76,11 +49,11 @@ final class PipeContext implements ServletContext {
     private volatile String displayName = "afterburn";
 
     PipeContext(String contextPath, ClassLoader classLoader) {
+        super(classLoader);
         if (!contextPath.isEmpty() && (!contextPath.startsWith("/") || contextPath.endsWith("/"))) {
             throw new IllegalArgumentException("afterburn-servlet: a context path is empty or starts and does not end with /, got \"" + contextPath + "\"");
         }
         this.contextPath = contextPath;
-        this.classLoader = classLoader;
         this.sessions = new Sessions(this);
         for (String[] m : new String[][] {{"html", "text/html"}, {"htm", "text/html"}, {"txt", "text/plain"},
                 {"css", "text/css"}, {"js", "text/javascript"}, {"json", "application/json"}, {"xml", "application/xml"},
@@ -89,14 +62,6 @@ final class PipeContext implements ServletContext {
                 {"webp", "image/webp"}, {"woff2", "font/woff2"}}) {
             mimeTypes.put(m[0], m[1]);
         }
-    }
-
-    void checkNotStarted() {
-        if (started) throw new IllegalStateException("afterburn-servlet: the ServletContext is already initialised");
-    }
-
-    boolean started() {
-        return started;
     }
 
     void mimeType(String extension, String type) {
@@ -128,19 +93,6 @@ final class PipeContext implements ServletContext {
         Collections.reverse(ls);
         for (ServletContextListener l : ls) l.contextDestroyed(event);
         sessions.invalidateAll();
-    }
-
-    void orderFilter(FilterEntry f, boolean isMatchAfter) {
-        filtersBefore.remove(f);
-        filtersAfter.remove(f);
-        (isMatchAfter ? filtersAfter : filtersBefore).add(f);
-        List<FilterEntry> all = new ArrayList<>(filtersBefore);
-        all.addAll(filtersAfter);
-        filterOrder = List.copyOf(all);
-    }
-
-    Map<String, ServletEntry> servletEntries() {
-        return servlets;
     }
 
     @Override
@@ -294,89 +246,6 @@ final class PipeContext implements ServletContext {
     }
 
     @Override
-    public ServletRegistration.Dynamic addServlet(String servletName, String className) {
-        return addServlet(servletName, loadClass(className, Servlet.class));
-    }
-
-    @Override
-    public ServletRegistration.Dynamic addServlet(String servletName, Servlet servlet) {
-        return register(servletName, servlet, null);
-    }
-
-    @Override
-    public ServletRegistration.Dynamic addServlet(String servletName, Class<? extends Servlet> servletClass) {
-        return register(servletName, null, servletClass);
-    }
-
-    private ServletRegistration.Dynamic register(String name, Servlet servlet, Class<? extends Servlet> type) {
-        checkNotStarted();
-        if (name == null || name.isEmpty()) throw new IllegalArgumentException("afterburn-servlet: a servlet name is empty");
-        if (servlets.containsKey(name)) return null; // §4.4.1.1: a servlet of that name exists
-        ServletEntry e = new ServletEntry(this, name, servlet, type);
-        servlets.put(name, e);
-        return e;
-    }
-
-    @Override
-    public ServletRegistration.Dynamic addJspFile(String servletName, String jspFile) {
-        throw new UnsupportedOperationException("afterburn-servlet: there is no JSP engine");
-    }
-
-    @Override
-    public <T extends Servlet> T createServlet(Class<T> clazz) throws ServletException {
-        return instantiate(clazz);
-    }
-
-    @Override
-    public ServletRegistration getServletRegistration(String servletName) {
-        return servlets.get(servletName);
-    }
-
-    @Override
-    public Map<String, ? extends ServletRegistration> getServletRegistrations() {
-        return Collections.unmodifiableMap(new HashMap<>(servlets));
-    }
-
-    @Override
-    public FilterRegistration.Dynamic addFilter(String filterName, String className) {
-        return addFilter(filterName, loadClass(className, Filter.class));
-    }
-
-    @Override
-    public FilterRegistration.Dynamic addFilter(String filterName, Filter filter) {
-        return registerFilter(filterName, filter, null);
-    }
-
-    @Override
-    public FilterRegistration.Dynamic addFilter(String filterName, Class<? extends Filter> filterClass) {
-        return registerFilter(filterName, null, filterClass);
-    }
-
-    private FilterRegistration.Dynamic registerFilter(String name, Filter filter, Class<? extends Filter> type) {
-        checkNotStarted();
-        if (name == null || name.isEmpty()) throw new IllegalArgumentException("afterburn-servlet: a filter name is empty");
-        if (filters.containsKey(name)) return null;
-        FilterEntry e = new FilterEntry(this, name, filter, type);
-        filters.put(name, e);
-        return e;
-    }
-
-    @Override
-    public <T extends Filter> T createFilter(Class<T> clazz) throws ServletException {
-        return instantiate(clazz);
-    }
-
-    @Override
-    public FilterRegistration getFilterRegistration(String filterName) {
-        return filters.get(filterName);
-    }
-
-    @Override
-    public Map<String, ? extends FilterRegistration> getFilterRegistrations() {
-        return Collections.unmodifiableMap(new HashMap<>(filters));
-    }
-
-    @Override
     public SessionCookieConfig getSessionCookieConfig() {
         return sessions.cookieConfig;
     }
@@ -400,87 +269,8 @@ final class PipeContext implements ServletContext {
     }
 
     @Override
-    public void addListener(String className) {
-        addListener(loadClass(className, EventListener.class));
-    }
-
-    @Override
-    public <T extends EventListener> void addListener(T t) {
-        boolean known = false;
-        if (t instanceof ServletContextListener) {
-            checkNotStarted();
-            contextListeners.add((ServletContextListener) t);
-            known = true;
-        }
-        if (t instanceof ServletContextAttributeListener) {
-            contextAttributeListeners.add((ServletContextAttributeListener) t);
-            known = true;
-        }
-        if (t instanceof ServletRequestListener) {
-            requestListeners.add((ServletRequestListener) t);
-            known = true;
-        }
-        if (t instanceof ServletRequestAttributeListener) {
-            requestAttributeListeners.add((ServletRequestAttributeListener) t);
-            known = true;
-        }
-        if (t instanceof HttpSessionListener) {
-            sessionListeners.add((HttpSessionListener) t);
-            known = true;
-        }
-        if (t instanceof HttpSessionAttributeListener) {
-            sessionAttributeListeners.add((HttpSessionAttributeListener) t);
-            known = true;
-        }
-        if (t instanceof HttpSessionIdListener) {
-            sessionIdListeners.add((HttpSessionIdListener) t);
-            known = true;
-        }
-        if (!known) {
-            throw new IllegalArgumentException("afterburn-servlet: " + t.getClass().getName() + " is none of the listener types of Servlet 6 §11.2");
-        }
-    }
-
-    @Override
-    public void addListener(Class<? extends EventListener> listenerClass) {
-        try {
-            addListener(createListener(listenerClass));
-        } catch (ServletException e) {
-            throw new IllegalArgumentException(e.getMessage(), e);
-        }
-    }
-
-    @Override
-    public <T extends EventListener> T createListener(Class<T> clazz) throws ServletException {
-        return instantiate(clazz);
-    }
-
-    private <T> T instantiate(Class<T> clazz) throws ServletException {
-        try {
-            return clazz.getDeclaredConstructor().newInstance();
-        } catch (java.lang.reflect.InvocationTargetException e) {
-            throw new ServletException("afterburn-servlet: constructing " + clazz.getName() + " failed", e.getCause());
-        } catch (ReflectiveOperationException e) {
-            throw new ServletException("afterburn-servlet: " + clazz.getName() + " has no public no-argument constructor", e);
-        }
-    }
-
-    private <T> Class<? extends T> loadClass(String name, Class<T> type) {
-        try {
-            return Class.forName(name, true, classLoader).asSubclass(type);
-        } catch (ClassNotFoundException | ClassCastException e) {
-            throw new IllegalArgumentException("afterburn-servlet: " + name + " is not a " + type.getSimpleName() + " on the class path", e);
-        }
-    }
-
-    @Override
     public JspConfigDescriptor getJspConfigDescriptor() {
         return null;
-    }
-
-    @Override
-    public ClassLoader getClassLoader() {
-        return classLoader;
     }
 
     @Override
@@ -524,9 +314,5 @@ final class PipeContext implements ServletContext {
     public void setResponseCharacterEncoding(String encoding) {
         checkNotStarted();
         this.responseCharacterEncoding = encoding;
-    }
-
-    Set<String> servletNames() {
-        return new HashSet<>(servlets.keySet());
     }
 }
