@@ -5,9 +5,11 @@ event loop, in no more Python calls than a plain handler."""
 
 from __future__ import annotations
 
+import shutil
+
 import perf_counts
 import pytest
-from loops import use_loop
+from loops import ACCEL, HAVE_UVLOOP, use_loop
 
 
 @pytest.fixture(scope="module")
@@ -41,3 +43,19 @@ def test_adapters_cost_about_what_a_plain_handler_does(counts: dict, workload: s
     assert counts["asgi", workload]["py calls"] <= plain, counts
     # environ, start_response, wsgi.input: a few calls a plain handler has no need of.
     assert counts["wsgi", workload]["py calls"] <= plain + 8, counts
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+@pytest.mark.parametrize("loop", ["asyncio", pytest.param("uvloop", marks=pytest.mark.skipif(
+    not HAVE_UVLOOP, reason="uvloop not installed"))])
+def test_with_lanes_the_loop_writes_a_small_response_itself(loop: str) -> None:
+    # A real ASGI worker with two lanes: its response pipe is empty when the response is
+    # framed, so the loop writes it (one FIONREAD ioctl, one write) with no hand-off to the
+    # lane's thread for it (Conn.send_now).
+    import perf_pipes
+
+    calls = perf_pipes.strace_counts("asgi", 2, lambda i: perf_counts.request(i, "hello"), 20, 200,
+                                     {"AFTERBURN_PY_ACCEL": ACCEL[loop]})
+    assert calls.get("ioctl") == 1, calls
+    if loop == "asyncio":  # its wake-ups are sendto/recvfrom; uvloop's are reads and writes too
+        assert (calls.get("write"), calls.get("read")) == (1, 1), calls

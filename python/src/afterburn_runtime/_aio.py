@@ -66,11 +66,13 @@ async def lane_call(fn: Callable[..., Any], *args: Any) -> Any:
     return await waiter
 
 
-async def _until_cancelled(coro: Coroutine[Any, Any, Any], cancellation: Cancellation) -> Any:
-    """Awaits coro in the current task, which the exchange's cancellation cancels: the
-    cancel pipe (``set_callback``, with lanes) or the loop's timer at the deadline + GRACE."""
-    loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
+async def _until_cancelled(coro: Coroutine[Any, Any, Any], cancellation: Cancellation,
+                           loop: asyncio.AbstractEventLoop) -> Any:
+    """Awaits coro in the current task of ``loop`` (the running one), which the exchange's
+    cancellation cancels: the cancel pipe (``set_callback``, with lanes) or the loop's timer
+    at the deadline + GRACE. (The loop is given: asyncio.get_running_loop() costs a getpid
+    system call.)"""
+    task = asyncio.current_task(loop)
     assert task is not None
     cancellation.set_callback(lambda: loop.call_soon_threadsafe(task.cancel))
     timer = None if cancellation.deadline is None else loop.call_at(
@@ -123,7 +125,7 @@ class Runner:
         try:
             if cancellation is None:
                 return self.loop.run_until_complete(coro)
-            return self.loop.run_until_complete(_until_cancelled(coro, cancellation))
+            return self.loop.run_until_complete(_until_cancelled(coro, cancellation, self.loop))
         except asyncio.CancelledError:
             # As with lanes (future.result()): an Exception, which the exchange answers.
             raise concurrent.futures.CancelledError() from None
@@ -154,18 +156,30 @@ class Runner:
             _lane_io.set(io)
             if cancellation is None:
                 return await coro
-            return await _until_cancelled(coro, cancellation)
+            return await _until_cancelled(coro, cancellation, loop)
 
         def ended(_: Any) -> None:  # on the loop's thread, where lane_call reads io.open
             io.open = False
             inbox.put(_DONE)
 
-        future = asyncio.run_coroutine_threadsafe(main(), loop)
-        future.add_done_callback(ended)
+        tasks: list[asyncio.Task[Any]] = []
+
+        def start() -> None:
+            # On the loop's thread, in a copy of this thread's context (the request id), as
+            # run_coroutine_threadsafe would, without its concurrent Future, chained
+            # callbacks and lock: the task itself is read once it has ended.
+            task = loop.create_task(main())
+            task.add_done_callback(ended)
+            tasks.append(task)
+
+        loop.call_soon_threadsafe(start)
         while True:
             item = inbox.get()
             if item is _DONE:
-                return future.result()
+                try:
+                    return tasks[0].result()  # ended: the put and get order it after the task
+                except asyncio.CancelledError:
+                    raise concurrent.futures.CancelledError() from None
             fn, args, waiter = item
             try:
                 result, error = fn(*args), None

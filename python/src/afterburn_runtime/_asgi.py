@@ -11,7 +11,10 @@ sent in one message leaves in one write.
 With lanes (§2.5) the requests of all lanes are tasks on that loop, now on a thread of its
 own; ``receive`` and ``send`` then do their pipe I/O on the lane's thread (``lane_call``),
 so one lane's slow body or full response pipe never blocks the loop, and the watchdog's
-cancellation cancels the task.
+cancellation cancels the task. Two shortcuts spare most requests those hand-offs, where the
+loop cannot block: body bytes already read with the head are taken on the loop
+(``Conn.body_ready``), and a response is framed on the loop and written from it when the
+lane's response pipe is empty and the response fits in it (``Conn.send_now``).
 """
 
 from __future__ import annotations
@@ -209,7 +212,7 @@ class _Exchange:
     """One HTTP exchange of the app: its scope, ``receive`` and ``send``. ``direct``: the
     pipe I/O is called here (one lane); else through ``lane_call`` (lanes, §2.5)."""
 
-    __slots__ = ("adapter", "req", "w", "direct", "has_body", "remaining", "body_done", "start", "finished",
+    __slots__ = ("adapter", "req", "w", "direct", "conn", "has_body", "remaining", "body_done", "start", "finished",
                  "body_ended", "trailers", "done", "done_event")
 
     def __init__(self, adapter: AsgiAdapter, req: Request, w: ResponseWriter, direct: bool) -> None:
@@ -217,6 +220,10 @@ class _Exchange:
         self.req = req
         self.w = w
         self.direct = direct
+        # With lanes, the lane's Conn (the writer sends through its bound send), whose held
+        # body bytes and empty response pipe the loop can use without the lane's thread.
+        conn = None if direct else getattr(w._send, "__self__", None)
+        self.conn: Conn | None = conn if hasattr(conn, "send_now") else None
         # A request without a body has no body source (_exchange.begin_exchange).
         self.has_body = not req._done
         self.remaining: int | None = None  # body bytes still to come, when the length is known
@@ -244,10 +251,13 @@ class _Exchange:
         if not self.has_body:
             self.body_done = True
             return {"type": "http.request", "body": b"", "more_body": False}
-        if self.direct:
-            data = self.req.read(_READ_SIZE)
+        req = self.req
+        conn = self.conn
+        if self.direct or conn is not None and (req._buf or conn.body_ready()):
+            # One lane; or bytes already held (a small body comes with its head): no read.
+            data = req.read(_READ_SIZE)
         else:
-            data = await lane_call(self.req.read, _READ_SIZE)
+            data = await lane_call(req.read, _READ_SIZE)
         remaining = self.remaining
         if remaining is not None:
             remaining -= len(data)
@@ -272,7 +282,7 @@ class _Exchange:
             if self.direct:
                 _emit(self.w, start, body, more)
             else:
-                await lane_call(_emit, self.w, start, body, more)
+                await self._lane_send(_emit, self.w, start, body, more)
             if not more:
                 self.body_ended = True
                 if not start[2]:
@@ -295,12 +305,31 @@ class _Exchange:
                 if self.direct:
                     self.w.end(self.trailers)
                 else:
-                    await lane_call(self.w.end, self.trailers)
+                    await self._lane_send(self.w.end, self.trailers)
                 self.finished = self.done = True
                 if self.done_event is not None:
                     self.done_event.set()
         else:
             raise RuntimeError(f"unexpected ASGI message {kind!r}")
+
+    async def _lane_send(self, frame: Callable[..., None], *args: Any) -> None:
+        """With lanes (§2.5): ``frame(*args)`` frames the response on the loop, and what it
+        would send is written from here when the lane's response pipe can take it without
+        blocking (Conn.send_now), else by the lane's thread (lane_call): one hand-off to
+        the lane's thread and back saved on most responses."""
+        conn = self.conn
+        if conn is None:
+            await lane_call(frame, *args)
+            return
+        w = self.w
+        parts: list[bytes] = []
+        w._send = parts.extend
+        try:
+            frame(*args)
+        finally:
+            w._send = conn.send
+        if parts and not conn.send_now(parts):
+            await lane_call(conn.send, parts)
 
     async def run(self) -> None:
         req, w = self.req, self.w

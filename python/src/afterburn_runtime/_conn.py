@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from ._errors import ProtocolError, error_response
 from ._parser import NEED_DATA, EndOfMessage, RequestParser
 
@@ -17,6 +19,12 @@ if TYPE_CHECKING:
 _READ_SIZE = 64 << 10
 # POSIX's PIPE_BUF on Linux: a pipe write of at most this many bytes is atomic.
 _PIPE_BUF = 4096
+# Linux's ioctl for the bytes a pipe holds (termios.FIONREAD, without importing termios); 0
+# elsewhere, where send_now never writes.
+_FIONREAD = 0x541B if sys.platform.startswith("linux") else 0
+_INT0 = bytes(4)
+# fcntl, imported by the first send_now (lanes only: a dlopen the cold start need not pay).
+_fcntl = None
 
 
 class Conn:
@@ -34,13 +42,16 @@ class Conn:
     """
 
     __slots__ = ("_read", "_write", "parser", "fatal", "broken", "body_done", "request", "exchange", "refused",
-                 "alarm")
+                 "alarm", "out_fd", "_pipe_size")
 
     def __init__(self, read: Callable[[int], bytes], write: Callable[[bytes | memoryview], int],
-                 parser: RequestParser) -> None:
+                 parser: RequestParser, out_fd: int | None = None) -> None:
         self._read = read
         self._write = write
         self.parser = parser
+        # The response descriptor when ``write`` writes it, for send_now; None else.
+        self.out_fd = out_fd
+        self._pipe_size: int | None = None
         # The first framing error met in a request body. After it the stream cannot be
         # trusted: the exchange ends with its error response if nothing was sent, and
         # the worker stops (PROTOCOL.md §8.8), whatever the handler did with the error.
@@ -138,6 +149,47 @@ class Conn:
             self._send(parts)
         finally:
             alarm.unshield()
+
+    def body_ready(self) -> bool:
+        """Whether ``pull`` would return without reading the request pipe: the body ended,
+        or bytes of a Content-Length body are held (usually the whole of a small body,
+        which the watchdog writes with its head)."""
+        return self.body_done or self.parser.body_held()
+
+    def send_now(self, parts: list[bytes]) -> bool:
+        """Writes parts and returns True when that cannot block: the response pipe is empty
+        (FIONREAD) and they fit in it (F_GETPIPE_SZ). Only the exchange's own writes fill
+        the pipe while it runs, so the room can only grow between the look and the write.
+        False, with nothing written, when it could block or the descriptor is no pipe.
+        For a lane's event loop (PROTOCOL.md §2.5), which must never block on a pipe but
+        saves two hand-offs to the lane's thread when it need not."""
+        global _fcntl
+        fd = self.out_fd
+        if fd is None or self.alarm is not None:
+            return False
+        size = self._pipe_size
+        if size is None:
+            if _fcntl is None:
+                import fcntl as _fcntl
+            try:
+                getsize = getattr(_fcntl, "F_GETPIPE_SZ", 0)
+                size = _fcntl.fcntl(fd, getsize) if getsize and _FIONREAD else 0
+            except OSError:
+                size = 0  # not a pipe
+            self._pipe_size = size
+        total = 0
+        for data in parts:
+            total += len(data)
+        if total > size:
+            return False
+        try:
+            held = _fcntl.ioctl(fd, _FIONREAD, _INT0)
+        except OSError:
+            return False
+        if held != _INT0:
+            return False
+        self._send(parts)
+        return True
 
     def _send(self, parts: list[bytes]) -> None:
         write = self._write

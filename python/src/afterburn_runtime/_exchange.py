@@ -66,7 +66,7 @@ TEMPLATE_HEAD = _handshake_head("exchange, fork, fork-child" if hasattr(os, "pid
 def open_conn(in_fd: int, out_fd: int, limits: tuple[int, int]) -> Conn:
     """A Conn on a lane's request and response descriptors; ``limits`` (max head bytes,
     max body bytes or 0 for unlimited) as ``_fds.limits_from_env`` gives them (§7.3)."""
-    return Conn(partial(os.read, in_fd), partial(os.write, out_fd), RequestParser(*limits))
+    return Conn(partial(os.read, in_fd), partial(os.write, out_fd), RequestParser(*limits), out_fd)
 
 
 def serve_lane(conn: Conn, respond: Responder, reply_head: str, cancels: CancelReader | None = None,

@@ -175,6 +175,12 @@ class RequestParser:
         """Says the request pipe reached its end."""
         self._eof = True
 
+    def body_held(self) -> bool:
+        """Whether the next event of a Content-Length body is already held: some of its
+        bytes, or its end (no read of the pipe needed to give it)."""
+        state = self._state
+        return state == _END or state == _LENGTH and len(self._buf) > self._pos
+
     # -- events -----------------------------------------------------------------------
 
     def next_event(self) -> RequestHead | bytes | EndOfMessage | _Sentinel:
