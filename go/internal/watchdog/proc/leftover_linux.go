@@ -67,15 +67,17 @@ func parsePids(b []byte) []int {
 // leftover reports whether the watchdog's child pid is a process left
 // behind (leftBehind says which).
 func leftover(pid, dead int) (leftProc, bool) {
-	st, ok := readStat(pid)
-	if !ok || st.state == 'Z' {
-		return leftProc{}, false // gone, or dead and waiting for the orphan reaper
-	}
+	// A known pid first: the template, the watchdog's usual child under
+	// isolation=request, costs no read of /proc.
 	Procs.Mu.Lock()
 	known := Procs.Pids[pid]
 	Procs.Mu.Unlock()
 	if known {
 		return leftProc{}, false
+	}
+	st, ok := readStat(pid)
+	if !ok || st.state == 'Z' {
+		return leftProc{}, false // gone, or dead and waiting for the orphan reaper
 	}
 	if st.pgrp == dead || st.session == pid {
 		return leftProc{Pid: pid, pgrp: st.pgrp, Comm: st.comm}, true

@@ -100,24 +100,13 @@ func (f *forkSpawner) fork(t *templateProc, slot int) (*worker.Worker, error) {
 	f.forkMu.Lock()
 	defer f.forkMu.Unlock()
 	cfg := f.env.Cfg
-	var pipes [4][2]*os.File // request, response, stdout, stderr: read end, write end
-	for i := range pipes {
-		r, w, err := os.Pipe()
-		if err != nil {
-			for _, p := range pipes[:i] {
-				p[0].Close()
-				p[1].Close()
-			}
-			return nil, fmt.Errorf("watchdog: pipe: %v", err)
-		}
-		pipes[i] = [2]*os.File{r, w}
+	pipes, err := newForkPipes()
+	if err != nil {
+		return nil, err
 	}
-	reqR, reqW := pipes[0][0], pipes[0][1]
-	respR, respW := pipes[1][0], pipes[1][1]
-	outR, outW := pipes[2][0], pipes[2][1]
-	errR, errW := pipes[3][0], pipes[3][1]
+	reqW, reqR, respR, outR, errR := pipes.reqW, pipes.reqR, pipes.respR, pipes.outR, pipes.errR
 	proc.GrowPipe(reqW)
-	proc.GrowPipe(respW)
+	proc.GrowPipe(respR)                     // a pipe's size is set through either end
 	w := worker.New(slot, reqW, reqR, respR) // reqR stays: worker.unreadRequestBytes
 	w.Kind = "fork"
 	w.Started = time.Now()
@@ -126,9 +115,9 @@ func (f *forkSpawner) fork(t *templateProc, slot int) (*worker.Worker, error) {
 	if f.iso != nil {
 		var err error
 		if tmpdir, err = f.iso.newTempDir(slot); err != nil {
-			for _, p := range pipes {
-				p[0].Close()
-				p[1].Close()
+			pipes.closeTheirs()
+			for _, file := range []*os.File{reqR, reqW, respR, outR, errR} {
+				file.Close()
 			}
 			return nil, &worker.InitError{Reason: wire.ReasonInitFailed, Err: err}
 		}
@@ -156,11 +145,9 @@ func (f *forkSpawner) fork(t *templateProc, slot int) (*worker.Worker, error) {
 	}()
 	t.outstanding.Store(true)
 	defer t.outstanding.Store(false)
-	rights := unix.UnixRights(int(reqR.Fd()), int(respW.Fd()), int(outW.Fd()), int(errW.Fd()))
-	_, _, err := t.conn.WriteMsgUnix(forkRecord(t, slot, tmpdir), rights, nil)
-	respW.Close() // the template holds its copies now, or never will
-	outW.Close()
-	errW.Close()
+	rights := unix.UnixRights(pipes.theirs[:]...)
+	_, _, err = t.conn.WriteMsgUnix(forkRecord(t, slot, tmpdir), rights, nil)
+	pipes.closeTheirs() // the template holds its copies now, or never will
 	if err != nil {
 		// A template that died is the reason, if its exit shows (exitGrace):
 		// serve's watcher then ends it as crashed (§2.6).
