@@ -88,14 +88,14 @@ func e2eMain() int {
 
 // worker is Serve running in this process on a fresh pair of pipes.
 type worker struct {
-	t    *testing.T
+	t    testing.TB
 	req  *os.File      // the watchdog's end of the request pipe
 	resp *bufio.Reader // the watchdog's end of the response pipe
 	done chan struct{} // closed when Serve returned
 	err  error         // what Serve returned
 }
 
-func startWorker(t *testing.T, h http.Handler) *worker {
+func startWorker(t testing.TB, h http.Handler) *worker {
 	t.Helper()
 	reqR, reqW, err := os.Pipe()
 	if err != nil {
@@ -122,7 +122,7 @@ func startWorker(t *testing.T, h http.Handler) *worker {
 	return w
 }
 
-func dupFD(t *testing.T, f *os.File) int {
+func dupFD(t testing.TB, f *os.File) int {
 	t.Helper()
 	sc, err := f.SyscallConn()
 	if err != nil {

@@ -68,6 +68,9 @@ type conn struct {
 	inFile, outFile *os.File
 	spliceOK        int8 // both are pipes: 1, not: -1, not yet known: 0
 	polled          bool // both are on the runtime's poller (known with spliceOK)
+	// pollIn and pollOut are the same pipes on the poller, for a lone lane's echo
+	// (pollFiles); nil until one.
+	pollIn, pollOut *os.File
 
 	// blocking says the lane reads blocking pipes (a lone lane, openLanes), and passed
 	// when it last went through the scheduler (passScheduler).

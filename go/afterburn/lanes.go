@@ -162,6 +162,7 @@ func serveLanes(h http.Handler, lanes []lane, cancelPipe *os.File, lim limits, m
 		defer l.in.Close()
 		defer l.out.Close()
 		c := newConn(l.in, l.out, lim)
+		defer c.closePolled()
 		c.log = log
 		c.handshake = handshake
 		c.inflight = f

@@ -26,7 +26,7 @@ import (
 const testBound = 20 * time.Second
 
 // waitFor receives from ch, or fails the test when nothing comes within testBound.
-func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
+func waitFor[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
 	select {
 	case v := <-ch:
@@ -40,7 +40,7 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 
 // laneSet is Serve running on K lanes. Index i holds the watchdog's ends of lane i+1.
 type laneSet struct {
-	t      *testing.T
+	t      testing.TB
 	req    []*os.File      // request pipes, write ends
 	resp   []*bufio.Reader // response pipes, read ends
 	cancel *os.File        // the cancel pipe, write end
@@ -50,7 +50,7 @@ type laneSet struct {
 
 // pipeFDs makes one lane: the library's descriptors (duplicates, so that the library
 // holds the only copies of its ends) and the watchdog's ends.
-func pipeFDs(t *testing.T) (in, out int, req, resp *os.File) {
+func pipeFDs(t testing.TB) (in, out int, req, resp *os.File) {
 	t.Helper()
 	reqR, reqW, err := os.Pipe()
 	if err != nil {
@@ -66,7 +66,7 @@ func pipeFDs(t *testing.T) (in, out int, req, resp *os.File) {
 	return in, out, reqW, respR
 }
 
-func startLanes(t *testing.T, h http.Handler, k int, opts ...Option) *laneSet {
+func startLanes(t testing.TB, h http.Handler, k int, opts ...Option) *laneSet {
 	t.Helper()
 	ls := &laneSet{t: t, done: make(chan struct{})}
 	var stream []string

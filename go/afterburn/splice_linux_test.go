@@ -1,8 +1,10 @@
 package afterburn
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -90,6 +92,36 @@ func TestSpliceEcho(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Echoes one after another on a lone lane, with small requests between them: each echo
+// waits on the poller through descriptors of its own (pollFiles), and the pipes are
+// blocking again for the reads and writes that follow (a read of a pipe left
+// non-blocking would fail with EAGAIN).
+func TestSpliceEchoRepeated(t *testing.T) {
+	copied := make(chan error, 4)
+	wk := startWorker(t, spliceEcho(copied))
+	body := patternBytes(1<<20 + 1)
+	for i := range 3 {
+		go func() {
+			wk.write("POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n")
+			wk.req.Write(body)
+		}()
+		if resp, got := wk.response(); resp.StatusCode != 200 || got != string(body) {
+			t.Fatalf("echo %d: got %d, %d bytes; want 200 and the %d bytes sent", i+1, resp.StatusCode, len(got), len(body))
+		}
+		if err := waitFor(t, copied, "the copy's end"); err != nil {
+			t.Fatalf("echo %d: io.Copy: %v", i+1, err)
+		}
+		wk.write("POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: 2\r\n\r\nok")
+		if resp, got := wk.response(); got != "ok" {
+			t.Fatalf("the request after echo %d: got %d %q; want its echo", i+1, resp.StatusCode, got)
+		}
+		<-copied
+	}
+	if err := wk.end(); err != nil { // EOF on the response pipe: every descriptor of it closed
+		t.Errorf("Serve: %v", err)
 	}
 }
 
@@ -194,3 +226,56 @@ func TestSpliceRegularFiles(t *testing.T) {
 		t.Errorf("responses file of %d bytes; want a 200 with the %d bytes echoed", len(got), len(body))
 	}
 }
+
+// BenchmarkSpliceEcho measures the echo of a 16 MiB body over real pipes, with the test
+// as the watchdog (one goroutine writes the request, the benchmark reads the response):
+// the library's part of the 100 MiB echo (TestEcho100MiB), without the watchdog's. On a
+// lone lane the pipes block and a splice waits in the kernel; on lane 1 of two they are
+// on the runtime's poller.
+func BenchmarkSpliceEcho(b *testing.B) {
+	const size = 16 << 20
+	body := patternBytes(1 << 20)
+	for _, lanes := range []int{1, 2} {
+		b.Run(fmt.Sprintf("lanes=%d", lanes), func(b *testing.B) {
+			copied := make(chan error, 1)
+			var req io.Writer
+			var resp *bufio.Reader
+			var reqF *os.File
+			if lanes == 1 {
+				wk := startWorker(b, spliceEcho(copied))
+				req, resp, reqF = wk.req, wk.resp, wk.req
+			} else {
+				ls := startLanes(b, spliceEcho(copied), lanes)
+				req, resp, reqF = ls.req[0], ls.resp[0], ls.req[0]
+			}
+			// Lane 1's pipes as the watchdog makes them: 1 MiB (F_SETPIPE_SZ); the
+			// response pipe's size is set through the request's: both are the test's.
+			if *pipeMiB {
+				rc, _ := reqF.SyscallConn()
+				rc.Control(func(fd uintptr) { syscall.Syscall(syscall.SYS_FCNTL, fd, 1031, 1<<20) })
+			}
+			b.SetBytes(size)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ { // not b.Loop: the module's go directive is 1.22 (go.mod)
+				go func() {
+					io.WriteString(req, "POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: "+strconv.Itoa(size)+"\r\n\r\n")
+					for n := 0; n < size; n += len(body) {
+						req.Write(body)
+					}
+				}()
+				r, err := http.ReadResponse(resp, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if n, err := io.Copy(io.Discard, r.Body); n != size || err != nil {
+					b.Fatalf("echoed %d of %d bytes, %v", n, size, err)
+				}
+				if err := <-copied; err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+var pipeMiB = flag.Bool("pipe_mib", false, "BenchmarkSpliceEcho: 1 MiB request pipe")
