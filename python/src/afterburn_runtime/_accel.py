@@ -15,11 +15,11 @@ Why ``auto`` leaves one lane to asyncio (issue 30, tests/perf_counts.py --pipes,
 adapter serving the benchmark's hello app, instructions and system calls per request of the
 whole worker): with one lane the stream is one task whose app calls are awaited in it
 (``_asgi``), and asyncio's loop shows that nothing else is ready, so a request costs no turn
-of the loop: 114k instructions and 2 system calls on asyncio's loop against 121k and 3 on
+of the loop: 112k instructions and 2 system calls on asyncio's loop against 121k and 3 on
 uvloop's (whose ready queue cannot be seen, so every request ends with a turn, an
 epoll_pwait). With lanes every request is hand-offs between the lane's thread and the loop's
-thread, where uvloop's native loop is the cheaper: 4 lanes 275k instructions and 36
-system calls against 340k and 40, 8 lanes 272k and 38 against 337k and 45.
+thread, where uvloop's native loop is the cheaper: 4 lanes 193k instructions against 239k,
+8 lanes 193k against 227k.
 
 Two places keep asyncio's loop whatever the setting: a fork-mode template (PROTOCOL.md
 §2.6), whose workers each need a loop of their own after the fork (``_aio.renew_after_fork``
