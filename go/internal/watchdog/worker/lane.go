@@ -153,6 +153,12 @@ func (w *Worker) SettleLanes() {
 	for _, l := range w.Lanes[w.InUse:] {
 		l.ClosePipes()
 	}
+	if w.InUse == 1 && w.cancelW != nil {
+		// One lane is cancelled by a kill (§8.6): the cancel pipe, made for
+		// an offer or a lanes=K the library did not take up, has no use.
+		w.cancelW.Close()
+		w.cancelW = nil
+	}
 }
 
 // Cancel writes the cancellation of the exchange whose token is tok to the
