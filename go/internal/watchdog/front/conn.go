@@ -119,6 +119,9 @@ func (c *conn) readHead(wait time.Duration, afterPOST bool) (int, bool) {
 	// drops the CRs and LFs among the next 4 bytes. A connection handed
 	// over is new to net/http, so the front drops them itself.
 	skip := afterPOST
+	// peeked: 4 bytes of the next request came (net/http's Peek(4)
+	// returned), whatever the skip then dropped.
+	peeked := c.w-c.r >= 4
 	skipCRLF := func(final bool) {
 		if !skip || c.w-c.r < 4 && !final {
 			return
@@ -153,6 +156,7 @@ func (c *conn) readHead(wait time.Duration, afterPOST bool) (int, bool) {
 		c.w += k
 		if k > 0 {
 			c.setIdle(false)
+			peeked = peeked || c.w-c.r >= 4
 			skipCRLF(false)
 			if n := headEnd(c.buf[c.r:c.w]); n >= 0 && !skip {
 				return n, true
@@ -168,9 +172,11 @@ func (c *conn) readHead(wait time.Duration, afterPOST bool) (int, bool) {
 			// bytes (bufio.Reader.Peek) and closes quietly when the
 			// connection ends before them.
 			c.setIdle(false)
-			if c.w-c.r >= 4 || c.w > c.r && c.first {
+			if peeked || c.first {
 				skipCRLF(true)
-				return c.w - c.r, true
+				if c.w > c.r {
+					return c.w - c.r, true
+				}
 			}
 			return 0, false
 		}
