@@ -90,15 +90,14 @@ func (c *conn) serve() {
 		wait, c.first = c.srv.IdleTimeout, false
 		req := &c.req
 		clear(req.Header)
-		p, ok := parseHead(c.buf[c.r:c.r+n], req, c.srv.Guard.Target)
-		if !ok || req.ContentLength > c.srv.BodyMax {
+		if !parseHead(c.buf[c.r:c.r+n], req, c.srv.Guard.Target) || req.ContentLength > c.srv.BodyMax {
 			handed = true
 			c.handOver()
 			return
 		}
 		c.r += n
 		afterPOST = req.Method == http.MethodPost
-		if !c.exchange(p) {
+		if !c.exchange() {
 			return
 		}
 		if c.r == c.w {
@@ -223,7 +222,7 @@ func (c *conn) handOver() {
 
 // exchange runs the handler on the request just parsed and finishes its
 // response; it reports whether the connection carries on.
-func (c *conn) exchange(p parsed) bool {
+func (c *conn) exchange() bool {
 	req, start := &c.req, time.Now()
 	c.body.reset(c, req.ContentLength)
 	if req.ContentLength > 0 {

@@ -18,12 +18,6 @@ import (
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
-// parsed is what the parser found beyond the request itself.
-type parsed struct {
-	n     int  // bytes of the head, through its empty line
-	close bool // the client asked to close after this exchange
-}
-
 // headEnd is the length of the head at the start of b, through its empty
 // line, or -1 when b does not hold all of it. The guard has made sure every
 // line ends in CRLF.
@@ -38,7 +32,7 @@ func headEnd(b []byte) int {
 var crlfcrlf = []byte("\r\n\r\n")
 
 // parseHead reads the head b (through its empty line) into r, whose Header
-// is empty and reused. It returns ok false, and r is then to be ignored,
+// is empty and reused. It returns false, and r is then to be ignored,
 // for every head the front leaves to net/http (§10.6): not HTTP/1.1; a
 // method or target net/http treats specially (CONNECT, PRI, a target not in
 // origin form or with bytes outside RFC 3986's path and query characters);
@@ -46,66 +40,65 @@ var crlfcrlf = []byte("\r\n\r\n")
 // exchange (Transfer-Encoding, Expect, Upgrade, Trailer); no Host, several,
 // or one outside a conservative set of bytes; and the rejection that stands
 // for an offending head (§10.5).
-func parseHead(b []byte, r *http.Request, rejected string) (p parsed, ok bool) {
+func parseHead(b []byte, r *http.Request, rejected string) bool {
 	// The guard let no LF through without its CR; a CR elsewhere is a
 	// control byte, which nothing here takes.
 	end := bytes.IndexByte(b, '\n') - 1
-	if end < 0 {
-		return p, false
+	if end < 0 || b[end] != '\r' {
+		return false
 	}
 	line := b[:end]
 	sp := bytes.IndexByte(line, ' ')
 	if sp <= 0 {
-		return p, false
+		return false
 	}
 	method, rest := line[:sp], line[sp+1:]
 	sp = bytes.IndexByte(rest, ' ')
 	if sp < 0 || string(rest[sp+1:]) != "HTTP/1.1" {
-		return p, false
+		return false
 	}
 	target := rest[:sp]
 	for _, c := range method {
 		if !wire.IsTokenByte(c) {
-			return p, false
+			return false
 		}
 	}
 	m := internMethod(method)
 	if m == "CONNECT" || m == "PRI" {
-		return p, false
+		return false
 	}
 	pct, ok := originForm(target)
 	if !ok || string(target) == rejected {
-		return p, false
+		return false
 	}
 
 	h := r.Header
 	var host []byte
-	hosts := 0
+	hosts, closing := 0, false
 	r.ContentLength = 0
 	for i := end + 2; ; {
 		j := bytes.IndexByte(b[i:], '\n')
-		if j < 1 {
-			return p, false
+		if j < 1 || b[i+j-1] != '\r' {
+			return false
 		}
 		fl := b[i : i+j-1]
 		i += j + 1
 		if len(fl) == 0 {
-			p.n = i
 			break
 		}
 		colon := bytes.IndexByte(fl, ':')
 		if colon <= 0 {
-			return p, false
+			return false
 		}
 		name, value := fl[:colon], wire.TrimOWS(fl[colon+1:])
 		for _, c := range name {
 			if !wire.IsTokenByte(c) {
-				return p, false
+				return false
 			}
 		}
 		for _, c := range value {
 			if c < ' ' && c != '\t' || c == 0x7f {
-				return p, false
+				return false
 			}
 		}
 		key := canonicalKey(name)
@@ -114,32 +107,32 @@ func parseHead(b []byte, r *http.Request, rejected string) (p parsed, ok bool) {
 			host, hosts = value, hosts+1
 			continue // net/http keeps it in r.Host, not r.Header
 		case "Transfer-Encoding", "Expect", "Upgrade", "Trailer":
-			return p, false
+			return false
 		case "Content-Length":
 			n, ok := wire.ParseLength(value) // the guard let only one through
 			if !ok {
-				return p, false
+				return false
 			}
 			r.ContentLength = int64(n)
 		case "Connection":
 			if hasToken(value, "close") {
-				p.close = true
+				closing = true
 			}
 		}
 		h[key] = append(h[key], string(value))
 	}
 	if hosts != 1 || !plainHost(host) {
-		return p, false
+		return false
 	}
 
 	r.Method = m
 	r.RequestURI = string(target)
 	r.Host = string(host)
-	r.Close = p.close
+	r.Close = closing
 	if pct {
 		u, err := url.ParseRequestURI(r.RequestURI)
 		if err != nil {
-			return p, false
+			return false
 		}
 		*r.URL = *u
 	} else {
@@ -151,7 +144,7 @@ func parseHead(b []byte, r *http.Request, rejected string) (p parsed, ok bool) {
 			r.URL.ForceQuery = true
 		}
 	}
-	return p, true
+	return true
 }
 
 func cutByte(s string, c byte) (before, after string, found bool) {
