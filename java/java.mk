@@ -11,7 +11,8 @@
 #   make run-java           serve java/examples/hello through the watchdog on 127.0.0.1:$(RUN_PORT)
 #   make run-java-spring    serve java/examples/spring-orders (Spring Boot) the same way, with its CDS archive
 #   make java-spring-cds    the CDS archive of java/examples/spring-orders (java/cds/README.md)
-#   make measure-java-spring-start  spawn-to-ready and PSS of Spring Boot workers, with and without the archive
+#   make measure-java-spring-start  spawn-to-ready and PSS of Spring Boot workers, with and without the
+#                           start-up recipe (Spring AOT and the archive; RUNS=7 for seven starts of each)
 #   make bench-java-spring  Spring Boot over AfterBurn against Tomcat behind a proxy and alone (java/bench/README.md)
 #
 # Maven downloads everything from Maven Central into ~/.m2 (its registry cache) on the first
@@ -97,8 +98,9 @@ JAVA_CDS                 := java/cds/spring-cds.sh
 # framing, which the servlet and Spring fixtures share with java/fixture (make conformance-java).
 # C1 only and the serial collector, as for java/fixture: the suite starts many short-lived JVMs.
 JAVA_SERVLET_FIXTURE_CMD := $(JAVA) -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -cp $(JAVA_SERVLET_FIXTURE_JAR) dev.afterburn.runtime.Main dev.afterburn.fixture.servlet.FixtureServlet
-# The Spring fixture starts from its CDS archive (java/cds/README.md): the same recipe as the example's.
-JAVA_SPRING_FIXTURE_CMD  := $(JAVA) -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto -XX:SharedArchiveFile=$(JAVA_SPRING_FIXTURE_CDS)/app.jsa -jar $(JAVA_SPRING_FIXTURE_CDS)/app/afterburn-fixture-spring.jar
+# The Spring fixture starts as the recipe starts a worker (java/cds/README.md): from its AOT code
+# and its CDS archive, the same recipe as the example's (java/cds/spring-cds.sh command).
+JAVA_SPRING_FIXTURE_CMD  := $(JAVA) -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Dspring.aot.enabled=true -Xshare:auto -XX:SharedArchiveFile=$(JAVA_SPRING_FIXTURE_CDS)/app.jsa -jar $(JAVA_SPRING_FIXTURE_CDS)/app/afterburn-fixture-spring.jar
 # A Spring Boot worker takes seconds to start on a loaded machine: each check gets 30 s.
 JAVA_FRAMEWORK_FLAGS := -layer e2e -timeout 30s
 
@@ -110,7 +112,8 @@ $(JAVA_ORDERS_CDS)/app.jsa: $(JAVA_JAR_STAMP) $(JAVA_CDS)
 
 java-spring-cds: $(JAVA_ORDERS_CDS)/app.jsa
 
-# The recipe's test: the archive maps with -Xshare:on and Spring's and AfterBurn's classes come from it.
+# The recipe's test: the archive maps with -Xshare:on, Spring's and AfterBurn's classes come from it,
+# the context comes from the AOT code, and that code refuses to start outside the watchdog.
 test-java-cds: $(JAVA_ORDERS_CDS)/app.jsa
 	$(JAVA_CDS) check $(JAVA_ORDERS_CDS)
 

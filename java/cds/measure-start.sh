@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Spawn-to-ready and memory of Spring Boot workers with and without the CDS archive
-# (java/cds/README.md). Not a benchmark harness: a handful of starts, so run it on a quiet
-# machine and read the spread it prints.
+# Spawn-to-ready and memory of Spring Boot workers with and without the start-up recipe
+# (java/cds/README.md: Spring AOT and the CDS archive trained with it). Not a benchmark
+# harness: a handful of starts, so run it on a quiet machine and read the spread it prints.
 #
 #   java/cds/measure-start.sh DIR [RUNS]
 #
 # DIR is what `spring-cds.sh archive` made (DIR/app/*.jar, DIR/app.jsa). For each mode, the
-# same extracted jar with the same flags, the archive the only difference:
+# same extracted jar with the same flags, the recipe's two flags the only difference
+# (-Dspring.aot.enabled=true and -XX:SharedArchiveFile):
 #   - RUNS times (default 5, modes alternating): a watchdog with one worker; the watchdog's own
 #     afterburn_worker_init_duration_seconds (exec to handshake reply, PROTOCOL.md §3.1, §10.4);
 #   - once: a watchdog with 4 workers; when all 4 are idle, the sum of their PSS
@@ -23,10 +24,13 @@ jars=("$DIR"/app/*.jar)
 [ -f "${jars[0]}" ] && [ -f "$DIR/app.jsa" ] || { echo "measure-start: run java/cds/spring-cds.sh archive APP.jar $DIR first" >&2; exit 2; }
 JAR=${jars[0]}
 FLAGS=${WORKER_FLAGS:-"-XX:+UseSerialGC -Xmn32m"} # the same for both modes
+# plain: the application as it starts without the recipe (the same extracted jar and flags);
+# recipe: the recipe's worker command, as spring-cds.sh prints it (AOT on, the archive mapped).
 declare -A CMD=(
     [plain]="$JAVA $FLAGS -Xshare:auto -jar $JAR"
-    [cds]="$JAVA $FLAGS -Xshare:auto -XX:SharedArchiveFile=$DIR/app.jsa -jar $JAR"
+    [recipe]="$(JAVA=$JAVA WORKER_FLAGS=$FLAGS "$REPO/java/cds/spring-cds.sh" command "$DIR")"
 )
+for mode in plain recipe; do echo "$mode: ${CMD[$mode]}"; done
 TMP=$(mktemp -d)
 WD_PID=
 cleanup() {
@@ -74,7 +78,7 @@ wait_idle() { # wait_idle N: until N workers are idle (each answered its handsha
 
 declare -A INIT
 for run in $(seq 1 "$RUNS"); do
-    for mode in plain cds; do
+    for mode in plain recipe; do
         start_watchdog 1 "${CMD[$mode]}"
         wait_idle 1
         s=$(metric afterburn_worker_init_duration_seconds_sum)
@@ -94,7 +98,7 @@ pss_of_workers() { # the PSS in KiB of the watchdog's children, summed
 }
 
 declare -A PSS
-for mode in plain cds; do
+for mode in plain recipe; do
     start_watchdog 4 "${CMD[$mode]}"
     wait_idle 4
     for _ in 1 2 3 4 5 6 7 8; do curl -sf "http://$ADDR/" >/dev/null; done # every worker past its first request
@@ -108,9 +112,14 @@ summary() { # seconds... -> "median X.XX s (min A, max B)"
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 echo "Spring Boot worker start, $(basename "$JAR"), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-for mode in plain cds; do
-    printf '%-6s spawn-to-ready %s; PSS of 4 workers %d MiB\n' "$mode" "$(echo "${INIT[$mode]}" | summary)" $((PSS[$mode] / 1024))
+for mode in plain recipe; do
+    printf '%-7s spawn-to-ready %s; PSS of 4 workers %d MiB\n' "$mode" "$(echo "${INIT[$mode]}" | summary)" $((PSS[$mode] / 1024))
 done
-p=$(echo "${INIT[plain]}" | median) c=$(echo "${INIT[cds]}" | median)
-awk -v p="$p" -v c="$c" -v pp="${PSS[plain]}" -v pc="${PSS[cds]}" \
-    'BEGIN {printf "cds/plain: start %.2f x, PSS of 4 workers %.2f x\n", c / p, pc / pp}'
+p=$(echo "${INIT[plain]}" | median) c=$(echo "${INIT[recipe]}" | median)
+awk -v p="$p" -v c="$c" -v pp="${PSS[plain]}" -v pc="${PSS[recipe]}" \
+    'BEGIN {printf "recipe/plain: start %.2f x (medians), PSS of 4 workers %.2f x\n", c / p, pc / pp}'
+# Each run starts one of each, back to back: the ratio within a run sees the same load.
+read -ra P <<<"${INIT[plain]}"
+read -ra R <<<"${INIT[recipe]}"
+ratios=$(for i in "${!P[@]}"; do awk -v p="${P[$i]}" -v r="${R[$i]}" 'BEGIN {printf "%.2f\n", r / p}'; done | tr '\n' ' ')
+printf 'recipe/plain, run by run: %s-> median %.2f x\n' "$ratios" "$(echo "$ratios" | median)"
