@@ -118,7 +118,7 @@ func (w *response) WriteHeader(code int) {
 			w.left = n
 		}
 	}
-	w.closeAfter = w.closeAfter || w.req.Close || w.c.srv.closing.Load() || hasCloseToken(h["Connection"])
+	w.closeAfter = w.closeAfter || wantsClose(w.req) || w.c.srv.closing.Load() || spacedToken(h.Get("Connection"), "close")
 	b := append(bw.AvailableBuffer(), "HTTP/1.1 "...)
 	b = strconv.AppendInt(b, int64(code), 10)
 	b = append(b, ' ')
@@ -231,10 +231,35 @@ func writeTrailers(bw *bufio.Writer, h http.Header) {
 	}
 }
 
-// hasCloseToken reports whether a Connection field's values name close.
-func hasCloseToken(vv []string) bool {
-	for _, v := range vv {
-		if hasToken([]byte(v), "close") {
+// wantsClose is net/http's Request.wantsClose, which decides whether the
+// response closes the connection: r.Close (a close token among the
+// Connection fields' comma-separated lists), or close in the first
+// Connection field bounded by spaces, tabs or commas (spacedToken), which
+// is laxer: "Connection: x close" closes the connection but does not set
+// r.Close.
+func wantsClose(r *http.Request) bool {
+	return r.Close || spacedToken(r.Header.Get("Connection"), "close")
+}
+
+// spacedToken is net/http's hasToken: token (lower case) in v, compared
+// without regard to ASCII case, with a space, tab, comma or either end on
+// each side.
+func spacedToken(v, token string) bool {
+	if len(token) > len(v) || token == "" {
+		return false
+	}
+	boundary := func(b byte) bool { return b == ' ' || b == ',' || b == '\t' }
+	for sp := 0; sp <= len(v)-len(token); sp++ {
+		if b := v[sp]; b != token[0] && b|0x20 != token[0] {
+			continue
+		}
+		if sp > 0 && !boundary(v[sp-1]) {
+			continue
+		}
+		if end := sp + len(token); end != len(v) && !boundary(v[end]) {
+			continue
+		}
+		if strings.EqualFold(v[sp:sp+len(token)], token) {
 			return true
 		}
 	}

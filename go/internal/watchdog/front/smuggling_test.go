@@ -71,6 +71,9 @@ var smugglingCorpus = []struct {
 	{"three CRLFs after a POST", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nx\r\n\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n", 1, false, 1},
 	{"CRLF after a GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n", 1, false, 1},
 	{"CR CRLF CRLF after a POST", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nx\r\r\n\r\n", 1, false, 1},
+	{"close among spaces", "GET /1 HTTP/1.1\r\nHost: a\r\nConnection: x Close\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n", 1, false, 1},
+	{"close in a second Connection field", "GET /1 HTTP/1.1\r\nHost: a\r\nConnection: x\r\nConnection: close\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n", 1, false, 1},
+	{"close among spaces in a second field", "GET /1 HTTP/1.1\r\nHost: a\r\nConnection: x\r\nConnection: y close\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n", 2, false, 2},
 	{"Trailer field", "POST / HTTP/1.1\r\nHost: a\r\nTrailer: X-T\r\nContent-Length: 3\r\n\r\nabc", 1, false, 0},
 }
 
