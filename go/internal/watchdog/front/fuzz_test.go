@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"reflect"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -57,6 +58,34 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.mu.Unlock()
 	// Every field set, so that net/http adds none of its own (the watchdog
 	// sets them too: the exchange and §8.1) and the bytes can be compared.
+	// A target with "u" gets a body of unknown length, which both frame
+	// themselves (Content-Length when small, chunks when flushed or large).
+	switch {
+	case strings.Contains(r.RequestURI, "uf"):
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte("flushed"))
+		w.(http.Flusher).Flush()
+		w.Write([]byte("ok"))
+		return
+	case strings.Contains(r.RequestURI, "ul"):
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write(bytes.Repeat([]byte("large "), 500))
+		return
+	case strings.Contains(r.RequestURI, "uc"):
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Connection", "close")
+		w.Write([]byte("closing"))
+		return
+	case strings.Contains(r.RequestURI, "uk"):
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Connection", "keep-alive")
+		w.Write([]byte("ok"))
+		return
+	case strings.Contains(r.RequestURI, "u"):
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte("ok"))
+		return
+	}
 	w.Header().Set("Content-Length", "2")
 	w.Header().Set("Content-Type", "text/plain")
 	w.Header().Set("Date", "Mon, 02 Jan 2006 15:04:05 GMT")

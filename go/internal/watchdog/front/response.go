@@ -31,6 +31,10 @@ type response struct {
 	closeAfter bool
 	// left is the Content-Length still to write; -1 for no Content-Length.
 	left int64
+	// deferred: the head waits, the body of unknown length held in held
+	// (commit).
+	deferred bool
+	held     []byte
 }
 
 func (w *response) reset(c *conn, req *http.Request) {
@@ -39,28 +43,37 @@ func (w *response) reset(c *conn, req *http.Request) {
 		h = make(http.Header)
 	}
 	clear(h)
-	*w = response{c: c, req: req, header: h, left: -1}
+	*w = response{c: c, req: req, header: h, left: -1, held: w.held[:0]}
 }
 
 func (w *response) Header() http.Header { return w.header }
 
-// ownFields are written by WriteHeader itself, never from the header.
-var ownFields = map[string]bool{"Connection": true, "Transfer-Encoding": true}
+// ownFields are written by writeHead itself, never from the header: the
+// framing, and Connection when the response is to close and the header does
+// not say so already (net/http drops the header's then, ownTE otherwise).
+var (
+	ownFields = map[string]bool{"Connection": true, "Transfer-Encoding": true}
+	ownTE     = map[string]bool{"Transfer-Encoding": true}
+)
 
 // writeFields writes h as net/http's Header.WriteSubset(bw, ownFields)
 // does, sorted, one line per value, without its per-value replacer and
 // trimming when no name or value needs them (the exchange's fields come
 // checked from the worker's head, §4.4), and through WriteSubset itself
 // when one does.
-func writeFields(bw *bufio.Writer, h http.Header) {
+func writeFields(bw *bufio.Writer, h http.Header, ownClose bool) {
 	var arr [24]string
 	keys := arr[:0]
 	for k, vv := range h {
-		if len(vv) == 0 || k == "Connection" || k == "Transfer-Encoding" {
+		if len(vv) == 0 || k == "Transfer-Encoding" || k == "Connection" && ownClose {
 			continue
 		}
 		if !plainField(k, vv) {
-			h.WriteSubset(bw, ownFields)
+			own := ownFields
+			if !ownClose {
+				own = ownTE
+			}
+			h.WriteSubset(bw, own)
 			return
 		}
 		keys = append(keys, k)
@@ -109,16 +122,71 @@ func (w *response) WriteHeader(code int) {
 	}
 	w.status = code
 	w.c.watch.stop()
-	h, bw := w.header, w.c.bw
+	h := w.header
 	cl, framed := h["Content-Length"]
-	w.bodyless = w.req.Method == http.MethodHead || code < 200 || code == http.StatusNoContent || code == http.StatusNotModified
+	noBody := code < 200 || code == http.StatusNoContent || code == http.StatusNotModified
+	w.bodyless = noBody || w.req.Method == http.MethodHead
+	_, te := h["Transfer-Encoding"]
+	_, trailers := h["Trailer"]
+	if !framed && !noBody && !te && !trailers {
+		// net/http holds the head of a body of unknown length until the
+		// body passes smallBody or is flushed (then chunked) or the
+		// handler returns (then framed by its length, a HEAD's too): so
+		// does this. The exchange always frames its responses; /_/ready
+		// and the like do not.
+		w.deferred = true
+		return
+	}
 	w.chunked = !w.bodyless && !framed
 	if framed && len(cl) == 1 && !w.bodyless {
 		if n, err := strconv.ParseInt(cl[0], 10, 64); err == nil {
 			w.left = n
 		}
 	}
-	w.closeAfter = w.closeAfter || wantsClose(w.req) || w.c.srv.closing.Load() || spacedToken(h.Get("Connection"), "close")
+	w.writeHead(-1)
+}
+
+// smallBody is net/http's bufferBeforeChunkingSize: the most of a body of
+// unknown length held before its head goes out chunked.
+const smallBody = 2048
+
+// commit writes a deferred head, then the bytes held: chunked when the body
+// is not all here (more, a HEAD's without any framing), else with the
+// Content-Length of what was held (a HEAD's only when the handler wrote
+// some).
+func (w *response) commit(more bool) error {
+	w.deferred = false
+	held := w.held
+	w.held = w.held[:0]
+	switch {
+	case w.bodyless: // HEAD
+		n := -1
+		if !more && len(held) > 0 {
+			n = len(held)
+		}
+		w.writeHead(n)
+		return nil
+	case more:
+		w.chunked = true
+		w.writeHead(-1)
+		_, err := w.writeChunk(held)
+		return err
+	}
+	w.writeHead(len(held))
+	_, err := w.c.bw.Write(held)
+	return err
+}
+
+// writeHead writes the status line and the fields as net/http does: the
+// header sorted, then the fields it adds itself in its order (Date,
+// Content-Length of a body it framed, Connection: close, Transfer-Encoding);
+// length is that Content-Length, -1 for none. A Connection field that
+// already says close is kept where it sorts, as net/http keeps it.
+func (w *response) writeHead(length int) {
+	code, h, bw := w.status, w.header, w.c.bw
+	saysClose := spacedToken(h.Get("Connection"), "close")
+	w.closeAfter = w.closeAfter || wantsClose(w.req) || w.c.srv.closing.Load() || saysClose
+	ownClose := w.closeAfter && !saysClose
 	b := append(bw.AvailableBuffer(), "HTTP/1.1 "...)
 	b = strconv.AppendInt(b, int64(code), 10)
 	b = append(b, ' ')
@@ -129,18 +197,23 @@ func (w *response) WriteHeader(code int) {
 		b = strconv.AppendInt(b, int64(code), 10)
 	}
 	bw.Write(append(b, "\r\n"...))
-	writeFields(bw, h)
+	writeFields(bw, h, ownClose)
 	b = bw.AvailableBuffer()
 	if _, ok := h["Date"]; !ok {
 		b = append(b, "Date: "...)
 		b = time.Now().UTC().AppendFormat(b, http.TimeFormat)
 		b = append(b, "\r\n"...)
 	}
+	if length >= 0 {
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, int64(length), 10)
+		b = append(b, "\r\n"...)
+	}
+	if ownClose {
+		b = append(b, "Connection: close\r\n"...)
+	}
 	if w.chunked {
 		b = append(b, "Transfer-Encoding: chunked\r\n"...)
-	}
-	if w.closeAfter {
-		b = append(b, "Connection: close\r\n"...)
 	}
 	bw.Write(append(b, "\r\n"...))
 }
@@ -153,6 +226,18 @@ func (w *response) Write(p []byte) (int, error) {
 		w.WriteHeader(http.StatusOK)
 	}
 	switch {
+	case w.deferred:
+		if len(w.held)+len(p) <= smallBody {
+			w.held = append(w.held, p...) // a HEAD's too: its length counts
+			return len(p), nil
+		}
+		if err := w.commit(true); err != nil {
+			return 0, err
+		}
+		if w.bodyless {
+			return len(p), nil
+		}
+		return w.writeChunk(p)
 	case w.bodyless:
 		return len(p), nil
 	case w.left >= 0:
@@ -164,7 +249,13 @@ func (w *response) Write(p []byte) (int, error) {
 		return n, err
 	case !w.chunked:
 		return w.c.bw.Write(p)
-	case len(p) == 0:
+	}
+	return w.writeChunk(p)
+}
+
+// writeChunk writes p as one chunk.
+func (w *response) writeChunk(p []byte) (int, error) {
+	if len(p) == 0 {
 		return 0, nil // a chunk of size 0 would end the body
 	}
 	bw := w.c.bw
@@ -178,6 +269,11 @@ func (w *response) Write(p []byte) (int, error) {
 func (w *response) FlushError() error {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
+	}
+	if w.deferred {
+		if err := w.commit(true); err != nil {
+			return err
+		}
 	}
 	return w.c.bw.Flush()
 }
@@ -201,6 +297,9 @@ func (w *response) EnableFullDuplex() error { return nil }
 func (w *response) finish() bool {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
+	}
+	if w.deferred {
+		w.commit(false) // all of the body is here: framed by its length
 	}
 	bw := w.c.bw
 	if w.chunked {

@@ -21,13 +21,19 @@ func TestWriteFieldsAsNetHTTP(t *testing.T) {
 		{"": {"v"}},
 		{"X-Ctl": {"a\x01b"}, "X-Obs": {"caf\xc3\xa9"}},
 	} {
-		var got, want bytes.Buffer
-		bw := bufio.NewWriter(&got)
-		writeFields(bw, h)
-		bw.Flush()
-		h.WriteSubset(&want, ownFields)
-		if got.String() != want.String() {
-			t.Errorf("header %q:\nwriteFields wrote %q\nWriteSubset writes %q", h, got.String(), want.String())
+		for _, ownClose := range []bool{true, false} {
+			var got, want bytes.Buffer
+			bw := bufio.NewWriter(&got)
+			writeFields(bw, h, ownClose)
+			bw.Flush()
+			if ownClose {
+				h.WriteSubset(&want, ownFields)
+			} else {
+				h.WriteSubset(&want, ownTE)
+			}
+			if got.String() != want.String() {
+				t.Errorf("header %q, own Connection %v:\nwriteFields wrote %q\nWriteSubset writes %q", h, ownClose, got.String(), want.String())
+			}
 		}
 	}
 }

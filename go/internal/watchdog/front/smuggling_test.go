@@ -74,6 +74,9 @@ var smugglingCorpus = []struct {
 	{"close among spaces", "GET /1 HTTP/1.1\r\nHost: a\r\nConnection: x Close\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n", 1, false, 1},
 	{"close in a second Connection field", "GET /1 HTTP/1.1\r\nHost: a\r\nConnection: x\r\nConnection: close\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n", 1, false, 1},
 	{"close among spaces in a second field", "GET /1 HTTP/1.1\r\nHost: a\r\nConnection: x\r\nConnection: y close\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n", 2, false, 2},
+	{"bodies of unknown length", "GET /u HTTP/1.1\r\nHost: a\r\n\r\nGET /uf HTTP/1.1\r\nHost: a\r\n\r\nGET /ul HTTP/1.1\r\nHost: a\r\n\r\nHEAD /u HTTP/1.1\r\nHost: a\r\n\r\n", 4, false, 4},
+	{"handler's Connection fields", "GET /uk HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", 1, false, 1},
+	{"handler's Connection: close", "GET /uk HTTP/1.1\r\nHost: a\r\n\r\nGET /uc HTTP/1.1\r\nHost: a\r\n\r\nGET /3 HTTP/1.1\r\nHost: a\r\n\r\n", 2, false, 2},
 	{"Trailer field", "POST / HTTP/1.1\r\nHost: a\r\nTrailer: X-T\r\nContent-Length: 3\r\n\r\nabc", 1, false, 0},
 }
 
