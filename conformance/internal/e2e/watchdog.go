@@ -46,7 +46,7 @@ func watchdogEnv(extra map[string]string) []string {
 		"shutdown_timeout", "max_request_body", "max_header_bytes", "prefix_logs", "stdio",
 		"handshake", "metrics_port", "max_requests", "max_age", "max_worker_rss", "trust_request_id", "request_buffering", "request_buffer_memory",
 		"response_buffering", "response_buffer_memory", "buffer_dir", "buffer_spill_max", "cancel_grace",
-		"log_format", "spawn", "fork_timeout", "lanes", "isolation", "isolation_grace"} {
+		"log_format", "spawn", "fork_timeout", "lanes", "isolation", "isolation_grace", "front"} {
 		settings[s] = true
 	}
 	return proc.Environ(func(k string) bool { return settings[k] || proc.IsProtocolVariable(k) }, extra)
