@@ -169,12 +169,14 @@ fuzz-short:
 # ---- soak (issue 8): request isolation and flat resources under faults ----------------------
 # Every request carries a unique id its response must echo; the run fails on any response
 # delivered to the wrong request, or when the watchdog's RSS or open descriptors are not flat.
-# 10000 requests warm up for 5000 (the soak's own rule, afterburn-soak): the watchdog's front
-# (§10.6) allocates less per request than net/http, so its heap takes longer to reach its working
-# size; after 3000 (SOAK_SHORT_N 6000) its RSS still rose 2-5 MiB, flat over 25000 more.
+# 10000 requests warm up for 5000 (the soak's own rule, afterburn-soak).
 SOAK_SHORT_N := 10000
-# A short run ends before the watchdog's Go heap has settled: allow 2 MiB of growth on top of 10%.
-SOAK_SHORT_FLAGS := -rss_slack_mib 2
+# A short run ends before the watchdog's Go heap has settled: allow 4 MiB of growth on top of 10%.
+# The watchdog's front (§10.6) allocates less per request than net/http, so its heap reaches its
+# working size later: after a 5000-request warm-up its RSS rose 0.9-4.8 MiB over the next 5000
+# (5 runs; 1 of 5 past the 2 MiB allowed before), net/http's -1.2-2.6; flat (20.0 -> 20.0 MiB)
+# over 25000 after warm-up. A leak of 1 KB a request still fails it; make soak keeps 2 MiB.
+SOAK_SHORT_FLAGS := -rss_slack_mib 4
 
 soak: soak-go soak-python soak-node soak-java
 
