@@ -27,6 +27,7 @@ func main() {
 	flag.IntVar(&c.Workers, "workers", 2*runtime.NumCPU(), "watchdog workers")
 	flag.Float64Var(&c.FaultRate, "fault_rate", 0.002, "share of requests that crash, time out, write garbage or throw, by design")
 	flag.DurationVar(&c.ExecTimeout, "exec_timeout", time.Second, "the watchdog's exec_timeout (the timeout fault sleeps past it)")
+	flag.StringVar(&c.Lanes, "lanes", "", "the watchdog's lanes setting (§2.5); empty for its default")
 	flag.Float64Var(&c.RSSSlackMiB, "rss_slack_mib", 0, "RSS growth in MiB always allowed on top of 10% (for short runs)")
 	flag.IntVar(&c.SlowClients, "slow_clients", 0, "clients trickling a body at 1 KB/s, and as many never reading a 50 MB response, beside the load after warm-up")
 	seed := flag.Uint64("seed", 0, "random seed; 0 picks one from the clock")

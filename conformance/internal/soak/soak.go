@@ -29,6 +29,10 @@ type Config struct {
 	Workers     int
 	FaultRate   float64 // share of requests that fail by design
 	ExecTimeout time.Duration
+	// Lanes is the watchdog's lanes setting (§2.5), "" for its default. The
+	// soak's accounting knows one exchange per worker: with several lanes a
+	// fault's worker fails its other lanes' exchanges too, by design.
+	Lanes string
 	// RSSSlackMiB is RSS growth always allowed, on top of the 10 %: a short run ends
 	// before the Go heap of the watchdog has settled (make test's 6,000 requests).
 	RSSSlackMiB float64
@@ -139,6 +143,9 @@ func (r *Report) Err() error {
 // Run starts the watchdog, drives it and measures it.
 func Run(ctx context.Context, c Config) (*Report, error) {
 	flags := []string{"-workers", strconv.Itoa(c.Workers), "-exec_timeout", c.ExecTimeout.String()}
+	if c.Lanes != "" {
+		flags = append(flags, "-lanes", c.Lanes)
+	}
 	wd, err := e2e.StartWatchdog(ctx, c.Watchdog, c.Function, flags, nil)
 	if err != nil {
 		return nil, err
