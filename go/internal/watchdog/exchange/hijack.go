@@ -22,8 +22,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -62,7 +60,7 @@ type hijackedResponse struct {
 	status   int  // 0 until WriteHeader
 	bodyless bool // HEAD, 1xx, 204, 304
 	chunked  bool
-	keep     bool // the head did not say Connection: close
+	keep     bool // net/http would keep the connection after this response
 	// bodyLeft is how many bytes of the request body were not read from the
 	// client yet; the body goroutine's until run has its result.
 	bodyLeft int64
@@ -213,48 +211,20 @@ func (x *Exchange) spliceResponse(n int64) *wire.Failure {
 
 func (hj *hijackedResponse) Header() http.Header { return hj.header }
 
-// hijackedOwnFields are written by WriteHeader itself, never from the header.
-var hijackedOwnFields = map[string]bool{"Connection": true, "Transfer-Encoding": true}
-
-// WriteHeader writes the status line and fields as net/http does: sorted,
-// one line per value, Date unless set, then the framing and Connection:
-// close when the connection is to close. That is when the client or the
-// exchange (run) asks for it, and for an HTTP/1.0 client. RFC 9112 §6.3: no
-// body follows for HEAD, 1xx, 204 and 304; a body of unknown length is
+// WriteHeader writes the head as net/http would (front.Head): RFC 9112 §6.3,
+// no body follows for HEAD, 1xx, 204 and 304; a body of unknown length is
 // chunked, or to an HTTP/1.0 client, which cannot take chunks, ends with the
-// connection.
+// connection. The connection is kept when net/http would keep it.
 func (hj *hijackedResponse) WriteHeader(code int) {
 	if hj.status != 0 {
 		return
 	}
 	hj.status = code
-	r, bw, h := hj.req, hj.bw, hj.header
-	_, framed := h["Content-Length"]
-	hj.bodyless = r.Method == http.MethodHead || code < 200 || code == http.StatusNoContent || code == http.StatusNotModified
+	r := hj.req
+	_, framed := hj.header["Content-Length"]
+	hj.bodyless = front.Bodyless(r.Method, code)
 	hj.chunked = !hj.bodyless && !framed && r.ProtoAtLeast(1, 1)
-	hj.keep = r.ProtoAtLeast(1, 1) && !r.Close && h.Get("Connection") != "close"
-	if r.ProtoAtLeast(1, 1) {
-		bw.WriteString("HTTP/1.1 ")
-	} else {
-		bw.WriteString("HTTP/1.0 ")
-	}
-	bw.WriteString(strconv.Itoa(code))
-	bw.WriteByte(' ')
-	bw.WriteString(http.StatusText(code))
-	bw.WriteString("\r\n")
-	h.WriteSubset(bw, hijackedOwnFields)
-	if _, ok := h["Date"]; !ok {
-		bw.WriteString("Date: ")
-		bw.WriteString(time.Now().UTC().Format(http.TimeFormat))
-		bw.WriteString("\r\n")
-	}
-	if hj.chunked {
-		bw.WriteString("Transfer-Encoding: chunked\r\n")
-	}
-	if !hj.keep {
-		bw.WriteString("Connection: close\r\n")
-	}
-	bw.WriteString("\r\n")
+	hj.keep = !front.Head{Request: r, Status: code, Header: hj.header, Length: -1, Chunked: hj.chunked}.Write(hj.bw)
 }
 
 // Write writes body bytes, as one chunk when the body is chunked. Like
@@ -266,14 +236,8 @@ func (hj *hijackedResponse) Write(p []byte) (int, error) {
 		return len(p), nil
 	case !hj.chunked:
 		return hj.bw.Write(p)
-	case len(p) == 0:
-		return 0, nil // a chunk of size 0 would end the body
 	}
-	hj.bw.WriteString(strconv.FormatInt(int64(len(p)), 16))
-	hj.bw.WriteString("\r\n")
-	hj.bw.Write(p)
-	_, err := hj.bw.WriteString("\r\n") // bufio.Writer keeps the first error
-	return len(p), err
+	return front.WriteChunk(hj.bw, p)
 }
 
 func (hj *hijackedResponse) FlushError() error { return hj.bw.Flush() }
@@ -289,8 +253,8 @@ func (hj *hijackedResponse) EnableFullDuplex() error { return nil }
 // Close ends the exchange on the client's connection. A complete response
 // gets the last chunk, with the trailers forward set (§4.4), and is flushed;
 // one that must look incomplete (§8.7) does not. The connection then goes
-// back to net/http when its head did not say it would close and the request
-// body was read to its end. Otherwise it is closed; when the request body
+// back to net/http when net/http would have kept it (WriteHeader) and the
+// request body was read to its end. Otherwise it is closed; when the request body
 // was not read to its end, only after the watchdog stopped writing and read
 // on, discarding, until the client closes or lingerMax passes, as net/http
 // does.
@@ -298,19 +262,8 @@ func (hj *hijackedResponse) Close(complete bool) {
 	defer hj.in.Close()
 	defer hj.out.Close()
 	if complete {
-		if hj.chunked {
-			trailers := make(http.Header)
-			for k, vv := range hj.header {
-				if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok {
-					trailers[name] = vv
-				}
-			}
-			hj.bw.WriteString("0\r\n")
-			trailers.Write(hj.bw)
-			hj.bw.WriteString("\r\n")
-		}
 		switch {
-		case hj.bw.Flush() != nil:
+		case hj.end() != nil:
 		case hj.bodyLeft > 0:
 			hj.tcp.CloseWrite()
 			hj.tcp.SetReadDeadline(time.Now().Add(lingerMax))
@@ -321,4 +274,13 @@ func (hj *hijackedResponse) Close(complete bool) {
 		}
 	}
 	hj.conn.Close()
+}
+
+// end ends a complete response: the last chunk with the trailers forward set
+// (§6.7) when the body is chunked, and everything flushed.
+func (hj *hijackedResponse) end() error {
+	if hj.chunked {
+		front.WriteLastChunk(hj.bw, hj.header)
+	}
+	return hj.bw.Flush()
 }

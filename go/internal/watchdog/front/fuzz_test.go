@@ -81,6 +81,25 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "keep-alive")
 		w.Write([]byte("ok"))
 		return
+	case strings.Contains(r.RequestURI, "ux"):
+		// close among other words: net/http keeps the field and the
+		// connection (only a value of exactly "close" closes it).
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Connection", "x close")
+		w.Write([]byte("ok"))
+		return
+	case strings.Contains(r.RequestURI, "un"), strings.Contains(r.RequestURI, "uz"):
+		// net/http drops what a bodyless status must not carry:
+		// Content-Length, and for 304 Content-Type too.
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Content-Length", "2")
+		if strings.Contains(r.RequestURI, "un") {
+			w.WriteHeader(http.StatusNotModified)
+		} else {
+			w.WriteHeader(http.StatusNoContent)
+		}
+		w.Write([]byte("ok"))
+		return
 	case strings.Contains(r.RequestURI, "u"):
 		w.Header().Set("Content-Type", "text/plain")
 		w.Write([]byte("ok"))

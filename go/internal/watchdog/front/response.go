@@ -1,14 +1,9 @@
 package front
 
 import (
-	"bufio"
 	"net/http"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
-
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
 // response is the http.ResponseWriter of a request the front took
@@ -48,74 +43,6 @@ func (w *response) reset(c *conn, req *http.Request) {
 
 func (w *response) Header() http.Header { return w.header }
 
-// ownFields are written by writeHead itself, never from the header: the
-// framing, and Connection when the response is to close and the header does
-// not say so already (net/http drops the header's then, ownTE otherwise).
-var (
-	ownFields = map[string]bool{"Connection": true, "Transfer-Encoding": true}
-	ownTE     = map[string]bool{"Transfer-Encoding": true}
-)
-
-// writeFields writes h as net/http's Header.WriteSubset(bw, ownFields)
-// does, sorted, one line per value, without its per-value replacer and
-// trimming when no name or value needs them (the exchange's fields come
-// checked from the worker's head, §4.4), and through WriteSubset itself
-// when one does.
-func writeFields(bw *bufio.Writer, h http.Header, ownClose bool) {
-	var arr [24]string
-	keys := arr[:0]
-	for k, vv := range h {
-		if len(vv) == 0 || k == "Transfer-Encoding" || k == "Connection" && ownClose {
-			continue
-		}
-		if !plainField(k, vv) {
-			own := ownFields
-			if !ownClose {
-				own = ownTE
-			}
-			h.WriteSubset(bw, own)
-			return
-		}
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	// Appended in place into bw's free space, one Write (as the exchange
-	// writes a request head).
-	b := bw.AvailableBuffer()
-	for _, k := range keys {
-		for _, v := range h[k] {
-			b = append(b, k...)
-			b = append(b, ": "...)
-			b = append(b, v...)
-			b = append(b, "\r\n"...)
-		}
-	}
-	bw.Write(b)
-}
-
-// plainField reports whether net/http would write the field as it is: a
-// token name, values without CR or LF and without space or tab at either
-// end (WriteSubset replaces the one and trims the other).
-func plainField(k string, vv []string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		if !wire.IsTokenByte(k[i]) {
-			return false
-		}
-	}
-	for _, v := range vv {
-		if n := len(v); n > 0 && (v[0] == ' ' || v[0] == '\t' || v[n-1] == ' ' || v[n-1] == '\t') {
-			return false
-		}
-		if strings.IndexByte(v, '\n') >= 0 || strings.IndexByte(v, '\r') >= 0 {
-			return false
-		}
-	}
-	return true
-}
-
 func (w *response) WriteHeader(code int) {
 	if w.status != 0 || code < 100 || code > 999 {
 		return
@@ -124,8 +51,8 @@ func (w *response) WriteHeader(code int) {
 	w.c.watch.stop()
 	h := w.header
 	cl, framed := h["Content-Length"]
-	noBody := code < 200 || code == http.StatusNoContent || code == http.StatusNotModified
-	w.bodyless = noBody || w.req.Method == http.MethodHead
+	noBody := !bodyAllowed(code)
+	w.bodyless = Bodyless(w.req.Method, code)
 	_, te := h["Transfer-Encoding"]
 	_, trailers := h["Trailer"]
 	if !framed && !noBody && !te && !trailers {
@@ -177,45 +104,11 @@ func (w *response) commit(more bool) error {
 	return err
 }
 
-// writeHead writes the status line and the fields as net/http does: the
-// header sorted, then the fields it adds itself in its order (Date,
-// Content-Length of a body it framed, Connection: close, Transfer-Encoding);
-// length is that Content-Length, -1 for none. A Connection field that
-// already says close is kept where it sorts, as net/http keeps it.
+// writeHead writes the head (head.go); length is the Content-Length of a
+// body the front measured itself, -1 for none.
 func (w *response) writeHead(length int) {
-	code, h, bw := w.status, w.header, w.c.bw
-	saysClose := spacedToken(h.Get("Connection"), "close")
-	w.closeAfter = w.closeAfter || wantsClose(w.req) || w.c.srv.closing.Load() || saysClose
-	ownClose := w.closeAfter && !saysClose
-	b := append(bw.AvailableBuffer(), "HTTP/1.1 "...)
-	b = strconv.AppendInt(b, int64(code), 10)
-	b = append(b, ' ')
-	if text := http.StatusText(code); text != "" {
-		b = append(b, text...)
-	} else {
-		b = append(b, "status code "...)
-		b = strconv.AppendInt(b, int64(code), 10)
-	}
-	bw.Write(append(b, "\r\n"...))
-	writeFields(bw, h, ownClose)
-	b = bw.AvailableBuffer()
-	if _, ok := h["Date"]; !ok {
-		b = append(b, "Date: "...)
-		b = time.Now().UTC().AppendFormat(b, http.TimeFormat)
-		b = append(b, "\r\n"...)
-	}
-	if length >= 0 {
-		b = append(b, "Content-Length: "...)
-		b = strconv.AppendInt(b, int64(length), 10)
-		b = append(b, "\r\n"...)
-	}
-	if ownClose {
-		b = append(b, "Connection: close\r\n"...)
-	}
-	if w.chunked {
-		b = append(b, "Transfer-Encoding: chunked\r\n"...)
-	}
-	bw.Write(append(b, "\r\n"...))
+	w.closeAfter = Head{Request: w.req, Status: w.status, Header: w.header, Length: length,
+		Chunked: w.chunked, NoKeepAlives: w.c.srv.closing.Load()}.Write(w.c.bw)
 }
 
 // Write writes body bytes, as one chunk when the body is chunked. Like
@@ -254,17 +147,7 @@ func (w *response) Write(p []byte) (int, error) {
 }
 
 // writeChunk writes p as one chunk.
-func (w *response) writeChunk(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil // a chunk of size 0 would end the body
-	}
-	bw := w.c.bw
-	bw.WriteString(strconv.FormatInt(int64(len(p)), 16))
-	bw.WriteString("\r\n")
-	bw.Write(p)
-	_, err := bw.WriteString("\r\n") // bufio.Writer keeps the first error
-	return len(p), err
-}
+func (w *response) writeChunk(p []byte) (int, error) { return WriteChunk(w.c.bw, p) }
 
 func (w *response) FlushError() error {
 	if w.status == 0 {
@@ -303,64 +186,10 @@ func (w *response) finish() bool {
 	}
 	bw := w.c.bw
 	if w.chunked {
-		bw.WriteString("0\r\n")
-		writeTrailers(bw, w.header)
-		bw.WriteString("\r\n")
+		WriteLastChunk(bw, w.header)
 	}
 	if bw.Flush() != nil {
 		return false
 	}
 	return !w.closeAfter && w.left <= 0
-}
-
-// writeTrailers writes the fields the handler set under
-// http.TrailerPrefix, as net/http sends them after the last chunk.
-func writeTrailers(bw *bufio.Writer, h http.Header) {
-	var t http.Header
-	for k, vv := range h {
-		if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok {
-			if t == nil {
-				t = make(http.Header)
-			}
-			t[name] = vv
-		}
-	}
-	if t != nil {
-		t.Write(bw)
-	}
-}
-
-// wantsClose is net/http's Request.wantsClose, which decides whether the
-// response closes the connection: r.Close (a close token among the
-// Connection fields' comma-separated lists), or close in the first
-// Connection field bounded by spaces, tabs or commas (spacedToken), which
-// is laxer: "Connection: x close" closes the connection but does not set
-// r.Close.
-func wantsClose(r *http.Request) bool {
-	return r.Close || spacedToken(r.Header.Get("Connection"), "close")
-}
-
-// spacedToken is net/http's hasToken: token (lower case) in v, compared
-// without regard to ASCII case, with a space, tab, comma or either end on
-// each side.
-func spacedToken(v, token string) bool {
-	if len(token) > len(v) || token == "" {
-		return false
-	}
-	boundary := func(b byte) bool { return b == ' ' || b == ',' || b == '\t' }
-	for sp := 0; sp <= len(v)-len(token); sp++ {
-		if b := v[sp]; b != token[0] && b|0x20 != token[0] {
-			continue
-		}
-		if sp > 0 && !boundary(v[sp-1]) {
-			continue
-		}
-		if end := sp + len(token); end != len(v) && !boundary(v[end]) {
-			continue
-		}
-		if strings.EqualFold(v[sp:sp+len(token)], token) {
-			return true
-		}
-	}
-	return false
 }
