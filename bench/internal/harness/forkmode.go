@@ -253,10 +253,12 @@ func memoryAfterRequests(ctx context.Context, o Options, p *ForkPool) (*TreeMemo
 	return m, nil
 }
 
+// stopAll stops every configuration of configs that is running; a scenario defers it for
+// the configurations left running after an error.
 func stopAll(configs []*config) {
 	for _, c := range configs {
 		if c.srv != nil {
-			c.srv.thaw()
+			c.srv.thaw() // a stopped process would not act on SIGTERM
 			c.srv.stop()
 			c.srv = nil
 		}

@@ -161,9 +161,20 @@ func (p *frontPairConfig) sides(rep int) []*config {
 	return []*config{p.front, p.netHTTP}
 }
 
+// frontRepetition lists the configurations of repetition rep in the order it measures them:
+// pair after pair, each pair's two sides in the order sides gives.
+func frontRepetition(pairs []*frontPairConfig, rep int) []*config {
+	var out []*config
+	for _, p := range pairs {
+		out = append(out, p.sides(rep)...)
+	}
+	return out
+}
+
 // measureFront runs the scenario: every pair started, warmed up and frozen, then in every
 // repetition, for each workload and concurrency, every configuration once under the quiet-run
-// guard.
+// guard (startWarmed and measureRepetitions, as the languages scenario), its pairs in the
+// order frontRepetition gives.
 func measureFront(ctx context.Context, o Options, load Load, guard *quietGuard) (*Front, error) {
 	langs, err := resolveLangs(o.Root, o.Front.Langs)
 	if err != nil {
@@ -178,43 +189,11 @@ func measureFront(ctx context.Context, o Options, load Load, guard *quietGuard) 
 		all = append(all, p.front, p.netHTTP)
 	}
 	defer stopAll(all)
-	for _, c := range all {
-		if err := c.start(ctx, o.Root, o.ServerCPU); err != nil {
-			return nil, err
-		}
-		c.figs = newByWorkload()
-		fmt.Fprintf(o.Log, "started %s on %s; warming up\n", c.key, c.srv.addr)
-		warmup := o.Warmup
-		if !o.Quick {
-			warmup = max(warmup, c.warmup)
-		}
-		for _, w := range o.Workloads {
-			if _, err := load.Run(c.srv.url(), w, 8, warmup); err != nil && !errors.Is(err, errNoRequests) {
-				return nil, fmt.Errorf("%s warm-up: %v", c.key, err)
-			}
-		}
-		if err := c.srv.freeze(); err != nil {
-			return nil, err
-		}
+	if err := startWarmed(ctx, o, load, all); err != nil {
+		return nil, err
 	}
-	for rep := 1; rep <= o.Reps; rep++ {
-		for _, w := range o.Workloads {
-			for _, n := range o.Conns {
-				for _, p := range pairs {
-					for _, c := range p.sides(rep) {
-						r, err := guard.measure(c.srv, c.key, w, conc(n), rep, func() (LoadResult, error) {
-							return c.srv.measure(load, w, n, o.Duration)
-						})
-						if err != nil {
-							return nil, fmt.Errorf("%s: %v", c.key, err)
-						}
-						c.figs.figures(w, conc(n)).add(r)
-						fmt.Fprintf(o.Log, "rep %d/%d %-7s c=%d %-24s %9.0f req/s  p50 %7.0f µs  p99 %7.0f µs  errors %d  %s\n",
-							rep, o.Reps, w, n, c.key, r.RPS, r.P50us, r.P99us, r.Errors, r.Guard.Brief())
-					}
-				}
-			}
-		}
+	if err := measureRepetitions(o, load, guard, func(rep int) []*config { return frontRepetition(pairs, rep) }, 24); err != nil {
+		return nil, err
 	}
 	res := &Front{Languages: map[string]*FrontLanguage{}}
 	for _, p := range pairs {

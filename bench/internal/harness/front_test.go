@@ -1,12 +1,14 @@
 package harness
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // frontRoot is a repository root where the C relay and child "are built" (hopConfigs checks
@@ -130,6 +132,53 @@ func TestFrontSidesAlternate(t *testing.T) {
 		if strings.Join(got, " ") != want {
 			t.Errorf("rep %d: %v; want %s", rep, got, want)
 		}
+	}
+}
+
+// TestFrontMeasuresPairsInterleaved: the scenario's repetitions, through the languages
+// scenario's measureRepetitions, measure for each workload and concurrency pair after pair,
+// the front first in odd repetitions and -front off first in even ones; every run joins its
+// configuration's figures, and the log pads the key to the front's width.
+func TestFrontMeasuresPairsInterleaved(t *testing.T) {
+	quiet := synthetic{busy1: 250, tree: 2480 * time.Millisecond, requests: 30000, cal: [2]time.Duration{6 * time.Millisecond, 6 * time.Millisecond}}
+	var measured []string
+	q := syntheticGuard()
+	q.observe = func(s *server, _ func() (LoadResult, error)) (LoadResult, window, error) {
+		measured = append(measured, s.name)
+		w, r := quiet.window(t)
+		return r, w, nil
+	}
+	cfg := func(key string) *config { return &config{key: key, srv: &server{name: key}, figs: newByWorkload()} }
+	pairs := []*frontPairConfig{{key: "a", front: cfg("a"), netHTTP: cfg("a-off")}, {key: "b", front: cfg("b"), netHTTP: cfg("b-off")}}
+	var log strings.Builder
+	o := Options{Reps: 2, Workloads: []Workload{Hello, Echo1K}, Conns: []int{1, 8}, Log: &log}
+	if err := measureRepetitions(o, Load{}, q, func(rep int) []*config { return frontRepetition(pairs, rep) }, 24); err != nil {
+		t.Fatal(err)
+	}
+	odd, even := "a a-off b b-off", "a-off a b-off b"
+	var want []string
+	for _, rep := range []string{odd, even} {
+		for range len(o.Workloads) * len(o.Conns) {
+			want = append(want, rep)
+		}
+	}
+	if got := strings.Join(measured, " "); got != strings.Join(want, " ") {
+		t.Errorf("measured %s\nwant     %s", got, strings.Join(want, " "))
+	}
+	for _, p := range pairs {
+		for _, c := range []*config{p.front, p.netHTTP} {
+			for _, w := range o.Workloads {
+				for _, n := range []string{"c1", "c8"} {
+					if f := c.figs[w][n]; f == nil || len(f.Runs) != o.Reps {
+						t.Errorf("%s %s %s: figures %+v; want a run per repetition", c.key, w, n, f)
+					}
+				}
+			}
+		}
+	}
+	first, _, _ := strings.Cut(log.String(), "\n")
+	if prefix := fmt.Sprintf("rep 1/2 hello   c=1 %-24s     10000 req/s ", "a"); !strings.HasPrefix(first, prefix) {
+		t.Errorf("first log line %q; want it to start %q", first, prefix)
 	}
 }
 

@@ -91,60 +91,20 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		for _, c := range configs {
-			if c.srv != nil {
-				c.srv.thaw() // a stopped process would not act on SIGTERM
-				c.srv.stop()
-			}
-		}
-	}()
-	for _, c := range configs {
-		if err := c.start(ctx, o.Root, o.ServerCPU); err != nil {
-			return nil, err
-		}
-		c.figs = newByWorkload()
-		fmt.Fprintf(o.Log, "started %s on %s; warming up\n", c.key, c.srv.addr)
-		warmup := o.Warmup
-		if !o.Quick {
-			warmup = max(warmup, c.warmup)
-		}
-		for _, w := range o.Workloads {
-			if _, err := load.Run(c.srv.url(), w, 8, warmup); err != nil && !errors.Is(err, errNoRequests) {
-				return nil, fmt.Errorf("%s warm-up: %v", c.key, err)
-			}
-		}
-		if err := c.srv.freeze(); err != nil { // freeze.go: only the measured configuration runs
-			return nil, err
-		}
+	defer stopAll(configs) // after an error; stopped below otherwise
+	if err := startWarmed(ctx, o, load, configs); err != nil {
+		return nil, err
 	}
 	guard, err := newQuietGuard(DefaultQuietThresholds, o.ServerCPU, o.LoadCPU, o.Log) // quiet.go
 	if err != nil {
 		return nil, err
 	}
-	for rep := 1; rep <= o.Reps; rep++ {
-		for _, w := range o.Workloads {
-			for _, n := range o.Conns {
-				for _, c := range configs {
-					// The guard thaws c, runs it, freezes it, and runs it again while it is noisy.
-					r, err := guard.measure(c.srv, c.key, w, conc(n), rep, func() (LoadResult, error) {
-						return c.srv.measure(load, w, n, o.Duration) // hostcost.go
-					})
-					if err != nil {
-						return nil, fmt.Errorf("%s: %v", c.key, err)
-					}
-					c.figs.figures(w, conc(n)).add(r)
-					fmt.Fprintf(o.Log, "rep %d/%d %-7s c=%d %-16s %9.0f req/s  p50 %7.0f µs  p99 %7.0f µs  errors %d  %s\n",
-						rep, o.Reps, w, n, c.key, r.RPS, r.P50us, r.P99us, r.Errors, r.Guard.Brief())
-				}
-			}
-		}
+	if err := measureRepetitions(o, load, guard, func(int) []*config { return configs }, 16); err != nil {
+		return nil, err
 	}
+	stopAll(configs)
 	byKey := map[string]ByWorkload{}
 	for _, c := range configs {
-		c.srv.thaw()
-		c.srv.stop()
-		c.srv = nil
 		byKey[c.key] = c.figs
 	}
 	var lanes *Lanes
@@ -271,6 +231,60 @@ func buildConfigs(o Options, langs []Language) ([]*config, error) {
 		}
 	}
 	return configs, nil
+}
+
+// startWarmed starts every configuration of configs in order (config.start), warms each up
+// unmeasured with every workload at 8 connections for o.Warmup (outside -quick, at least the
+// configuration's own warm-up: a JIT compiles its hot path) and freezes it (freeze.go), so
+// that later only the configuration being measured runs. Every scenario whose configurations
+// are measured side by side in interleaved repetitions starts them this way.
+func startWarmed(ctx context.Context, o Options, load Load, configs []*config) error {
+	for _, c := range configs {
+		if err := c.start(ctx, o.Root, o.ServerCPU); err != nil {
+			return err
+		}
+		c.figs = newByWorkload()
+		fmt.Fprintf(o.Log, "started %s on %s; warming up\n", c.key, c.srv.addr)
+		warmup := o.Warmup
+		if !o.Quick {
+			warmup = max(warmup, c.warmup)
+		}
+		for _, w := range o.Workloads {
+			if _, err := load.Run(c.srv.url(), w, 8, warmup); err != nil && !errors.Is(err, errNoRequests) {
+				return fmt.Errorf("%s warm-up: %v", c.key, err)
+			}
+		}
+		if err := c.srv.freeze(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureRepetitions measures configurations started by startWarmed: in every repetition,
+// for each workload and concurrency, every configuration order(rep) lists, in that order,
+// once under the quiet-run guard, which thaws it, runs it, freezes it, and runs it again
+// while it is noisy (quiet.go). Each run joins the configuration's figures and is logged
+// with the key padded to keyWidth, the width of the scenario's keys.
+func measureRepetitions(o Options, load Load, guard *quietGuard, order func(rep int) []*config, keyWidth int) error {
+	for rep := 1; rep <= o.Reps; rep++ {
+		for _, w := range o.Workloads {
+			for _, n := range o.Conns {
+				for _, c := range order(rep) {
+					r, err := guard.measure(c.srv, c.key, w, conc(n), rep, func() (LoadResult, error) {
+						return c.srv.measure(load, w, n, o.Duration) // hostcost.go
+					})
+					if err != nil {
+						return fmt.Errorf("%s: %v", c.key, err)
+					}
+					c.figs.figures(w, conc(n)).add(r)
+					fmt.Fprintf(o.Log, "rep %d/%d %-7s c=%d %-*s %9.0f req/s  p50 %7.0f µs  p99 %7.0f µs  errors %d  %s\n",
+						rep, o.Reps, w, n, keyWidth, c.key, r.RPS, r.P50us, r.P99us, r.Errors, r.Guard.Brief())
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // peerKey names a peer's configuration: <lang>/<via>/<peer>, via "proxy" or "alone".
