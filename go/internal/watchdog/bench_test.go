@@ -1,6 +1,7 @@
 package watchdog
 
 import (
+	"bytes"
 	"io"
 	"net"
 	"net/http"
@@ -32,6 +33,70 @@ func BenchmarkWatchdogNetHTTPOnly(b *testing.B) {
 	h := start(t, func(c *config.Config) { c.Log = io.Discard; c.NetHTTPOnly = true })
 	benchGets(b, h.url, h.client)
 	h.stop()
+}
+
+// BenchmarkWatchdogOneConnection is BenchmarkWatchdog's serial case from a
+// client that allocates nothing: one keep-alive connection, the request's
+// bytes written as they are, the response read into a fixed buffer. Its
+// allocations per request are the watchdog's own (the worker is a process of
+// its own), which -benchmem then counts.
+func BenchmarkWatchdogOneConnection(b *testing.B) {
+	t := &testing.T{}
+	h := start(t, func(c *config.Config) { c.Log = io.Discard })
+	defer h.stop()
+	c, err := net.Dial("tcp", h.addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	req := []byte("GET /bench HTTP/1.1\r\nHost: bench\r\n\r\n")
+	var buf [4096]byte
+	get := func() {
+		if _, err := c.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		for n := 0; ; {
+			k, err := c.Read(buf[n:])
+			n += k
+			if err != nil {
+				b.Fatalf("after %q: %v", buf[:n], err)
+			}
+			if end := bytes.Index(buf[:n], []byte("\r\n\r\n")); end >= 0 {
+				length, ok := responseLength(buf[:end])
+				if !ok {
+					b.Fatalf("no Content-Length in %q", buf[:end])
+				}
+				if n >= end+4+length {
+					if !bytes.HasPrefix(buf[end+4:n], []byte("ok")) {
+						b.Fatalf("got %q", buf[:n])
+					}
+					return
+				}
+			}
+		}
+	}
+	get()
+	for b.Loop() {
+		get()
+	}
+}
+
+// responseLength is the Content-Length of a response head, read without
+// allocating.
+func responseLength(head []byte) (int, bool) {
+	field := []byte("\r\nContent-Length: ")
+	i := bytes.Index(head, field)
+	if i < 0 {
+		return 0, false
+	}
+	n, digits := 0, 0
+	for _, c := range head[i+len(field):] {
+		if c < '0' || c > '9' {
+			break
+		}
+		n, digits = n*10+int(c-'0'), digits+1
+	}
+	return n, digits > 0
 }
 
 func BenchmarkRawPipeProxy(b *testing.B) {

@@ -38,12 +38,13 @@ type conn struct {
 	watch *clientWatch // the requests' context (watch.go)
 
 	buf  *[bufSize]byte // from readBufs for the connection's life
-	r, w int // buf[r:w] were read and not consumed yet
+	r, w int            // buf[r:w] were read and not consumed yet
 
-	req  http.Request // reused for every request of the connection
-	url  url.URL
-	resp response
-	body body
+	req   http.Request // reused for every request of the connection
+	url   url.URL
+	heads heads // the strings of the last head, reused (parse.go)
+	resp  response
+	body  body
 
 	first bool // no request was read yet
 
@@ -97,7 +98,7 @@ func (c *conn) serve() {
 		wait, c.first = c.srv.IdleTimeout, false
 		req := &c.req
 		clear(req.Header)
-		if !parseHead(c.buf[c.r:c.r+n], req, c.srv.Guard.Target) || req.ContentLength > c.srv.BodyMax {
+		if !parseHead(c.buf[c.r:c.r+n], req, c.srv.Guard.Target, &c.heads) || req.ContentLength > c.srv.BodyMax {
 			handed = true
 			c.handOver()
 			return

@@ -32,21 +32,27 @@ func headEnd(b []byte) int {
 var crlfcrlf = []byte("\r\n\r\n")
 
 // parseHead reads the head b (through its empty line) into r, whose Header
-// is empty and reused. It returns false, and r is then to be ignored,
-// for every head the front leaves to net/http (§10.6): not HTTP/1.1; a
-// method or target net/http treats specially (CONNECT, PRI, a target not in
-// origin form or with bytes outside RFC 3986's path and query characters);
-// any field net/http would refuse, or that asks for more than a plain
-// exchange (Transfer-Encoding, Expect, Upgrade, Trailer); no Host, several,
-// or one outside a conservative set of bytes; and the rejection that stands
-// for an offending head (§10.5).
-func parseHead(b []byte, r *http.Request, rejected string) bool {
+// is empty and reused, its strings those of the connection's heads hs. It
+// returns false, and r is then to be ignored, for every head the front
+// leaves to net/http (§10.6): not HTTP/1.1; a method or target net/http
+// treats specially (CONNECT, PRI, a target not in origin form or with bytes
+// outside RFC 3986's path and query characters); any field net/http would
+// refuse, or that asks for more than a plain exchange (Transfer-Encoding,
+// Expect, Upgrade, Trailer); no Host, several, or one outside a
+// conservative set of bytes; and the rejection that stands for an offending
+// head (§10.5).
+func parseHead(b []byte, r *http.Request, rejected string, hs *heads) bool {
 	// The guard let no LF through without its CR; a CR elsewhere is a
 	// control byte, which nothing here takes.
 	end := bytes.IndexByte(b, '\n') - 1
 	if end < 0 || b[end] != '\r' {
 		return false
 	}
+	if string(b) != hs.last { // compared without a copy
+		hs.last = string(b)
+	}
+	s := hs.last
+	hs.vals = hs.vals[:0]
 	line := b[:end]
 	sp := bytes.IndexByte(line, ' ')
 	if sp <= 0 {
@@ -119,15 +125,22 @@ func parseHead(b []byte, r *http.Request, rejected string) bool {
 				closing = true
 			}
 		}
-		h[key] = append(h[key], string(value))
+		v := within(s, b, value)
+		if old := h[key]; old != nil {
+			h[key] = append(old, v) // a field repeated: its own slice
+		} else {
+			hs.vals = append(hs.vals, v)
+			n := len(hs.vals)
+			h[key] = hs.vals[n-1 : n : n]
+		}
 	}
 	if hosts != 1 || !plainHost(host) {
 		return false
 	}
 
 	r.Method = m
-	r.RequestURI = string(target)
-	r.Host = string(host)
+	r.RequestURI = within(s, b, target)
+	r.Host = within(s, b, host)
 	r.Close = closing
 	if pct {
 		u, err := url.ParseRequestURI(r.RequestURI)
@@ -145,6 +158,26 @@ func parseHead(b []byte, r *http.Request, rejected string) bool {
 		}
 	}
 	return true
+}
+
+// heads is what a connection keeps so that a head like its last costs no
+// allocation (a keep-alive client sends the same head, or nearly, again and
+// again): the last head as one string, of which the request's target, Host
+// and field values are substrings, made anew only when the head's bytes
+// differ; and one backing array for the Header's value slices, reused from
+// request to request as the connection reuses its http.Request (conn.go).
+type heads struct {
+	last string
+	vals []string
+}
+
+// within is sub, a slice of b, as the same bytes of s, which is string(b),
+// without a copy. sub's offset in b is told by its capacity: slicing from
+// the front takes as much off both (nothing here cuts b's slices with a
+// third index).
+func within(s string, b, sub []byte) string {
+	i := cap(b) - cap(sub)
+	return s[i : i+len(sub)]
 }
 
 func cutByte(s string, c byte) (before, after string, found bool) {
