@@ -17,8 +17,9 @@ import (
 // to stdout before it in a worker started under a legacy watchdog (see the package
 // documentation).
 //
-// With one lane (the default of the watchdog) requests come one at a time. When the
-// watchdog gives the worker several lanes (-lanes, §2.5), Serve calls handler for up
+// With one lane (the default) requests come one at a time. When the worker has several
+// lanes (§2.5: the watchdog's -lanes, or an offer the worker takes up with
+// PreferredLanes under the watchdog's default lanes=auto), Serve calls handler for up
 // to one request per lane at once, each from a goroutine of its own, so handler must
 // be safe for concurrent use, as for net/http. MaxLanes bounds the number of lanes.
 //
@@ -38,12 +39,15 @@ func Serve(handler http.Handler, opts ...Option) error {
 	if handler == nil {
 		handler = http.DefaultServeMux
 	}
-	o := options{maxLanes: defaultMaxLanes}
+	o := options{maxLanes: defaultMaxLanes, preferredLanes: defaultPreferredLanes}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if o.maxLanes < 1 {
 		return errors.New("afterburn: MaxLanes(" + strconv.Itoa(o.maxLanes) + "): want at least 1")
+	}
+	if o.preferredLanes < 1 {
+		return errors.New("afterburn: PreferredLanes(" + strconv.Itoa(o.preferredLanes) + "): want at least 1")
 	}
 	lim, err := limitsFromEnv(os.LookupEnv)
 	if err != nil {
@@ -53,15 +57,20 @@ func Serve(handler http.Handler, opts ...Option) error {
 	if err != nil {
 		return err
 	}
+	preferred, err := preferredLanesFrom(os.LookupEnv, o.preferredLanes)
+	if err != nil {
+		return err
+	}
 	in, out, err := protocolFDs()
 	if err != nil {
 		return err
 	}
-	lanes, cancelPipe, err := openLanes(in, out, le, o.maxLanes)
+	lanes, cancelPipe, err := openLanes(in, out, le, le.lanesInUse(o.maxLanes, preferred))
 	if err != nil {
 		return err
 	}
-	return serveLanes(handler, lanes, cancelPipe, lim, o.maxLanes, os.Stderr)
+	handshake := handshakeFields(o.maxLanes, le.preferredAnswer(o.maxLanes, preferred))
+	return serveLanes(handler, lanes, cancelPipe, lim, handshake, os.Stderr)
 }
 
 // limitsFromEnv reads the limits the watchdog passes (PROTOCOL.md §2.3, §7.3).

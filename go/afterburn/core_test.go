@@ -250,7 +250,7 @@ func TestResponseController(t *testing.T) {
 }
 
 // handshakeReply is the answer to a handshake without a token: the first one (§4.6).
-var handshakeReply = "HTTP/1.1 200 OK\r\n" + handshakeFields(defaultMaxLanes)
+var handshakeReply = "HTTP/1.1 200 OK\r\n" + handshakeFields(defaultMaxLanes, 0)
 
 const handshake = "OPTIONS * HTTP/1.1\r\nHost: afterburn\r\nAfterBurn-Handshake: 1\r\nContent-Length: 0\r\n\r\n"
 

@@ -107,10 +107,16 @@
 //
 // # Lanes
 //
-// A worker carries one request at a time unless the watchdog gives it lanes
-// (PROTOCOL.md §2.5):
+// A worker carries one request at a time unless it has lanes (PROTOCOL.md §2.5). The
+// operator can give every worker lanes:
 //
 //	afterburn-watchdog -lanes 32 -- ./myfunction
+//
+// or, under the watchdog's default (lanes=auto), the function asks for them: the
+// watchdog offers each worker lanes and serves as many as the worker prefers,
+// PreferredLanes(n), or AFTERBURN_GO_PREFERRED_LANES=n in the worker's environment,
+// which wins. The default preference is 1: a Go function serves one request at a
+// time until it says otherwise. Later workers are offered what the first one took.
 //
 // A lane is a pair of pipes that carries one request at a time. Serve serves each lane
 // in a goroutine of its own, so up to 32 requests run in one process at once, and a
@@ -124,9 +130,11 @@
 // handlers run in parallel up to GOMAXPROCS and share the CPUs.
 //
 // The worker tells the watchdog in its handshake how many lanes it serves at most,
-// 1024 by default, and serves min(that, -lanes); Serve(h, afterburn.MaxLanes(n))
-// lowers it. Nothing needs enabling in the function: the same binary serves one lane
-// under a watchdog without -lanes.
+// 1024 by default, and serves min(that, -lanes), or min(that, the offer, its
+// preference); Serve(h, afterburn.MaxLanes(n)) lowers it. It closes the pipes of the
+// lanes it does not serve before it answers the handshake. Nothing needs enabling in
+// the function for -lanes: the same binary serves one lane under a watchdog started
+// with -lanes 1.
 //
 // Cancellation: the watchdog does not kill a worker whose request passed its deadline
 // at once. It answers the client 504 and gives the worker -cancel_grace (1s by

@@ -96,14 +96,27 @@ func TestIdleLanesUnderWatchdog(t *testing.T) {
 	worker := childOf(t, wd.Pid())
 	// Every lane carries one request at once: each is held until all have arrived
 	// (the watchdog gives an idle lane each, or queues one when all are busy).
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: lanes}}
+	greetAtOnce(t, wd, lanes, "/sleep?ms=300")
+	if n := procThreads(t, worker); n >= maxIdleThreads {
+		t.Errorf("worker with %d idle lanes has %d OS threads; want fewer than %d", lanes, n, maxIdleThreads)
+	} else {
+		t.Logf("worker with %d idle lanes: %d OS threads", lanes, n)
+	}
+}
+
+// greetAtOnce sends n requests for path (e2eHandler's) at once, each on a connection
+// of its own, and fails the test unless every one is answered 200 with the greeting.
+func greetAtOnce(t *testing.T, wd *shapetest.Watchdog, n int, path string) {
+	t.Helper()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+	defer client.CloseIdleConnections() // the watchdog's graceful stop would wait for them
 	var wg sync.WaitGroup
-	errs := make(chan string, lanes)
-	for i := range lanes {
+	errs := make(chan string, n)
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, err := client.Get(wd.Base + "/sleep?ms=300")
+			resp, err := client.Get(wd.Base + path)
 			if err != nil {
 				errs <- err.Error()
 				return
@@ -116,15 +129,9 @@ func TestIdleLanesUnderWatchdog(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	client.CloseIdleConnections() // the watchdog's graceful stop would wait for them
 	close(errs)
 	for e := range errs {
 		t.Fatalf("%s\nlog:\n%s", e, wd.Log())
-	}
-	if n := procThreads(t, worker); n >= maxIdleThreads {
-		t.Errorf("worker with %d idle lanes has %d OS threads; want fewer than %d", lanes, n, maxIdleThreads)
-	} else {
-		t.Logf("worker with %d idle lanes: %d OS threads", lanes, n)
 	}
 }
 

@@ -107,6 +107,35 @@ func ExampleMaxLanes() {
 	}
 }
 
+// Under the watchdog's default, lanes=auto, a function whose handler is safe for
+// concurrent use asks for lanes itself: each worker then carries up to 8 requests at
+// once, and the watchdog starts later workers with 8 lanes. The worker's environment
+// overrides the 8 without a rebuild: AFTERBURN_GO_PREFERRED_LANES=1 serves one
+// request at a time.
+func ExamplePreferredLanes() {
+	// Shared by every lane: safe for concurrent use, as net/http's clients are.
+	client := &http.Client{Timeout: 5 * time.Second}
+
+	http.HandleFunc("/stock", func(w http.ResponseWriter, r *http.Request) {
+		req, err := http.NewRequestWithContext(r.Context(), "GET", "http://inventory.internal/stock", nil)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		resp, err := client.Do(req) // the lane waits here; the others serve on
+		if err != nil {
+			http.Error(w, "inventory unavailable", http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		io.Copy(w, resp.Body)
+	})
+
+	if err := afterburn.Serve(nil, afterburn.PreferredLanes(8)); err != nil {
+		log.Fatal(err)
+	}
+}
+
 type database struct{}
 
 func openDatabase() *database { return &database{} }

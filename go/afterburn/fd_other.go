@@ -22,3 +22,7 @@ func openFD(env string, fd int, name string) (*os.File, error) {
 }
 
 func onPoller(f *os.File) bool { return false }
+
+func checkUnusedLaneFD(env string, fd int, write bool) error {
+	return &envErr{"afterburn: not supported on " + runtime.GOOS}
+}

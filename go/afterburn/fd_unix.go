@@ -152,3 +152,33 @@ func openFD(env string, fd int, name string) (*os.File, error) {
 	syscall.CloseOnExec(fd)
 	return pollable(fd, name), nil
 }
+
+// checkUnusedLaneFD reports whether fd, named by the variable env as an end of a lane
+// the worker does not serve (PROTOCOL.md §2.5), is what a watchdog passes there: a pipe
+// (or a socket) open the lane's way, for writing when write (a response pipe), for
+// reading otherwise. The library closes those descriptors. One that is not such an end
+// is an error and is not closed: the environment does not describe this process's
+// descriptors (something between the watchdog and the worker did not pass the lanes
+// on), and what holds that number now, a file or a connection the function opened
+// before Serve, is not the library's to close.
+func checkUnusedLaneFD(env string, fd int, write bool) error {
+	named := "afterburn: " + env + " names descriptor " + strconv.Itoa(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return &envErr{named + ", which is not open: " + err.Error()}
+	}
+	if kind := st.Mode & syscall.S_IFMT; kind != syscall.S_IFIFO && kind != syscall.S_IFSOCK {
+		return &envErr{named + ", which is not a pipe"}
+	}
+	flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFL, 0)
+	if errno != 0 {
+		return &envErr{named + ": fcntl: " + errno.Error()}
+	}
+	switch mode := flags & syscall.O_ACCMODE; {
+	case write && mode == syscall.O_RDONLY:
+		return &envErr{named + " as a response pipe, but it is a pipe's read end"}
+	case !write && mode == syscall.O_WRONLY:
+		return &envErr{named + " as a pipe to read, but it is a pipe's write end"}
+	}
+	return nil
+}

@@ -133,18 +133,23 @@ func TestServeResponsePipeClosed(t *testing.T) {
 }
 
 // A lone lane keeps blocking descriptors, read and written outside the poller; lane 1
-// of several is on the poller like the others (openLanes).
+// of several is on the poller like the others (openLanes). One lane of an offer is a
+// lone lane (§2.5 "Offered lanes").
 func TestLaneFilesBlockingAlone(t *testing.T) {
 	for _, tc := range []struct {
-		pairs    int
-		maxLanes int
-		polled   bool
+		pairs     int
+		offered   bool
+		maxLanes  int
+		preferred int
+		polled    bool
 	}{
-		{0, defaultMaxLanes, false},
-		{1, defaultMaxLanes, true},
-		{1, 1, false}, // MaxLanes(1): lane 2 is closed, lane 1 is alone
+		{0, false, defaultMaxLanes, 1, false},
+		{1, false, defaultMaxLanes, 1, true},
+		{1, false, 1, 1, false}, // MaxLanes(1): lane 2 is closed, lane 1 is alone
+		{1, true, defaultMaxLanes, 1, false},
+		{1, true, defaultMaxLanes, 2, true},
 	} {
-		t.Run(fmt.Sprintf("pairs=%d max=%d", tc.pairs, tc.maxLanes), func(t *testing.T) {
+		t.Run(fmt.Sprintf("pairs=%d offered=%v max=%d preferred=%d", tc.pairs, tc.offered, tc.maxLanes, tc.preferred), func(t *testing.T) {
 			var fds []int
 			mk := func() (int, int) {
 				var p [2]int
@@ -156,13 +161,13 @@ func TestLaneFilesBlockingAlone(t *testing.T) {
 			}
 			in, _ := mk()
 			_, out := mk()
-			le := laneEnv{cancel: -1}
+			le := laneEnv{cancel: -1, offered: tc.offered}
 			for range tc.pairs {
 				a, _ := mk()
 				_, b := mk()
 				le.pairs = append(le.pairs, [2]int{a, b})
 			}
-			lanes, _, err := openLanes(in, out, le, tc.maxLanes)
+			lanes, _, err := openLanes(in, out, le, le.lanesInUse(tc.maxLanes, tc.preferred))
 			if err != nil {
 				t.Fatal(err)
 			}

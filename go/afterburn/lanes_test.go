@@ -40,12 +40,14 @@ func waitFor[T any](t testing.TB, ch <-chan T, what string) T {
 
 // laneSet is Serve running on K lanes. Index i holds the watchdog's ends of lane i+1.
 type laneSet struct {
-	t      testing.TB
-	req    []*os.File      // request pipes, write ends
-	resp   []*bufio.Reader // response pipes, read ends
-	cancel *os.File        // the cancel pipe, write end
-	done   chan struct{}   // closed when Serve returned
-	err    error           // what Serve returned
+	t       testing.TB
+	req     []*os.File      // request pipes, write ends
+	resp    []*bufio.Reader // response pipes, read ends
+	cancel  *os.File        // the cancel pipe, write end
+	fds     []int           // the library's descriptors of lanes 2 to K, then of the cancel pipe
+	started bool            // serve was called
+	done    chan struct{}   // closed when Serve returned
+	err     error           // what Serve returned
 }
 
 // pipeFDs makes one lane: the library's descriptors (duplicates, so that the library
@@ -66,7 +68,19 @@ func pipeFDs(t testing.TB) (in, out int, req, resp *os.File) {
 	return in, out, reqW, respR
 }
 
+// startLanes runs Serve on k lanes given, as a watchdog started with -lanes k gives
+// them.
 func startLanes(t testing.TB, h http.Handler, k int, opts ...Option) *laneSet {
+	t.Helper()
+	ls := newLaneSet(t, k, false)
+	ls.serve(h, opts...)
+	return ls
+}
+
+// newLaneSet makes k lanes and a cancel pipe and names them in the environment: given
+// (AFTERBURN_STREAM_FDS), or offered as under the watchdog's lanes=auto
+// (AFTERBURN_STREAM_OFFER_FDS). serve starts Serve on them.
+func newLaneSet(t testing.TB, k int, offered bool) *laneSet {
 	t.Helper()
 	ls := &laneSet{t: t, done: make(chan struct{})}
 	var stream []string
@@ -77,6 +91,7 @@ func startLanes(t testing.TB, h http.Handler, k int, opts ...Option) *laneSet {
 			t.Setenv("AFTERBURN_FDS", fmt.Sprintf("%d,%d", in, out))
 		} else {
 			stream = append(stream, fmt.Sprint(in), fmt.Sprint(out))
+			ls.fds = append(ls.fds, in, out)
 		}
 		// A lane the library never answers fails the test instead of hanging it.
 		resp.SetReadDeadline(time.Now().Add(testBound))
@@ -91,27 +106,37 @@ func startLanes(t testing.TB, h http.Handler, k int, opts ...Option) *laneSet {
 	cancelFD := dupFD(t, cancelR)
 	cancelR.Close()
 	ls.cancel = cancelW
-	t.Setenv("AFTERBURN_STREAM_FDS", strings.Join(stream, ","))
-	t.Setenv("AFTERBURN_STREAM_CANCEL_FD", fmt.Sprint(cancelFD))
-	go func() {
-		defer close(ls.done)
-		ls.err = Serve(h, opts...)
-	}()
+	ls.fds = append(ls.fds, cancelFD)
+	le := laneEnv{offered: offered}
+	fdsVar, cancelVar := le.varNames()
+	t.Setenv(fdsVar, strings.Join(stream, ","))
+	t.Setenv(cancelVar, fmt.Sprint(cancelFD))
 	t.Cleanup(func() {
 		for _, f := range ls.req {
 			f.Close()
 		}
 		ls.cancel.Close()
-		select {
-		case <-ls.done:
-		case <-time.After(testBound):
-			t.Errorf("Serve still running %v after every request pipe was closed", testBound)
+		if ls.started {
+			select {
+			case <-ls.done:
+			case <-time.After(testBound):
+				t.Errorf("Serve still running %v after every request pipe was closed", testBound)
+			}
 		}
 		for _, f := range respFiles {
 			f.Close()
 		}
 	})
 	return ls
+}
+
+// serve starts Serve on the lanes.
+func (ls *laneSet) serve(h http.Handler, opts ...Option) {
+	ls.started = true
+	go func() {
+		defer close(ls.done)
+		ls.err = Serve(h, opts...)
+	}()
 }
 
 func (ls *laneSet) write(lane int, s string) {
@@ -203,13 +228,17 @@ func TestLanesVectors(t *testing.T) {
 
 // TestLanesHandshake: the reply lists streams and exchange and says how many lanes
 // the library serves; with MaxLanes below K the library closes lanes N+1 to K itself
-// (§2.5), and lanes 1 to N serve.
+// (§2.5), and lanes 1 to N serve. Lanes given are not an offer: PreferredLanes plays
+// no part and the reply states no preference (§2.5 "Offered lanes").
 func TestLanesHandshake(t *testing.T) {
-	ls := startLanes(t, echoHandler, 4, MaxLanes(2))
+	ls := startLanes(t, echoHandler, 4, MaxLanes(2), PreferredLanes(1))
 	ls.write(1, handshake)
 	resp, _ := ls.response(1)
 	if got := resp.Header.Get("AfterBurn-Streams"); got != "2" {
 		t.Errorf("AfterBurn-Streams: got %q; want 2", got)
+	}
+	if got := resp.Header.Values("AfterBurn-Streams-Preferred"); len(got) > 0 {
+		t.Errorf("AfterBurn-Streams-Preferred: got %q; want no such field outside an offer", got)
 	}
 	if got := resp.Header.Get("AfterBurn-Capabilities"); got != "exchange, streams" {
 		t.Errorf("AfterBurn-Capabilities: got %q; want exchange, streams", got)
@@ -457,24 +486,29 @@ func TestLanesEnvironmentErrors(t *testing.T) {
 	})
 }
 
-// TestLanesEnvironmentExit: a worker given a malformed AFTERBURN_STREAM_FDS exits
-// non-zero with a message on stderr (§2.5), as a process.
+// TestLanesEnvironmentExit: a worker given a malformed AFTERBURN_STREAM_FDS, or a
+// malformed offer of lanes, exits non-zero with a message on stderr (§2.5), as a
+// process.
 func TestLanesEnvironmentExit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a process")
 	}
-	cmd := exec.Command(os.Args[0])
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AFTERBURN_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "AFTERBURN_TEST_CHILD=legacy", "AFTERBURN_STREAM_FDS=5,6,7")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() == 0 || !strings.Contains(stderr.String(), `bad AFTERBURN_STREAM_FDS in environment: "5,6,7"`) {
-		t.Fatalf("worker: %v; stderr %q; want a non-zero exit naming AFTERBURN_STREAM_FDS", err, stderr.String())
+	for _, name := range []string{givenFDsVar, offeredFDsVar} {
+		t.Run(name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0])
+			for _, kv := range os.Environ() {
+				if !strings.HasPrefix(kv, "AFTERBURN_") {
+					cmd.Env = append(cmd.Env, kv)
+				}
+			}
+			cmd.Env = append(cmd.Env, "AFTERBURN_TEST_CHILD=legacy", name+"=5,6,7")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() == 0 || !strings.Contains(stderr.String(), "bad "+name+` in environment: "5,6,7"`) {
+				t.Fatalf("worker: %v; stderr %q; want a non-zero exit naming %s", err, stderr.String(), name)
+			}
+		})
 	}
 }

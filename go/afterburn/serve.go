@@ -21,19 +21,25 @@ const protocolVersion = "1"
 // handshake, §4.6) in the answer of PROTOCOL.md §3.2. The library implements §4.6 and
 // §2.5, so it lists the capabilities exchange and streams, and says in
 // AfterBurn-Streams how many lanes it serves at most. Both are sent always: a
-// watchdog that gave the worker one lane ignores them (§2.5).
-func handshakeFields(maxLanes int) string {
+// watchdog that gave the worker one lane ignores them (§2.5). preferred > 0 answers an
+// offer of lanes (lanes=auto) with AfterBurn-Streams-Preferred; outside an offer the
+// field means nothing and is not sent (§2.5 "Offered lanes").
+func handshakeFields(maxLanes, preferred int) string {
+	streams := "AfterBurn-Streams: " + strconv.Itoa(maxLanes) + "\r\n"
+	if preferred > 0 {
+		streams += "AfterBurn-Streams-Preferred: " + strconv.Itoa(preferred) + "\r\n"
+	}
 	return "AfterBurn-Protocol: " + protocolVersion + "\r\n" +
 		"AfterBurn-Library: go/" + version + "\r\n" +
 		"AfterBurn-Capabilities: exchange, streams\r\n" +
-		"AfterBurn-Streams: " + strconv.Itoa(maxLanes) + "\r\n" +
+		streams +
 		"Content-Length: 0\r\n" +
 		"\r\n"
 }
 
 // defaultHandshake is the handshake reply of a worker that keeps the default maximum
-// of lanes.
-var defaultHandshake = handshakeFields(defaultMaxLanes)
+// of lanes and was offered none.
+var defaultHandshake = handshakeFields(defaultMaxLanes, 0)
 
 // serve runs the exchanges of one lane one after another until the request stream
 // ends between two requests, when it returns nil (PROTOCOL.md §9.4), or until the
