@@ -1,5 +1,7 @@
 // Command afterburn-bench runs the AfterBurn benchmarks (make bench) and writes
-// bench/results/<date>.json, bench/results/latest.json, a markdown table and a PNG chart.
+// bench/results/<date>.json, bench/results/latest.json, a markdown table and a PNG chart; a run
+// whose scenario failed or that was interrupted writes what completed as
+// bench/results/<date>-partial.{json,md} and exits 1.
 package main
 
 import (
@@ -132,10 +134,11 @@ func main() {
 		}
 		return
 	}
-	res, err := harness.Run(ctx, o)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "afterburn-bench: %v\n", err)
-		os.Exit(1)
+	res, runErr := harness.Run(ctx, o)
+	// A second SIGINT or SIGTERM ends the program at once, even while a partial run is written.
+	stop()
+	if res == nil {
+		fatal(runErr) // nothing completed: nothing to write
 	}
 	stamp := time.Now().UTC().Format("2006-01-02T150405Z")
 	if o.Quick {
@@ -153,6 +156,13 @@ func main() {
 	if res.Noisy() {
 		fmt.Fprintf(os.Stderr, "afterburn-bench: noisy run (%d runs over the quiet-run guard's thresholds): not published as latest\n",
 			len(res.Quiet.Noisy))
+	}
+	if runErr != nil {
+		// Run returns results with an error only for a partial run (res.Failure): what
+		// completed is written above as <stamp>-partial.*, and make bench still fails.
+		fmt.Fprintf(os.Stderr, "afterburn-bench: %v\nafterburn-bench: partial run: only %s written, not published as latest\n",
+			runErr, strings.Join(res.Failure.Completed, ", "))
+		os.Exit(1)
 	}
 }
 

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -124,6 +125,10 @@ type quietGuard struct {
 	log      io.Writer
 	// observe takes the readings around run; a test replaces it.
 	observe func(s *server, run func() (LoadResult, error)) (LoadResult, window, error)
+	// ctx is the run's (Run): once an interrupt cancels it, measure starts no further run, so
+	// that whichever scenario is measuring returns and Run keeps what completed. nil in tests
+	// that never interrupt.
+	ctx context.Context
 }
 
 // newQuietGuard starts a session on the measured CPUs serverCPU with wrk on loadCPU (taskset
@@ -196,6 +201,10 @@ func (q *quietGuard) bestCalibration() time.Duration {
 // last.
 func (q *quietGuard) measure(s *server, config string, w Workload, conc string, rep int, run func() (LoadResult, error)) (LoadResult, error) {
 	for attempt := 1; ; attempt++ {
+		if q.ctx != nil && q.ctx.Err() != nil {
+			// The scenario's loop names the configuration.
+			return LoadResult{}, fmt.Errorf("interrupted before rep %d %s c=%s: %v", rep, w, strings.TrimPrefix(conc, "c"), q.ctx.Err())
+		}
 		r, win, err := q.observe(s, run)
 		if err != nil {
 			return r, err

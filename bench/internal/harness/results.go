@@ -154,7 +154,25 @@ type Results struct {
 	Isolation *Isolation `json:"isolation,omitempty"`
 	// Front is the front scenario (front.go), nil when it did not run.
 	Front *Front `json:"front,omitempty"`
+	// Failure is the scenario that ended the run early (run.go: runScenarios), nil when every
+	// scenario completed. Its figures, and those of the scenarios after it, are not here.
+	Failure *Failure `json:"failure,omitempty"`
 }
+
+// Failure is why a run is partial: the scenario that failed or was interrupted, its error,
+// and which scenarios completed before it (their figures are in the results) and which did not
+// run after it.
+type Failure struct {
+	Scenario    string   `json:"scenario"`
+	Error       string   `json:"error"`
+	Interrupted bool     `json:"interrupted,omitempty"` // SIGINT or SIGTERM
+	Completed   []string `json:"completed"`
+	NotRun      []string `json:"not_run,omitempty"`
+}
+
+// Partial reports whether a scenario failed or the run was interrupted: such a run is
+// written as <stamp>-partial.* and never published as latest.
+func (r *Results) Partial() bool { return r.Failure != nil }
 
 // Noisy reports whether a run stayed over the quiet-run guard's thresholds: such a session
 // is not published as latest.

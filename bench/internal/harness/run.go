@@ -56,7 +56,11 @@ type config struct {
 	figs    ByWorkload
 }
 
-// Run measures everything and returns the results.
+// Run measures everything and returns the results. The scenarios run one after the other
+// (runScenarios): when one fails, or the run is interrupted (ctx), Run returns the results of
+// the scenarios that completed, marked partial (Results.Failure), together with the error; a
+// benchmark that stopped after 90 minutes of measuring keeps them. It returns no results when
+// nothing completed.
 func Run(ctx context.Context, o Options) (*Results, error) {
 	var langs []Language
 	for _, l := range Languages(o.Root) {
@@ -91,7 +95,9 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer stopAll(configs) // after an error; stopped below otherwise
+	defer stopAll(configs) // after an error; stopped by the languages scenario otherwise
+	// The languages scenario's configurations start before the guard, which calibrates with
+	// every configuration frozen; nothing has been measured yet if one fails to start.
 	if err := startWarmed(ctx, o, load, configs); err != nil {
 		return nil, err
 	}
@@ -99,6 +105,104 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
+	guard.ctx = ctx // an interrupt ends the run before its next measured run
+
+	var steps []scenario
+	if len(langs) > 0 {
+		steps = append(steps, scenario{"languages", func() (func(*Results), error) {
+			return measureLanguages(ctx, o, load, guard, langs, configs, names)
+		}})
+	}
+	if o.Lanes != nil {
+		steps = append(steps, scenario{"lanes", func() (func(*Results), error) {
+			l, err := measureLanes(ctx, o, load, guard)
+			return func(r *Results) { r.Lanes = l }, err
+		}})
+	}
+	if o.Fork != nil {
+		steps = append(steps, scenario{"fork", func() (func(*Results), error) {
+			f, err := measureForkMode(ctx, o, load, guard)
+			return func(r *Results) { r.ForkMode = f }, err
+		}})
+	}
+	if o.Isolation != nil {
+		steps = append(steps, scenario{"isolation", func() (func(*Results), error) {
+			iso, err := measureIsolation(ctx, o, load, guard)
+			return func(r *Results) { r.Isolation = iso }, err
+		}})
+	}
+	if o.Front != nil {
+		steps = append(steps, scenario{"front", func() (func(*Results), error) {
+			f, err := measureFront(ctx, o, load, guard)
+			return func(r *Results) { r.Front = f }, err
+		}})
+	}
+	res := &Results{
+		Quick:     o.Quick,
+		Placement: placement(o),
+		Machine:   machine(),
+		Duration:  o.Duration.String(),
+		Reps:      o.Reps,
+		Workers:   o.Workers,
+		Languages: map[string]*LanguageResults{},
+	}
+	if res, err = runScenarios(ctx, res, steps); res == nil {
+		return nil, err
+	}
+	res.Date = time.Now().UTC().Format(time.RFC3339)
+	// Every kept run of the session, the failed scenario's too: the guard judges the machine
+	// over the whole session.
+	res.Quiet = guard.summary()
+	return res, err
+}
+
+// scenario is one of a run's scenarios, named as -scenarios names it. measure measures it
+// and returns what puts its figures into the results, which runScenarios applies only if it
+// completed.
+type scenario struct {
+	name    string
+	measure func() (keep func(*Results), err error)
+}
+
+// runScenarios measures steps in order into res. The first that fails (or, after an
+// interrupt, the next one due) ends the run: res.Failure names it, with its error and the
+// scenarios that completed before it and did not run after it; res is returned with the error,
+// prefixed with the scenario's name, or no results if the first scenario failed: nothing was
+// measured. A failed scenario's figures are dropped, not kept: whatever it measured before it
+// failed is some of its repetitions, which would read as a whole scenario's medians and ratios.
+func runScenarios(ctx context.Context, res *Results, steps []scenario) (*Results, error) {
+	var done []string
+	for i, s := range steps {
+		keep, err := func() (func(*Results), error) {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("interrupted before it started: %v", err)
+			}
+			return s.measure()
+		}()
+		if err != nil {
+			err = fmt.Errorf("%s: %v", s.name, err)
+			res.Failure = &Failure{Scenario: s.name, Error: err.Error(), Interrupted: ctx.Err() != nil, Completed: done}
+			for _, later := range steps[i+1:] {
+				res.Failure.NotRun = append(res.Failure.NotRun, later.name)
+			}
+			if len(done) == 0 {
+				return nil, err
+			}
+			return res, err
+		}
+		keep(res)
+		done = append(done, s.name)
+	}
+	return res, nil
+}
+
+// measureLanguages measures the languages scenario: its configurations, started by
+// startWarmed, in o.Reps interleaved repetitions (stopped after them), then each language's
+// cold start and large body. It runs before every other scenario and completes whole, cold
+// start and large body too, before the next one starts, so that a later scenario's failure
+// leaves it complete.
+func measureLanguages(ctx context.Context, o Options, load Load, guard *quietGuard, langs []Language,
+	configs []*config, names map[string]map[string]string) (func(*Results), error) {
 	if err := measureRepetitions(o, load, guard, func(int) []*config { return configs }, 16); err != nil {
 		return nil, err
 	}
@@ -107,54 +211,14 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	for _, c := range configs {
 		byKey[c.key] = c.figs
 	}
-	var lanes *Lanes
-	if o.Lanes != nil {
-		if lanes, err = measureLanes(ctx, o, load, guard); err != nil {
-			return nil, fmt.Errorf("lanes: %v", err)
-		}
-	}
-	var forkMode *ForkMode
-	if o.Fork != nil {
-		if forkMode, err = measureForkMode(ctx, o, load, guard); err != nil {
-			return nil, fmt.Errorf("fork mode: %v", err)
-		}
-	}
-	var isolation *Isolation
-	if o.Isolation != nil {
-		if isolation, err = measureIsolation(ctx, o, load, guard); err != nil {
-			return nil, fmt.Errorf("isolation: %v", err)
-		}
-	}
-	var front *Front
-	if o.Front != nil {
-		if front, err = measureFront(ctx, o, load, guard); err != nil {
-			return nil, fmt.Errorf("front: %v", err)
-		}
-	}
-
-	res := &Results{
-		Date:      time.Now().UTC().Format(time.RFC3339),
-		Quick:     o.Quick,
-		Placement: placement(o),
-		Machine:   machine(),
-		Duration:  o.Duration.String(),
-		Reps:      o.Reps,
-		Workers:   o.Workers,
-		Order:     o.Langs,
-		Languages: map[string]*LanguageResults{},
-		Hop:       newHop(byKey),
-		Quiet:     guard.summary(),
-		ForkMode:  forkMode,
-		Lanes:     lanes,
-		Isolation: isolation,
-		Front:     front,
-	}
+	byLang := map[string]*LanguageResults{}
 	for _, l := range langs {
 		lr := &LanguageResults{
 			AfterBurn: byKey[l.Name+"/afterburn"], Fork: byKey[l.Name+"/fork"], Proxy: byKey[l.Name+"/proxy"],
 			Limit: byKey["limit"], Ceiling: byKey["ceiling"], Floor: byKey[l.Name+"/floor"],
 			Relay: byKey[string(Relay)], WatchdogC: byKey[string(WatchdogC)],
 		}
+		var err error
 		fmt.Fprintf(o.Log, "cold start %s (%d × with and without the library)\n", l.Name, o.ColdReps)
 		if lr.ColdStart, err = measureColdStart(o.Root, l, o.ColdReps); err != nil {
 			return nil, err
@@ -171,9 +235,11 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		lr.LibraryCPU = libraryCPU(lr)
 		lr.Targets = targets(l.Name, lr)
 		lr.FloorTargets = floorTargets(l.Name, lr)
-		res.Languages[l.Name] = lr
+		byLang[l.Name] = lr
 	}
-	return res, nil
+	return func(r *Results) {
+		r.Order, r.Languages, r.Hop = o.Langs, byLang, newHop(byKey)
+	}, nil
 }
 
 func conc(n int) string { return fmt.Sprintf("c%d", n) }

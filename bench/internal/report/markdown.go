@@ -36,7 +36,8 @@ func Markdown(w io.Writer, r *harness.Results) {
 		fmt.Fprintln(w, "QUICK run: short, one repetition; for a sanity check, not for publishing.")
 		fmt.Fprintln(w)
 	}
-	quietHeader(w, r) // quiet.go: a noisy run says so before any figure
+	partialHeader(w, r.Failure) // a partial run says so, and why, before any figure
+	quietHeader(w, r)           // quiet.go: a noisy run says so before any figure
 	fmt.Fprintf(w, "- machine: %s\n- placement: %s\n- each figure: median of %d × %s wrk runs (min–max in brackets); "+
 		"ratios are AfterBurn ÷ baseline per repetition, then the median\n\n", r.Machine, r.Placement, r.Reps, r.Duration)
 	hop(w, r.Hop, r.Workers)
@@ -90,6 +91,32 @@ func Markdown(w io.Writer, r *harness.Results) {
 	isolation(w, r.Isolation)
 	front(w, r.Front) // front.go
 	quietSection(w, r)
+}
+
+// partialHeader says that a run is partial: which scenario failed or was interrupted, its
+// error, which scenarios' figures follow and which are missing. Nothing when f is nil.
+func partialHeader(w io.Writer, f *harness.Failure) {
+	if f == nil {
+		return
+	}
+	what := "failed"
+	if f.Interrupted {
+		what = "was interrupted"
+	}
+	fmt.Fprintf(w, "**PARTIAL RUN, NOT PUBLISHED.** The %s scenario %s; `latest.*` were left as they were. "+
+		"Below are the scenarios that completed before it: %s. The %s scenario's figures are dropped, not shown "+
+		"(whatever it measured before it stopped is only some of its repetitions)", f.Scenario, what, orNothing(f.Completed), f.Scenario)
+	if len(f.NotRun) > 0 {
+		fmt.Fprintf(w, ", and %s did not run", strings.Join(f.NotRun, ", "))
+	}
+	fmt.Fprintf(w, ". The error:\n\n```\n%s\n```\n\n", strings.TrimRight(f.Error, "\n"))
+}
+
+func orNothing(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // floor reports the floor (harness.Language.Floor), measured in the same repetitions: its

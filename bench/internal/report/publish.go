@@ -13,8 +13,11 @@ import (
 // only, and latest.* stay as they were: figures taken on a busy machine must not replace a
 // quiet run's (bench/README.md). A run without the languages scenario (the fork or lanes
 // scenario alone, or both) is published as latest-<OnlyScenarios>.json and .md, such as
-// latest-fork.*, beside a whole run's latest.*, which it must not replace. It returns the
-// files it wrote.
+// latest-fork.*, beside a whole run's latest.*, which it must not replace. A partial run (a
+// scenario failed or the run was interrupted: harness.Results.Failure) is written as
+// <stamp>-partial.json and <stamp>-partial.md only, noisy or not, and latest.* stay as they
+// were: it lacks the failed scenario and those after it, and must not stand for a whole run.
+// It returns the files it wrote.
 func Publish(dir, stamp string, r *harness.Results) ([]string, error) {
 	var written []string
 	writeJSON := func(name string) error {
@@ -31,6 +34,12 @@ func Publish(dir, stamp string, r *harness.Results) ([]string, error) {
 		written = append(written, p)
 		Markdown(f, r)
 		return f.Close()
+	}
+	if r.Partial() {
+		if err := writeJSON(stamp + "-partial.json"); err != nil {
+			return written, err
+		}
+		return written, writeMarkdown(stamp + "-partial.md")
 	}
 	if r.Noisy() {
 		if err := writeJSON(stamp + "-noisy.json"); err != nil {
