@@ -83,17 +83,26 @@ func names(m map[string]string) []string {
 	return out
 }
 
+// publishQuiet publishes a quiet whole run into the empty dir, checks that it wrote its JSON
+// and latest.{json,md,png}, and returns dir's files: what a run that must not be published
+// as latest is to leave as they are.
+func publishQuiet(t *testing.T, dir, stamp string) map[string]string {
+	t.Helper()
+	if _, err := Publish(dir, stamp, guarded(false)); err != nil {
+		t.Fatal(err)
+	}
+	files := listDir(t, dir)
+	if got := strings.Join(names(files), " "); got != stamp+".json latest.json latest.md latest.png" {
+		t.Fatalf("a quiet run wrote %s; want its JSON and latest.{json,md,png}", got)
+	}
+	return files
+}
+
 // TestNoisySessionIsNotPublished: a noisy session is written under its own name, marked,
 // and the latest quiet run stays latest.
 func TestNoisySessionIsNotPublished(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := Publish(dir, "2026-11-25T100000Z", guarded(false)); err != nil {
-		t.Fatal(err)
-	}
-	before := listDir(t, dir)
-	if got := strings.Join(names(before), " "); got != "2026-11-25T100000Z.json latest.json latest.md latest.png" {
-		t.Fatalf("a quiet run wrote %s; want its JSON and latest.{json,md,png}", got)
-	}
+	before := publishQuiet(t, dir, "2026-11-25T100000Z")
 	written, err := Publish(dir, "2026-11-25T110000Z", guarded(true))
 	if err != nil {
 		t.Fatal(err)
