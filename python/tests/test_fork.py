@@ -1,122 +1,26 @@
 """Fork mode, the library's side (PROTOCOL.md §2.6): a template process driven directly
-over its pipes and its control socket, as the watchdog drives it. This process makes itself
-a child subreaper, as the watchdog does, so forked workers become its children."""
+over its pipes and its control socket, as the watchdog drives it (templates.py). This process
+makes itself a child subreaper, as the watchdog does, so forked workers become its children."""
 
 from __future__ import annotations
 
-import ctypes
 import errno
-import fcntl
 import os
 import shutil
 import socket
 import subprocess
-import time
 
 import pytest
-from workers import HANDSHAKE, Worker
+from templates import ASGI, GET, Template, subreaper  # noqa: F401  (subreaper: autouse)
+from workers import HANDSHAKE
 
 from afterburn_runtime import _control, _forksafety
-
-PR_SET_CHILD_SUBREAPER = 36
-PLAIN = ["-m", "afterburn_runtime", "fork_app:handle"]
-ASGI = ["-m", "afterburn_runtime", "--asgi", "fork_app:app"]
-GET = b"GET /%s HTTP/1.1\r\nHost: fn\r\n\r\n"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def subreaper():
-    libc = ctypes.CDLL(None, use_errno=True)
-    assert libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0, os.strerror(ctypes.get_errno())
-    yield
-    libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
-
-
-def _read_all(fd: int) -> str:
-    chunks = []
-    while True:
-        data = os.read(fd, 65536)
-        if not data:
-            os.close(fd)
-            return b"".join(chunks).decode(errors="replace")
-        chunks.append(data)
 
 
 def _foreign(fds: dict[str, str]) -> dict[int, str]:
     """The descriptors past fd 4 that are not /dev/null, the kind of a socket kept."""
     return {int(fd): "socket" if what.startswith("socket:") else what
             for fd, what in fds.items() if int(fd) > 4 and what != "/dev/null"}
-
-
-class Forked(Worker):
-    """A worker the template forked: its four pipes, held here as the watchdog holds them."""
-
-    def __init__(self, pid: int, req: int, resp: int, out: int, err: int) -> None:  # noqa: D107
-        self.pid, self.req, self.resp, self.out, self.log, self.pending = pid, req, resp, out, err, b""
-
-    def info(self) -> dict:
-        self.send(GET % b"info")
-        resp = self.response(timeout=10)
-        assert resp.status == 200, resp
-        return resp.json()
-
-    def wait(self) -> tuple[int, str, str]:  # type: ignore[override]
-        """Closes the request pipe; (exit status, stdout, stderr)."""
-        self.close_requests()
-        deadline = time.monotonic() + 20
-        while True:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                break
-            assert time.monotonic() < deadline, f"worker {self.pid} did not exit"
-            time.sleep(0.005)
-        os.close(self.resp)
-        return os.waitstatus_to_exitcode(status), _read_all(self.out), _read_all(self.log)
-
-
-class Template:
-    def __init__(self, args: list[str] = PLAIN, env: dict[str, str] | None = None) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        # A number no dup2 of Worker's set-up lands on.
-        high = fcntl.fcntl(theirs.fileno(), fcntl.F_DUPFD_CLOEXEC, 50)
-        theirs.close()
-        full_env = {"AFTERBURN_CONTROL_FD": "5", "AFTERBURN_WORKER_ID": "0", **(env or {})}
-        self.proc = Worker(args, "fd", full_env, extra_fds={5: high})
-        os.close(high)
-        ours.settimeout(20)
-        self.sock = ours
-
-    def handshake(self) -> bytes:
-        self.proc.send(HANDSHAKE)
-        self.proc.response(timeout=20)
-        return self.proc.pending  # nothing after the reply
-
-    def send(self, text: bytes, fds: list[int]) -> bytes:
-        socket.send_fds(self.sock, [text], fds)
-        return self.sock.recv(1024)
-
-    def fork(self, slot: int, tmpdir: str | None = None) -> tuple[bytes, Forked | None]:
-        req_r, req_w = os.pipe()
-        resp_r, resp_w = os.pipe()
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        request = b"fork %d\n" % slot if tmpdir is None else b"fork %d %s\n" % (slot, os.fsencode(tmpdir))
-        try:
-            reply = self.send(request, [req_r, resp_w, out_w, err_w])
-        finally:
-            for fd in (req_r, resp_w, out_w, err_w):
-                os.close(fd)
-        if not reply.startswith(b"forked "):
-            for fd in (req_w, resp_r, out_r, err_r):
-                os.close(fd)
-            return reply, None
-        pid = int(reply.split()[2])
-        return reply, Forked(pid, req_w, resp_r, out_r, err_r)
-
-    def close(self) -> tuple[int, str]:
-        """Ends the control socket (shutdown, §9.4); (exit status, log)."""
-        self.sock.close()
-        return self.proc.wait()
 
 
 def test_template_answers_the_handshake_listing_fork_then_forks_workers_that_serve() -> None:

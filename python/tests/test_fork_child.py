@@ -9,44 +9,19 @@ import signal
 import time
 
 import pytest
-from test_fork import GET, Forked, Template
+from templates import Forked, Template, gone_with_its_template, stat, subreaper, until  # noqa: F401  (subreaper: autouse)
 
 from afterburn_runtime import _control
 
 
-def _stat(pid: int) -> tuple[str, int] | None:
-    """(state, parent) of pid, None once it is gone (reaped)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rpartition(")")[2].split()
-    except (FileNotFoundError, ProcessLookupError):  # gone between the open and the read
-        return None
-    return fields[0], int(fields[1])
-
-
-def _until(what: str, cond) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + 10
-    while not cond():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.002)
-
-
 def fork_child(t: Template, slot: int, tmpdir: str | None = None) -> tuple[bytes, Forked | None]:
-    req_r, req_w = os.pipe()
-    resp_r, resp_w = os.pipe()
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    request = b"fork-child %d\n" % slot if tmpdir is None else b"fork-child %d %s\n" % (slot, os.fsencode(tmpdir))
-    try:
-        reply = t.send(request, [req_r, resp_w, out_w, err_w])
-    finally:
-        for fd in (req_r, resp_w, out_w, err_w):
-            os.close(fd)
-    if not reply.startswith(b"forked "):
-        for fd in (req_w, resp_r, out_r, err_r):
-            os.close(fd)
-        return reply, None
-    return reply, Forked(int(reply.split()[2]), req_w, resp_r, out_r, err_r)
+    return t.fork(slot, tmpdir, child=True)
+
+
+def reap(t: Template, pid: int) -> None:
+    """The watchdog's word (§2.6): no answer; the template reaps the pid."""
+    t.sock.send(b"reap %d\n" % pid)
+    until(f"pid {pid} reaped", lambda: stat(pid) is None)
 
 
 def test_worker_stays_the_templates_child_and_is_reaped_only_on_the_watchdogs_word(tmp_path) -> None:
@@ -64,19 +39,17 @@ def test_worker_stays_the_templates_child_and_is_reaped_only_on_the_watchdogs_wo
     w.close_requests()  # §2.7: EOF after its exchange; it exits at once
     assert t.sock.recv(1024) == b"exited %d exit 0\n" % w.pid
     # §2.6: not reaped: the pid, and its group's id, cannot be reused yet.
-    assert _stat(w.pid) == ("Z", t.proc.proc.pid)
+    assert stat(w.pid) == ("Z", t.proc.proc.pid)
     time.sleep(0.1)
-    assert _stat(w.pid) == ("Z", t.proc.proc.pid)
-    t.sock.send(b"reap %d\n" % w.pid)  # no answer
-    _until(f"pid {w.pid} reaped", lambda: _stat(w.pid) is None)
+    assert stat(w.pid) == ("Z", t.proc.proc.pid)
+    reap(t, w.pid)
 
     reply, w2 = fork_child(t, 1)  # the template serves on
     assert w2 is not None, reply
     w2.handshake()
     os.kill(w2.pid, signal.SIGKILL)
     assert t.sock.recv(1024) == b"exited %d signal 9\n" % w2.pid
-    t.sock.send(b"reap %d\n" % w2.pid)
-    _until(f"pid {w2.pid} reaped", lambda: _stat(w2.pid) is None)
+    reap(t, w2.pid)
     status, log = t.close()
     assert status == 0, log
 
@@ -90,7 +63,7 @@ def test_reap_of_a_pid_not_reported_exited_is_a_protocol_error() -> None:
     assert t.sock.recv(1024) == b""
     status, log = t.close()
     assert status == 1 and f"reap of pid {w.pid}, not a worker reported exited" in log, log
-    _until(f"worker {w.pid} gone with its template", lambda: _stat(w.pid) in (None, ("Z", os.getpid())))
+    gone_with_its_template(w.pid)
 
 
 def test_template_killed_takes_its_workers_with_it() -> None:
@@ -106,10 +79,8 @@ def test_template_killed_takes_its_workers_with_it() -> None:
     t.proc.wait()
     for w in workers:
         # Re-parented to this process (a child subreaper, as the watchdog is) and killed.
-        _until(f"worker {w.pid} killed", lambda w=w: _stat(w.pid) in (None, ("Z", os.getpid())))
-        if _stat(w.pid) is not None:
-            _, status = os.waitpid(w.pid, 0)
-            assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+        status = gone_with_its_template(w.pid)
+        assert status is None or (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL), status
 
 
 def test_control_socket_end_with_a_worker_alive_exits_0_and_the_worker_dies() -> None:
@@ -120,7 +91,7 @@ def test_control_socket_end_with_a_worker_alive_exits_0_and_the_worker_dies() ->
     w.handshake()
     status, log = t.close()
     assert status == 0, log
-    _until(f"worker {w.pid} gone with its template", lambda: _stat(w.pid) in (None, ("Z", os.getpid())))
+    gone_with_its_template(w.pid)
 
 
 # -- the pure parts ---------------------------------------------------------------------

@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,10 +13,11 @@ import (
 )
 
 // The failure cases of the single fork (§2.6, "Workers that stay the template's children",
-// capability fork-child) under isolation=request: the template killed with workers alive, a
-// worker that forks and exits, and the pid of an exited worker held until the watchdog's word.
-// With a library that lists only fork, the first two check the double fork the same way, and
-// the third is skipped.
+// capability fork-child) under isolation=request: the template killed with workers alive, and
+// the pid of an exited worker held until the watchdog's word; the third, a worker that forks
+// and exits, is a leftover check of §2.7 (isolationWorkerForksAndExits, checks_isolation.go).
+// With a library that lists only fork, the first checks the double fork the same way, and the
+// second is skipped.
 
 // isolationTemplateKilled: §2.6 — the template is killed while its spares are alive: no spare
 // is left running outside the watchdog's supervision nor as a zombie (a spare of the single
@@ -51,28 +51,6 @@ func isolationTemplateKilled(t *T) {
 		return st != nil && st.Template == "ready" && st.TemplatePid != tpl, fmt.Sprintf("%+v", st)
 	})
 	echoesOwnIDs(t, 3)
-}
-
-// isolationWorkerForksAndExits: §2.7 — a request starts a child in its worker's process group
-// and returns; the worker exits after the exchange. The child, re-parented to the watchdog, is
-// reported with the request id, counted and killed with the group.
-func isolationWorkerForksAndExits(t *T) {
-	isolatedPool(t, 1)
-	before := t.Metric("afterburn_isolation_leftovers_total")
-	from := t.WD.Log.Len()
-	id := rid("forker")
-	m := t.JSON(t.Get("/spawn?ms=60000", "X-Request-Id: "+id), 200)
-	child, _ := m["child"].(float64)
-	if child == 0 {
-		t.Fatalf("%s: got %v; want the pid it started", t.lastReq(), m)
-	}
-	t.LogWait(from, regexp.MustCompile(`\(request `+regexp.QuoteMeta(id)+`\) left \d+ process\(es\) behind: .*pid `+strconv.Itoa(int(child))+` `))
-	t.WaitMetric(before+1, "afterburn_isolation_leftovers_total")
-	t.Eventually(fmt.Sprintf("pid %d killed", int(child)), func() (bool, string) {
-		err := syscall.Kill(int(child), 0)
-		return err == syscall.ESRCH, fmt.Sprintf("kill -0: %v", err)
-	})
-	echoesOwnIDs(t, 2)
 }
 
 // forkChildPidHeld: §2.6 "Reap, and pid reuse" — the suite drives the library's template as

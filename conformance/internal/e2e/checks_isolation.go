@@ -137,12 +137,23 @@ func isolationFaultsCostOnlyTheirRequest(t *T) {
 
 // isolationLeftoversReported: §2.7 — a process a request leaves behind, in a session of its
 // own as a daemon, is reported in the log with the request id, counted and killed.
-func isolationLeftoversReported(t *T) {
+func isolationLeftoversReported(t *T) { leftBehindReported(t, "/spawn?session=1&ms=60000", "leaver") }
+
+// isolationWorkerForksAndExits: §2.7 — a request starts a child in its worker's process group
+// and returns; the worker exits after the exchange. The child, re-parented to the watchdog, is
+// reported with the request id, counted and killed with the group.
+func isolationWorkerForksAndExits(t *T) { leftBehindReported(t, "/spawn?ms=60000", "forker") }
+
+// leftBehindReported serves one request on path, which leaves a process behind and answers its
+// pid as "child", and waits for §2.7's account of it: a log line with the request id naming the
+// pid, afterburn_isolation_leftovers_total one up, the process killed; then requests are
+// answered as ever.
+func leftBehindReported(t *T, path, label string) {
 	isolatedPool(t, 1)
 	before := t.Metric("afterburn_isolation_leftovers_total")
 	from := t.WD.Log.Len()
-	id := rid("leaver")
-	m := t.JSON(t.Get("/spawn?session=1&ms=60000", "X-Request-Id: "+id), 200)
+	id := rid(label)
+	m := t.JSON(t.Get(path, "X-Request-Id: "+id), 200)
 	child, _ := m["child"].(float64)
 	if child == 0 {
 		t.Fatalf("%s: got %v; want the pid it started", t.lastReq(), m)

@@ -1,7 +1,6 @@
 package spawn
 
 import (
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -9,48 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/worker"
 	"golang.org/x/sys/unix"
 )
-
-// fakeTemplate is a templateProc in fork-child mode on a socketpair, the test
-// holding the template's end; the template process itself is a sleep.
-func fakeTemplate(t *testing.T) (*templateProc, *os.File, *exec.Cmd) {
-	t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := os.NewFile(uintptr(fds[0]), "control")
-	fc, err := net.FileConn(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("sleep", "60")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill() })
-	w := &worker.Worker{Pid: cmd.Process.Pid, Exited: make(chan struct{})}
-	tp := &templateProc{w: w, conn: fc.(*net.UnixConn), m: obs.NewMetrics(nil, nil), answers: make(chan []byte, 1), dead: make(chan struct{}), child: true}
-	theirs := os.NewFile(uintptr(fds[1]), "control (template's end)")
-	t.Cleanup(func() { theirs.Close(); tp.conn.Close() })
-	return tp, theirs, cmd
-}
-
-// templateDies ends the fake template as its watcher would: reaped, then dead.
-func templateDies(tp *templateProc, cmd *exec.Cmd) {
-	cmd.Process.Kill()
-	err := cmd.Wait()
-	tp.w.Mu.Lock()
-	tp.w.Dead, tp.w.ExitErr = true, err
-	tp.w.Mu.Unlock()
-	close(tp.w.Exited)
-	tp.End("crashed", "killed by the test")
-}
 
 // aWorker starts a process in a group of its own with a helper in that
 // group, standing for a worker and what its request left: the test's child
@@ -105,7 +65,7 @@ func statState(b []byte) byte {
 // the reap only once it has looked for leftovers and killed the worker's
 // group, so the group's id was still held by the zombie when it signalled it.
 func TestForkChildReapsOnlyAfterTheGroupIsKilled(t *testing.T) {
-	tp, theirs, _ := fakeTemplate(t)
+	tp, theirs, _ := fakeTemplate(t, true)
 	pid, helper := aWorker(t)
 	tp.addKid(pid)
 	w := &worker.Worker{ID: 1, Pid: pid, Exited: make(chan struct{})}
@@ -154,7 +114,7 @@ func TestForkChildReapsOnlyAfterTheGroupIsKilled(t *testing.T) {
 // TestForkChildTemplateDiesFirst: a template that dies before reporting a
 // worker's exit leaves it to the watchdog, which waits for it and reaps it.
 func TestForkChildTemplateDiesFirst(t *testing.T) {
-	tp, _, tcmd := fakeTemplate(t)
+	tp, _, tcmd := fakeTemplate(t, true)
 	pid, _ := aWorker(t) // the test's child, as a worker re-parented to the watchdog is
 	tp.addKid(pid)
 	w := &worker.Worker{ID: 1, Pid: pid, Exited: make(chan struct{})}
@@ -178,7 +138,7 @@ func TestForkChildTemplateDiesFirst(t *testing.T) {
 // TestForkChildReportedThenTemplateGone: the report came, but the template
 // ended before the reap could be asked for: the watchdog reaps it itself.
 func TestForkChildReportedThenTemplateGone(t *testing.T) {
-	tp, theirs, tcmd := fakeTemplate(t)
+	tp, theirs, tcmd := fakeTemplate(t, true)
 	pid, _ := aWorker(t)
 	tp.addKid(pid)
 	w := &worker.Worker{ID: 1, Pid: pid, Exited: make(chan struct{})}
@@ -209,7 +169,7 @@ func TestForkChildBadReports(t *testing.T) {
 		{"malformed", "exited %d exit\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tp, theirs, _ := fakeTemplate(t)
+			tp, theirs, _ := fakeTemplate(t, true)
 			tp.addKid(777)
 			rec := tc.record
 			if tc.name != "stray" {
