@@ -9,13 +9,13 @@ import signal
 import time
 
 import pytest
-from templates import Forked, Template, gone_with_its_template, stat, subreaper, until  # noqa: F401  (subreaper: autouse)
+from templates import Forked, Template, gone_with_its_template, read_all, stat, subreaper, until  # noqa: F401  (autouse)
 
 from afterburn_runtime import _control
 
 
-def fork_child(t: Template, slot: int, tmpdir: str | None = None) -> tuple[bytes, Forked | None]:
-    return t.fork(slot, tmpdir, child=True)
+def fork_child(t: Template, slot: int) -> tuple[bytes, Forked | None]:
+    return t.fork(slot, child=True)
 
 
 def reap(t: Template, pid: int) -> None:
@@ -25,16 +25,21 @@ def reap(t: Template, pid: int) -> None:
 
 
 def test_worker_stays_the_templates_child_and_is_reaped_only_on_the_watchdogs_word(tmp_path) -> None:
-    t = Template(env={"AFTERBURN_ISOLATION": "request"})
+    t = Template(env={"AFTERBURN_ISOLATION": "request", "AFTERBURN_TMPDIR_ROOT": str(tmp_path)})
     t.handshake()
-    reply, w = fork_child(t, 1, str(tmp_path))
+    reply, w = fork_child(t, 1)
     assert w is not None, reply
     assert reply == b"forked 1 %d\n" % w.pid
-    w.handshake()
+    hs = w.handshake()
     got = w.info()
     assert got["ppid"] == t.proc.proc.pid  # one fork: the template's child, no middle
     assert got["pgid"] == w.pid  # §2.1: a group of its own
-    assert got["tmpdir"] == str(tmp_path)
+    # §2.7: it made its TMPDIR itself, in the root, after its pid, and named it in its reply.
+    mine = hs.headers.get("afterburn-tmpdir")
+    assert mine is not None and os.path.dirname(mine) == str(tmp_path), hs.headers
+    assert os.path.basename(mine).startswith(f"{w.pid}-")
+    assert got["tmpdir"] == got["env_tmpdir"] == mine
+    assert os.stat(mine).st_mode & 0o777 == 0o700
 
     w.close_requests()  # §2.7: EOF after its exchange; it exits at once
     assert t.sock.recv(1024) == b"exited %d exit 0\n" % w.pid
@@ -52,6 +57,28 @@ def test_worker_stays_the_templates_child_and_is_reaped_only_on_the_watchdogs_wo
     reap(t, w2.pid)
     status, log = t.close()
     assert status == 0, log
+
+
+def test_worker_that_cannot_make_its_tmpdir_exits_before_its_handshake_saying_why(tmp_path) -> None:
+    """§2.7: a failed fork, as the watchdog sees it: the worker exits 1 before its handshake,
+    the reason on its stderr; the template reports the exit and serves on."""
+    root = tmp_path / "gone"
+    t = Template(env={"AFTERBURN_ISOLATION": "request", "AFTERBURN_TMPDIR_ROOT": str(root)})
+    t.handshake()
+    reply, w = fork_child(t, 1)
+    assert w is not None, reply
+    assert t.sock.recv(1024) == b"exited %d exit 1\n" % w.pid
+    assert w.rest() == b""  # no handshake reply
+    err = read_all(w.log)
+    assert f"cannot make its temporary directory in {root}: ENOENT: No such file or directory" in err, err
+    reap(t, w.pid)
+    root.mkdir()
+    reply, w = fork_child(t, 1)
+    assert w is not None, reply
+    assert os.path.dirname(w.handshake().headers.get("afterburn-tmpdir", "")) == str(root)
+    status, log = t.close()
+    assert status == 0, log
+    gone_with_its_template(w.pid)
 
 
 def test_reap_of_a_pid_not_reported_exited_is_a_protocol_error() -> None:
@@ -99,7 +126,6 @@ def test_control_socket_end_with_a_worker_alive_exits_0_and_the_worker_dies() ->
 
 @pytest.mark.parametrize("data, nfds, want", [
     (b"fork-child 1\n", 4, _control.ForkRequest("1", None, True)),
-    (b"fork-child 3 /tmp/afterburn-requests-x/w3-7\n", 4, _control.ForkRequest("3", "/tmp/afterburn-requests-x/w3-7", True)),
     (b"fork 2\n", 4, _control.ForkRequest("2", None, False)),
     (b"reap 1234\n", 0, _control.Reap(1234)),
 ])
@@ -111,6 +137,7 @@ def test_parse(data: bytes, nfds: int, want: object) -> None:
     (b"fork-child 0\n", 4, False),
     (b"fork-child 1\n", 3, False),
     (b"fork-child 1 rel\n", 4, False),
+    (b"fork-child 3 /tmp/afterburn-requests-x/w3-7\n", 4, False),  # §2.7: the worker makes its own
     (b"fork-child1\n", 4, False),
     (b"reap 0\n", 0, False),
     (b"reap 012\n", 0, False),

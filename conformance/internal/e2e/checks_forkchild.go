@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -62,7 +63,15 @@ func forkChildPidHeld(t *T) {
 	if p := ppid(w.pid); p != tp.cmd.Process.Pid {
 		t.Fatalf("worker pid %d has parent %d; want the template %d (§2.6: one fork)", w.pid, p, tp.cmd.Process.Pid)
 	}
-	w.handshake(t)
+	// §2.7: it made its temporary directory in the root, after its pid, and names it.
+	head := w.handshake(t)
+	dir := headField(head, "AfterBurn-Tmpdir")
+	if filepath.Dir(dir) != tp.root || !strings.HasPrefix(filepath.Base(dir), strconv.Itoa(w.pid)+"-") {
+		t.Fatalf("worker pid %d named AfterBurn-Tmpdir %q in its handshake reply %q; want %s/%d-... (§2.7)", w.pid, dir, head, tp.root, w.pid)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("worker pid %d's temporary directory %s: %v; want a directory of mode 0700 (§2.7)", w.pid, dir, err)
+	}
 	w.req.Close() // EOF after its (no) exchange: it exits (§9.4)
 	rec := tp.record(t)
 	if want := fmt.Sprintf("exited %d exit 0\n", w.pid); rec != want {
@@ -92,6 +101,7 @@ type templateProc struct {
 	ctl  *net.UnixConn
 	log  *bytes.Buffer
 	done chan error
+	root string // AFTERBURN_TMPDIR_ROOT: where its workers make their temporary directories (§2.7)
 }
 
 type forkedWorker struct {
@@ -114,12 +124,17 @@ func startTemplate(t *T) *templateProc {
 	}
 	reqR, reqW := pipe(t)
 	respR, respW := pipe(t)
-	tp := &templateProc{ctl: c.(*net.UnixConn), log: &bytes.Buffer{}, done: make(chan error, 1)}
+	root, err := os.MkdirTemp("", "afterburn-conformance-root-")
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	tp := &templateProc{ctl: c.(*net.UnixConn), log: &bytes.Buffer{}, done: make(chan error, 1), root: root}
 	tp.cmd = exec.CommandContext(t.ctx, "/bin/sh", "-c", "exec "+t.cfg.Function)
 	tp.cmd.ExtraFiles = []*os.File{reqR, respW, theirs}
 	tp.cmd.Stdout, tp.cmd.Stderr = tp.log, tp.log
 	tp.cmd.Env = append(os.Environ(), "AFTERBURN_PROTOCOL=1", "AFTERBURN_FDS=3,4", "AFTERBURN_WORKER_ID=0",
-		"AFTERBURN_CONTROL_FD=5", "AFTERBURN_ISOLATION=request")
+		"AFTERBURN_CONTROL_FD=5", "AFTERBURN_ISOLATION=request", "AFTERBURN_TMPDIR_ROOT="+root)
 	tp.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := tp.cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", t.cfg.Function, err)
@@ -165,6 +180,16 @@ func readHead(t *T, f *os.File) string {
 	return string(b)
 }
 
+// headField is the value of the field name in a response head, "" when absent.
+func headField(head, name string) string {
+	for _, line := range strings.Split(head, "\r\n")[1:] {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(k, name) {
+			return strings.Trim(v, " \t")
+		}
+	}
+	return ""
+}
+
 func (tp *templateProc) send(t *T, text string, fds []int) {
 	if _, _, err := tp.ctl.WriteMsgUnix([]byte(text), syscall.UnixRights(fds...), nil); err != nil && fds != nil {
 		t.Fatalf("sending %q: %v", text, err)
@@ -201,11 +226,13 @@ func (tp *templateProc) forkChild(t *T, slot int) *forkedWorker {
 	return w
 }
 
-func (w *forkedWorker) handshake(t *T) {
+func (w *forkedWorker) handshake(t *T) string {
 	w.req.Write([]byte(handshakeBytes))
-	if head := readHead(t, w.resp); !strings.HasPrefix(head, "HTTP/1.1 200 ") {
+	head := readHead(t, w.resp)
+	if !strings.HasPrefix(head, "HTTP/1.1 200 ") {
 		t.Fatalf("worker pid %d answered its handshake %q", w.pid, head)
 	}
+	return head
 }
 
 func (tp *templateProc) wait(t *T) error {

@@ -111,7 +111,7 @@ func Groups() []Group {
 				{Name: "isolation-leftovers-reported", Section: "2.7", Description: "a daemon a request leaves behind is logged with the request id, counted in afterburn_isolation_leftovers_total and killed", Timeout: 20 * time.Second, Run: isolationLeftoversReported},
 				{Name: "isolation-worker-forks-and-exits", Section: "2.7", Description: "a child a request leaves in its worker's process group is logged with the request id, counted and killed once the worker exits", Timeout: 20 * time.Second, Run: isolationWorkerForksAndExits},
 				{Name: "isolation-template-killed", Section: "2.6", Description: "the template killed with spares alive: no spare is left unsupervised or a zombie, the template comes back, requests are answered", Timeout: 20 * time.Second, Run: isolationTemplateKilled},
-				{Name: "fork-child-pid-held", Section: "2.6", Description: "a worker of the single fork that exits is reported and stays a zombie of the template until reap <pid>, then is reaped; a reap of any other pid ends the template non-zero", Timeout: 20 * time.Second, Run: forkChildPidHeld},
+				{Name: "fork-child-pid-held", Section: "2.6", Description: "a worker of the single fork names the temporary directory it made in the root in its handshake reply (§2.7); once it exits it is reported and stays a zombie of the template until reap <pid>, then is reaped; a reap of any other pid ends the template non-zero", Timeout: 20 * time.Second, Run: forkChildPidHeld},
 			},
 		},
 		{

@@ -2,6 +2,7 @@ package watchdog
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,15 +23,74 @@ func TestIsolationForkChildWorkersStayTheTemplates(t *testing.T) {
 	h.waitState("two forked spares", forkReady(2))
 	tpl := templatePID(t, h.wd.pool)
 	h.logs.waitContains(t, "stay its children (fork-child)")
+	root := h.wd.pool.IsolationRoot()
 	for range 4 {
 		r := h.isolatedGet("/")
 		pid := atoi(r["pid"])
 		if atoi(r["ppid"]) != tpl || atoi(r["pgid"]) != pid || r["kind"] != "fork" {
 			t.Fatalf("worker %v; want a fork, child of the template %d, leading its own group (§2.6)", r, tpl)
 		}
+		// §2.7: the worker made its TMPDIR itself, in the root, named after its pid.
+		if dir := r["tmpdir"]; filepath.Dir(dir) != root || !strings.HasPrefix(filepath.Base(dir), r["pid"]+"-") {
+			t.Fatalf("worker %v: TMPDIR %q; want %s/%s-... (§2.7)", r, dir, root, r["pid"])
+		}
 		// Reaped by the template at the watchdog's word: no zombie stays.
 		waitGone(t, "pid "+r["pid"], func() bool { return !gone(pid) })
+		waitGone(t, r["tmpdir"], pathExists(r["tmpdir"]))
 	}
+}
+
+// TestIsolationForkChildTmpdirFailureIsAFailedFork: a worker of the single
+// fork that cannot make its temporary directory (here: the root is gone)
+// exits before its handshake saying why, a failed start of its slot; once
+// the root is back, the slot forks and serves again (§2.6, §2.7).
+func TestIsolationForkChildTmpdirFailureIsAFailedFork(t *testing.T) {
+	h := startIsolated(t, nil)
+	h.waitState("a forked spare", forkReady(1))
+	root := h.wd.pool.IsolationRoot()
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	h.isolatedGet("/") // the spare, forked before; its successor's fork fails
+	h.logs.waitContains(t, "cannot make its temporary directory in "+root+": No such file or directory")
+	if line := h.logs.waitContains(t, "w1 init_failed"); !strings.Contains(line, "exit status 1") {
+		t.Fatalf("failed start %q; want the worker's exit status 1", line)
+	}
+	if err := os.Mkdir(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.isolatedGet("/"); !strings.HasPrefix(r["tmpdir"], root+"/") {
+		t.Fatalf("after the root came back: %v; want a TMPDIR in %s", r, root)
+	}
+}
+
+// TestIsolationForkChildTmpdirNamedElsewhereIsMalformed: the watchdog
+// removes what a worker names as its temporary directory, so a name outside
+// the root, or not after the worker's pid, is a malformed handshake reply
+// and is never removed (§2.7, §3.2).
+func TestIsolationForkChildTmpdirNamedElsewhereIsMalformed(t *testing.T) {
+	h := startIsolated(t, nil, "TPL_TMPDIR=outside")
+	h.logs.waitContains(t, `AfterBurn-Tmpdir "/tmp" is not `+h.wd.pool.IsolationRoot()+"/")
+	waitCounter(t, h, "handshake protocol errors", func() bool {
+		return counter(t, h.wd.m.ProtocolErrors, "handshake") >= 1
+	})
+	if _, err := os.Stat("/tmp"); err != nil {
+		t.Fatalf("/tmp: %v", err)
+	}
+}
+
+// TestIsolationForkChildUnnamedTmpdirRemoved: a worker that made its
+// temporary directory and died before naming it leaves nothing behind: the
+// watchdog finds it by the worker's pid while that pid is held (§2.7).
+func TestIsolationForkChildUnnamedTmpdirRemoved(t *testing.T) {
+	h := startIsolated(t, nil, "TPL_TMPDIR=die")
+	line := h.logs.waitContains(t, " and exits before its handshake")
+	_, rest, _ := strings.Cut(line, " made ")
+	dir, _, _ := strings.Cut(rest, " and exits")
+	if !strings.HasPrefix(dir, h.wd.pool.IsolationRoot()+"/") {
+		t.Fatalf("log %q; want a directory in %s", line, h.wd.pool.IsolationRoot())
+	}
+	waitGone(t, dir, pathExists(dir))
 }
 
 // TestIsolationOldTemplateDoubleForks: a template that lists fork only is

@@ -16,7 +16,8 @@ A template that lists ``fork-child`` also takes the single fork (§2.6, "Workers
 template's children"):
 
 ==================================  ===================  ==================================
-``fork-child <slot> [<tmpdir>]\\n``  watchdog → template  the 4 descriptors of ``fork``
+``fork-child <slot>\\n``             watchdog → template  the 4 descriptors of ``fork``; the
+                                                         worker makes its own TMPDIR (§2.7)
 ``exited <pid> exit <code>\\n``     template → watchdog  none; also ``signal <number>``
 ``reap <pid>\\n``                   watchdog → template  none; no answer
 ==================================  ===================  ==================================
@@ -60,7 +61,11 @@ def parse(data: bytes, nfds: int, truncated: bool = False) -> ForkRequest | Reap
             raise ControlError(f"bad reap: {data[:80]!r}")
         return Reap(int(pid))
     if data.startswith(b"fork-child "):
-        return parse_fork(b"fork " + data[11:], nfds, truncated)._replace(child=True)
+        request = parse_fork(b"fork " + data[11:], nfds, truncated)
+        if request.tmpdir is not None:
+            # §2.7: a worker of the single fork makes its own, in AFTERBURN_TMPDIR_ROOT.
+            raise ControlError(f"fork-child names no temporary directory: {data[:80]!r}")
+        return request._replace(child=True)
     return parse_fork(data, nfds, truncated)
 
 

@@ -88,7 +88,8 @@ def run(respond: Responder, startup: Callable[[], None] | None = None,
             if e.code == 0 and shutdown is not None:
                 shutdown()
             raise
-        reply_head = FORKED_HEAD  # a forked worker has one lane (§2.5)
+        # A forked worker has one lane (§2.5); one of the single fork names its TMPDIR (§2.7).
+        reply_head = FORKED_HEAD + template.handshake_fields
         extra_lanes = []
         one_shot = os.environ.get("AFTERBURN_ISOLATION") == "request"
     else:

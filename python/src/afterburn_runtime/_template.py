@@ -76,6 +76,8 @@ class Template:
         self.pid = os.getpid()
         self.frozen = False
         self.children = _children.Children(self.sock)  # fork-child's workers (§2.6)
+        # §2.7: where workers of the single fork make their temporary directories, given once.
+        self.tmpdir_root = os.environ.get("AFTERBURN_TMPDIR_ROOT")
 
     def serve(self) -> str:
         """Answers fork requests until the control socket ends; returns the slot in a worker."""
@@ -252,10 +254,13 @@ def _become_worker(request: _control.ForkRequest, fds: list[int], template: Temp
         keep.update(aio.renew_after_fork())
     _close_others(keep)
     os.environ["AFTERBURN_WORKER_ID"] = slot
-    if request.tmpdir is not None:
+    tmpdir = request.tmpdir
+    if request.child and template.tmpdir_root is not None:
+        tmpdir = _own_tmpdir(template.tmpdir_root)
+    if tmpdir is not None:
         # §2.7: a temporary directory of the request's own, which the watchdog removes once
         # this process is gone; tempfile caches the directory it found, so it looks again.
-        os.environ["TMPDIR"] = request.tmpdir
+        os.environ["TMPDIR"] = tmpdir
         tempfile.tempdir = None
     if request.child:
         _await_template(template.pid)
@@ -274,6 +279,45 @@ def _become_worker(request: _control.ForkRequest, fds: list[int], template: Temp
         tb = "".join(traceback.format_exception(type(cause), cause, cause.__traceback__))
         _state.log(f"afterburn: worker {slot}: {e}\n{tb}")
         raise SystemExit(1) from None
+
+
+# What a worker of the single fork adds to its handshake reply: the temporary directory it
+# made (§2.7, §3.2); empty in the template and in every other worker.
+handshake_fields = ""
+_MKDIR_TRIES = 100
+
+
+def _own_tmpdir(root: str) -> str:
+    """§2.7: a worker of the single fork makes its temporary directory itself, in the root
+    the watchdog gave the template, named after its pid (so that the watchdog finds it even
+    should this worker die before naming it), and names it in its handshake reply. A worker
+    that cannot is a failed fork: the reason on stderr, exit 1 before the handshake (§2.6)."""
+    global handshake_fields
+    # As mkdtemp does, without its random names: the pid makes the name unique among live
+    # processes, and a number after it steps past the directory of an earlier process of
+    # the same pid that the watchdog has not removed yet. One system call, where mkdtemp
+    # also pays for seeding a generator.
+    pid = os.getpid()
+    for n in range(_MKDIR_TRIES):
+        path = f"{root}/{pid}-{n}"
+        try:
+            os.mkdir(path, 0o700)
+            break
+        except FileExistsError:
+            continue
+        except OSError as e:
+            _state.log(f"afterburn: worker: cannot make its temporary directory in {root}: {_control.os_reason(e)}")
+            raise SystemExit(1) from None
+    else:
+        _state.log(f"afterburn: worker: cannot make its temporary directory in {root}: "
+                   f"{root}/{pid}-0 to -{_MKDIR_TRIES - 1} all exist")
+        raise SystemExit(1)
+    if not path.isascii() or any(c in path for c in "\r\n\0"):
+        os.rmdir(path)
+        _state.log(f"afterburn: worker: its temporary directory {path!r} cannot be named in a field")
+        raise SystemExit(1)
+    handshake_fields = f"AfterBurn-Tmpdir: {path}\r\n"
+    return path
 
 
 def _move_fds(fds: list[int]) -> None:

@@ -12,13 +12,10 @@ import (
 // asks for it, the template's report of a worker's exit, and the watchdog's
 // word to reap it. The fork answers are §2.6's (wire.ParseForkAnswer).
 
-// forkChildRequest is "fork-child <slot>\n", or "fork-child <slot>
-// <tmpdir>\n" under isolation=request (§2.7).
-func forkChildRequest(slot int, tmpdir string) []byte {
-	if tmpdir == "" {
-		return []byte("fork-child " + strconv.Itoa(slot) + "\n")
-	}
-	return []byte("fork-child " + strconv.Itoa(slot) + " " + tmpdir + "\n")
+// forkChildRequest is "fork-child <slot>\n": the worker makes its temporary
+// directory itself, in the root the template was given (§2.7).
+func forkChildRequest(slot int) []byte {
+	return []byte("fork-child " + strconv.Itoa(slot) + "\n")
 }
 
 // reapRecord is "reap <pid>\n": the watchdog is done with the worker's pid.

@@ -2,6 +2,7 @@ package spawn
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -23,10 +24,12 @@ import (
 // offering its lane again (pool.release).
 //
 // What the watchdog adds around each worker: a private temporary directory
-// (TMPDIR), made before the fork and removed once the worker and its
-// process group are dead; EOF on its request pipe after the exchange, then
-// isolation_grace to exit before its group is killed; and a report of the
-// processes its request left behind, which are killed.
+// (TMPDIR), removed once the worker and its process group are dead; EOF on
+// its request pipe after the exchange, then isolation_grace to exit before
+// its group is killed; and a report of the processes its request left
+// behind, which are killed. A worker of the single fork makes its directory
+// itself, in the root the template was given once, and names it in its
+// handshake reply; for the double fork and exec the watchdog makes it.
 
 // Isolation is the pool's state for isolation=request; nil otherwise.
 type Isolation struct {
@@ -36,10 +39,20 @@ type Isolation struct {
 	seq  atomic.Uint64
 }
 
-// isolated is a worker's part of isolation=request: its temporary directory.
+// isolated is a process's part of isolation=request: a worker's temporary
+// directory, or for the template (tmpdir "") the root.
 type isolated struct {
 	iso    *Isolation
 	tmpdir string
+}
+
+// env is what the process is told of it (§2.3, §2.7): a worker started the
+// exec way its TMPDIR; the template the root, once.
+func (i *isolated) env() string {
+	if i.tmpdir == "" {
+		return tmpdirRootEnv + "=" + i.iso.Root
+	}
+	return "TMPDIR=" + i.tmpdir
 }
 
 // NewIsolation makes the directory that holds the workers' temporary
@@ -86,10 +99,81 @@ func (iso *Isolation) Close() {
 }
 
 // Watch gives w isolation's exit hooks: the report of what it left behind,
-// and the removal of tmpdir once it is reaped (§2.7).
+// and the removal of tmpdir once it is reaped (§2.7). tmpdir "" is a worker
+// of the single fork, which makes its own and names it in its handshake
+// reply (ownTempDir).
 func (iso *Isolation) Watch(w *worker.Worker, tmpdir string) {
-	w.Leftovers = iso.exited
-	w.Cleanup = func() { iso.removeTempDir(tmpdir) }
+	var dir atomic.Pointer[string] // set by the handshake or by exited, read after the reap
+	if tmpdir != "" {
+		dir.Store(&tmpdir)
+	} else {
+		pid := w.Pid
+		w.CheckReply = func(h http.Header) error {
+			d, err := iso.ownTempDir(pid, h)
+			if err == nil {
+				dir.CompareAndSwap(nil, &d)
+			}
+			return err
+		}
+	}
+	w.Leftovers = func(w *worker.Worker) {
+		iso.exited(w)
+		if dir.Load() == nil {
+			// Dead before naming it, it may have made it all the same: while
+			// its pid is held (a zombie), no other worker's can bear its name.
+			if d := iso.unnamedTempDir(w.Pid); d != "" {
+				dir.CompareAndSwap(nil, &d)
+			}
+		}
+	}
+	w.Cleanup = func() {
+		if d := dir.Load(); d != nil {
+			iso.removeTempDir(*d)
+		}
+	}
+}
+
+// tmpdirRootEnv names the root in the template's environment, given once
+// (§2.3, §2.7): its workers of the single fork make their directories there.
+const tmpdirRootEnv = "AFTERBURN_TMPDIR_ROOT"
+
+// tmpdirField is where a worker of the single fork names its directory in
+// its handshake reply (§2.7, §3.2).
+const tmpdirField = "AfterBurn-Tmpdir"
+
+// ownTempDir is the directory a worker of the single fork named in its
+// handshake reply: one name, directly in the root, starting with its pid and
+// a dash (§2.7). Anything else makes the reply malformed: the watchdog will
+// remove what it names, so it must be that worker's directory and nothing
+// else.
+func (iso *Isolation) ownTempDir(pid int, h http.Header) (string, error) {
+	v := h.Values(tmpdirField)
+	if len(v) != 1 {
+		return "", fmt.Errorf("%d %s fields; want one naming the worker's temporary directory (§2.7)", len(v), tmpdirField)
+	}
+	d := v[0]
+	if filepath.Dir(d) != iso.Root || filepath.Clean(d) != d || !strings.HasPrefix(filepath.Base(d), strconv.Itoa(pid)+"-") {
+		return "", fmt.Errorf("%s %q is not %s/%d-... (§2.7)", tmpdirField, d, iso.Root, pid)
+	}
+	return d, nil
+}
+
+// unnamedTempDir finds the directory a worker of the single fork made but
+// did not name (it died first), by its pid: "" when there is none.
+func (iso *Isolation) unnamedTempDir(pid int) string {
+	f, err := os.Open(iso.Root)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(-1)
+	prefix := strconv.Itoa(pid) + "-"
+	for _, name := range names {
+		if strings.HasPrefix(name, prefix) {
+			return filepath.Join(iso.Root, name)
+		}
+	}
+	return ""
 }
 
 // exited is called by w.wait once w has exited, still a zombie, before its

@@ -12,8 +12,8 @@ import (
 
 // The single fork (PROTOCOL.md §2.6, "Workers that stay the template's
 // children"): under isolation=request a template that lists fork-child is
-// sent "fork-child <slot> <tmpdir>" and forks once; the worker stays its
-// child. The template reports the worker's exit ("exited <pid> ...") and
+// sent "fork-child <slot>" and forks once; the worker stays its child, and
+// makes its temporary directory itself (isolation.go). The template reports the worker's exit ("exited <pid> ...") and
 // reaps it only when told ("reap <pid>"), so the pid, and the id of the
 // worker's process group, cannot be reused while the watchdog may still
 // signal them. What the worker leaves behind is re-parented to the watchdog,
@@ -187,10 +187,11 @@ func checkChildAnswer(t *templateProc, pid int) error {
 }
 
 // forkRecord is the fork request for t: the single fork when t can and
-// isolation asks for it (§2.6, §2.7), the double fork otherwise.
+// isolation asks for it (§2.6, §2.7), whose worker makes its own temporary
+// directory, or the double fork, which names it.
 func forkRecord(t *templateProc, slot int, tmpdir string) []byte {
 	if t.child {
-		return forkChildRequest(slot, tmpdir)
+		return forkChildRequest(slot)
 	}
 	return wire.ForkRequest(slot, tmpdir)
 }

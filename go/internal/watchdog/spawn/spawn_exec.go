@@ -73,7 +73,8 @@ func (e *execSpawner) Close()                          {}
 // request pipe and fd 4 the response pipe; in stdio mode the request pipe is
 // fd 0 and the response pipe fd 1. A template (§2.6) also gets control as
 // fd 5, named by AFTERBURN_CONTROL_FD, and slot id 0. Under isolation=request
-// an exec'd worker gets its temporary directory from iso (§2.7); else nil.
+// an exec'd worker gets its temporary directory from iso, and a template the
+// root of its workers' (§2.7); else iso is nil.
 func StartWorker(cfg *config.Config, id int, log *obs.Logger, control *os.File, iso *isolated) (*worker.Worker, error) {
 	k := max(cfg.Lanes, 1)
 	if cfg.OffersLanes() {
@@ -169,7 +170,7 @@ func startWorker(cfg *config.Config, id int, log *obs.Logger, control *os.File, 
 		cmd.Env = append(cmd.Env, "AFTERBURN_ISOLATION=request") // §2.3, §2.7
 	}
 	if iso != nil {
-		cmd.Env = append(cmd.Env, "TMPDIR="+iso.tmpdir)
+		cmd.Env = append(cmd.Env, iso.env())
 	}
 	cmd.SysProcAttr = proc.SysProcAttr()
 
@@ -189,7 +190,7 @@ func startWorker(cfg *config.Config, id int, log *obs.Logger, control *os.File, 
 		return nil, fmt.Errorf("watchdog: start %q: %v", cfg.Command[0], err)
 	}
 	w.Pid = cmd.Process.Pid
-	if iso != nil {
+	if iso != nil && control == nil {
 		iso.iso.Watch(w, iso.tmpdir) // before wait reads them
 	}
 	w.ForwardLogs(log, errR, outR)

@@ -111,8 +111,10 @@ func (f *forkSpawner) fork(t *templateProc, slot int) (*worker.Worker, error) {
 	w.Kind = "fork"
 	w.Started = time.Now()
 	w.Deadline = w.Started.Add(cfg.ForkTimeout)
-	var tmpdir string // §2.7: made before the fork, named in its request
-	if f.iso != nil {
+	// §2.7: for the double fork made here and named in its request; a worker
+	// of the single fork makes its own and names it in its handshake reply.
+	var tmpdir string
+	if f.iso != nil && !t.child {
 		var err error
 		if tmpdir, err = f.iso.newTempDir(slot); err != nil {
 			pipes.closeTheirs()

@@ -42,7 +42,7 @@ type templateProc struct {
 // startTemplate execs the command as a template and waits for its handshake
 // reply, bounded by init_timeout (§2.6, §3.5). The reply may lack fork: the
 // caller then keeps the process as an ordinary worker.
-func startTemplate(cfg *config.Config, log *obs.Logger, m *obs.Metrics, started func(*templateProc)) (*templateProc, error) {
+func startTemplate(cfg *config.Config, log *obs.Logger, m *obs.Metrics, iso *Isolation, started func(*templateProc)) (*templateProc, error) {
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("watchdog: control socket: %v", err)
@@ -55,7 +55,11 @@ func startTemplate(cfg *config.Config, log *obs.Logger, m *obs.Metrics, started 
 		theirs.Close()
 		return nil, fmt.Errorf("watchdog: control socket: %v", err)
 	}
-	w, err := StartWorker(cfg, 0, log, theirs, nil)
+	var root *isolated // §2.7: the root of its workers' temporary directories
+	if iso != nil {
+		root = &isolated{iso: iso}
+	}
+	w, err := StartWorker(cfg, 0, log, theirs, root)
 	theirs.Close() // the template has its copy on fd 5
 	if err != nil {
 		c.Close()
@@ -210,7 +214,7 @@ func (f *forkSpawner) Run() {
 	failures := 0 // consecutive initialisation failures
 	for {
 		f.setState("starting", nil, false)
-		t, err := startTemplate(p.Cfg, p.Log, p.M, func(t *templateProc) {
+		t, err := startTemplate(p.Cfg, p.Log, p.M, p.Iso, func(t *templateProc) {
 			f.setState("starting", t, false)
 			select {
 			case <-p.Stop: // close came before the template was known

@@ -13,12 +13,15 @@
  * TPL_FORK_DELAY_MS=N (each fork answered N ms late: a template that cannot fork fast enough).
  *
  * The single fork (§2.6, fork-child): the template lists fork-child unless TPL_CHILD=no, and
- * answers `fork-child <slot> [<tmpdir>]` by forking once; it watches each worker with a pidfd,
+ * answers `fork-child <slot>` by forking once; it watches each worker with a pidfd,
  * reports `exited <pid> ...` and reaps only at `reap <pid>` (any other pid: exit 2).
  * Misbehaviours: TPL_CHILD=stray (reports the exit of a pid it never forked), twice (reports
  * every exit twice), notchild (answers with its own pid).
  *
- * Isolation (§2.7): `fork <slot> <tmpdir>` sets TMPDIR, which the reply shows; GET /linger
+ * Isolation (§2.7): `fork <slot> <tmpdir>` sets TMPDIR, which the reply shows; a worker of the
+ * single fork makes its own in $AFTERBURN_TMPDIR_ROOT (mkdtemp "<root>/<pid>-XXXXXX") and names it
+ * in its handshake reply (AfterBurn-Tmpdir), or with TPL_TMPDIR=outside names /tmp instead, with
+ * TPL_TMPDIR=die makes it and exits before its handshake, saying so on stderr. GET /linger
  * answers, then ignores the EOF that follows (the worker must be killed); GET /child leaves a
  * `sleep` in the worker's process group, GET /daemon one in a session of its own; GET /symlink
  * writes a file and a symbolic link to $TPL_OUTSIDE into TMPDIR.
@@ -63,6 +66,10 @@ static void write_all(int fd, const char *p, size_t n)
 
 /* child_mode: the template lists fork-child (§2.6); TPL_CHILD is not "no". */
 static int child_mode;
+
+/* tmpdir_field: a worker of the single fork names its temporary directory in its handshake
+ * reply (§2.7); empty otherwise. */
+static char tmpdir_field[640];
 
 /* lingering: GET /linger was served, so EOF on the request pipe is ignored (§2.7). */
 static int lingering;
@@ -185,8 +192,8 @@ static void serve(int template)
 		if (handshake) {
 			n = snprintf(out, sizeof out,
 				     "HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Library: c-template/0\r\n"
-				     "AfterBurn-Capabilities: exchange%s\r\n%sContent-Length: 0\r\n\r\n",
-				     template ? (child_mode ? ", fork, fork-child" : ", fork") : "", hdr);
+				     "AfterBurn-Capabilities: exchange%s\r\n%s%sContent-Length: 0\r\n\r\n",
+				     template ? (child_mode ? ", fork, fork-child" : ", fork") : "", template ? "" : tmpdir_field, hdr);
 			write_all(4, out, (size_t)n);
 			if (template)
 				return;
@@ -204,6 +211,27 @@ static void serve(int template)
 			     hdr, t, text);
 		write_all(4, out, (size_t)n);
 	}
+}
+
+/* own_tmpdir makes a worker of the single fork's temporary directory in root and names it in
+ * the handshake reply to come (§2.7); a worker that cannot exits before its handshake. */
+static void own_tmpdir(const char *root)
+{
+	const char *how = getenv("TPL_TMPDIR");
+	char dir[520];
+	snprintf(dir, sizeof dir, "%s/%d-XXXXXX", root, getpid());
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "template.c: worker pid %d cannot make its temporary directory in %s: %s\n", getpid(),
+			root, strerror(errno));
+		exit(1);
+	}
+	if (how && strcmp(how, "die") == 0) {
+		fprintf(stderr, "template.c: worker pid %d made %s and exits before its handshake\n", getpid(), dir);
+		exit(1);
+	}
+	setenv("TMPDIR", dir, 1);
+	snprintf(tmpdir_field, sizeof tmpdir_field, "AfterBurn-Tmpdir: %s\r\n",
+		 how && strcmp(how, "outside") == 0 ? "/tmp" : dir);
 }
 
 /* become_worker is the forked worker's set-up of §2.6, before any request; parent is the
@@ -235,6 +263,9 @@ static void become_worker(int ctl, int fds[4], int slot, pid_t parent, int once)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		exit(1);
+	const char *root = getenv("AFTERBURN_TMPDIR_ROOT");
+	if (once && root)
+		own_tmpdir(root);
 	kind = "fork";
 	len = 0;
 	serve(0);

@@ -104,6 +104,10 @@ type Worker struct {
 	Leftovers   func(w *Worker)
 	Cleanup     func()
 	LastRequest atomic.Pointer[string] // the id of the request it took, for reports
+	// CheckReply, when set by the spawner, is what its first handshake reply
+	// must also carry (§2.7: a worker of the single fork names its temporary
+	// directory); an error makes the reply malformed.
+	CheckReply func(http.Header) error
 }
 
 // newWorker is a worker on the watchdog's ends of its first lane's protocol
@@ -321,6 +325,11 @@ func (w *Worker) Handshake(deadline time.Time, skipBanner bool, log *obs.Logger)
 	}
 	if !w.handshaken {
 		// The first handshake: what the library implements.
+		if w.CheckReply != nil {
+			if err := w.CheckReply(resp.Header); err != nil {
+				return bad("handshake reply: %v", err)
+			}
+		}
 		w.handshaken = true
 		caps := resp.Header["Afterburn-Capabilities"]
 		w.Tokens = wire.ListsCapability(caps, wire.CapabilityExchange)
