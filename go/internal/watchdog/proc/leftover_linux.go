@@ -5,7 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // leftProc is a process a request left behind (PROTOCOL.md §2.7).
@@ -40,7 +44,19 @@ func LeftBehind(dead int) []leftProc {
 // the first live thread of its subreaper (kernel/exit.c,
 // find_alive_thread): the main thread, which in Go never exits; every
 // thread's list is read only when the main thread's cannot be.
+//
+// The main thread's list is read once per exited worker under
+// isolation=request, so its file stays open: a pread at offset 0 makes the
+// kernel list the children afresh (seq_file restarts at 0), one system call
+// where os.ReadFile made five or six. §2.7's look for leftovers costs that
+// call whenever nothing was left (only known children), which is the usual
+// case; a test of the worker's process group alone could not stand for it,
+// since the group is not empty while its leader is a zombie, and a daemon
+// after setsid is in no group of the worker's.
 func children() []int {
+	if pids, ok := mainChildren.read(); ok {
+		return pids
+	}
 	if b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(os.Getpid()) + "/children"); err == nil {
 		return parsePids(b)
 	}
@@ -52,6 +68,46 @@ func children() []int {
 		}
 	}
 	return pids
+}
+
+// childrenFile is the main thread's children file, opened at its first read
+// and kept: -1 when it could not be opened.
+type childrenFile struct {
+	once sync.Once
+	fd   int
+	size atomic.Int64 // a buffer that held the whole list last time
+}
+
+var mainChildren childrenFile
+
+// read lists the main thread's children with one pread, more only when the
+// list outgrew the buffer; false when the file cannot be read.
+func (c *childrenFile) read() ([]int, bool) {
+	c.once.Do(func() {
+		fd, err := unix.Open("/proc/self/task/"+strconv.Itoa(os.Getpid())+"/children", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			fd = -1
+		}
+		c.fd = fd
+		c.size.Store(4096)
+	})
+	if c.fd < 0 {
+		return nil, false
+	}
+	for {
+		buf := make([]byte, c.size.Load())
+		n, err := unix.Pread(c.fd, buf, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, false
+		}
+		if n < len(buf) {
+			return parsePids(buf[:n]), true
+		}
+		c.size.Store(int64(2 * len(buf))) // perhaps cut: read it whole
+	}
 }
 
 func parsePids(b []byte) []int {
