@@ -26,6 +26,20 @@ func mkdirs(t *testing.T, dirs ...string) {
 	}
 }
 
+// exitAndReap runs the hooks of w's end as its Wait does, and checks that
+// mine was removed and other, another worker's, kept.
+func exitAndReap(t *testing.T, w *worker.Worker, mine, other string) {
+	t.Helper()
+	w.Leftovers(w)
+	w.Cleanup()
+	if _, err := os.Lstat(mine); !os.IsNotExist(err) {
+		t.Fatalf("%s after the cleanup: %v; want it removed", mine, err)
+	}
+	if _, err := os.Lstat(other); err != nil {
+		t.Fatalf("%s, another worker's: %v; want it kept", other, err)
+	}
+}
+
 // TestOwnTempDir: what a worker of the single fork may name as its temporary
 // directory (§2.7): the watchdog removes it, so only a directory directly in
 // the root, named after that worker's pid.
@@ -77,14 +91,7 @@ func TestWatchRemovesTheNamedTempDir(t *testing.T) {
 	if err := w.CheckReply(http.Header{"Afterburn-Tmpdir": {mine}}); err != nil {
 		t.Fatal(err)
 	}
-	w.Leftovers(w)
-	w.Cleanup()
-	if _, err := os.Lstat(mine); !os.IsNotExist(err) {
-		t.Fatalf("%s after the cleanup: %v; want it removed", mine, err)
-	}
-	if _, err := os.Lstat(other); err != nil {
-		t.Fatalf("%s, another worker's: %v; want it kept", other, err)
-	}
+	exitAndReap(t, w, mine, other)
 }
 
 // TestWatchFindsAnUnnamedTempDir: a worker that died before its handshake
@@ -96,14 +103,7 @@ func TestWatchFindsAnUnnamedTempDir(t *testing.T) {
 	mkdirs(t, mine, other)
 	w := &worker.Worker{ID: 1, Pid: 4242}
 	iso.Watch(w, "")
-	w.Leftovers(w)
-	w.Cleanup()
-	if _, err := os.Lstat(mine); !os.IsNotExist(err) {
-		t.Fatalf("%s after the cleanup: %v; want it removed", mine, err)
-	}
-	if _, err := os.Lstat(other); err != nil {
-		t.Fatalf("%s: %v; want it kept", other, err)
-	}
+	exitAndReap(t, w, mine, other)
 	// A worker that made none: nothing to remove, nothing removed.
 	w = &worker.Worker{ID: 1, Pid: 777}
 	iso.Watch(w, "")
