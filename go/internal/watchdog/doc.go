@@ -32,6 +32,8 @@
 //	                   hop-by-hop rules
 //	         config    settings, flags and environment (§10.2)
 //	         proc      start, reap, leftovers, close-on-exec, pipe sizes
+//	         rawio     the hot path's reads and writes (lanes' pipes, client
+//	                   sockets): raw system calls inside the runtime's poller
 //
 // internal/testworker is the worker every package's tests run: the test
 // binary itself, started with AFTERBURN_TEST_CHILD set.

@@ -17,7 +17,7 @@ const modulePath = "github.com/afterburn-dev/afterburn/go/internal/watchdog"
 // package imports only packages of a lower layer, never one beside or above
 // it, so each can be read, tested and changed knowing only what is below.
 var layers = map[string]int{
-	"wire": 0, "config": 0, "proc": 0,
+	"wire": 0, "config": 0, "proc": 0, "rawio": 0,
 	"obs":    1,
 	"worker": 2, "buffer": 2, "guard": 2,
 	"spawn": 3, "internal/testworker": 3, "front": 3,

@@ -156,7 +156,7 @@ func (x *Exchange) sendBody() bodyFailure {
 				buf[worker.ChunkRoom+n], buf[worker.ChunkRoom+n+1] = '\r', '\n'
 				out = buf[start : worker.ChunkRoom+n+2]
 			}
-			nw, err := l.ReqW.Write(out)
+			nw, err := l.Req.Write(out)
 			x.bodyWritten += int64(nw)
 			if err != nil {
 				return bodyWorker

@@ -91,6 +91,7 @@ import (
 	"time"
 
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/rawio"
 )
 
 // guardBufSize is the guard's buffer; it grows only for a head that does
@@ -137,7 +138,7 @@ func (l Listener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Conn{Conn: c, g: l.Guard, chk: newChecker(l.Guard.maxHead)}, nil
+	return &Conn{Conn: c, raw: rawConn(c), g: l.Guard, chk: newChecker(l.Guard.maxHead)}, nil
 }
 
 // rejection is a client request the guard refused.
@@ -162,6 +163,7 @@ var errBodyFraming = errors.New("watchdog: malformed chunked request body (PROTO
 // goroutine (Server.Close) cannot return it to the pool under a Read.
 type Conn struct {
 	net.Conn
+	raw *rawio.FD // the socket's reads and writes (rawio)
 	g   *Guard
 	chk checker
 	buf []byte
@@ -356,11 +358,24 @@ func (gc *Conn) socketRead(p []byte) (int, error) {
 	gc.inRead = true
 	gc.putDeadlineLocked()
 	gc.dl.Unlock()
-	n, err := gc.Conn.Read(p)
+	n, err := gc.raw.Read(p)
 	gc.dl.Lock()
 	gc.inRead = false
 	gc.dl.Unlock()
 	return n, err
+}
+
+// Write writes to the socket (rawio), under the deadline its
+// SetWriteDeadline set.
+func (gc *Conn) Write(p []byte) (int, error) { return gc.raw.Write(p) }
+
+// rawConn is the rawio.FD of an accepted connection: a TCP one's raw, any
+// other's through its own Read and Write.
+func rawConn(c net.Conn) *rawio.FD {
+	if tc, ok := c.(*net.TCPConn); ok {
+		return rawio.Conn(tc)
+	}
+	return rawio.Plain(c)
 }
 
 // ReadsAround tells gc that its socket is now read around it (hijack.go):

@@ -47,7 +47,8 @@ const guardTestHeaderBytes = 256
 // that ended it.
 func throughGuard(in string, piece, readSize int) (string, error, *Conn) {
 	g := New(guardTestHeaderBytes, 0, obs.NewLogger(io.Discard, false))
-	gc := &Conn{Conn: &scriptConn{in: []byte(in), piece: piece}, g: g, chk: newChecker(g.maxHead)}
+	sc := &scriptConn{in: []byte(in), piece: piece}
+	gc := &Conn{Conn: sc, raw: rawConn(sc), g: g, chk: newChecker(g.maxHead)}
 	var out []byte
 	p := make([]byte, readSize)
 	for {
@@ -240,7 +241,7 @@ func TestGuardNoAllocation(t *testing.T) {
 func TestGuardConnNoAllocation(t *testing.T) {
 	g := New(32768, 0, obs.NewLogger(io.Discard, false))
 	sc := &scriptConn{piece: 1 << 20}
-	gc := &Conn{Conn: sc, g: g, chk: newChecker(g.maxHead)}
+	gc := &Conn{Conn: sc, raw: rawConn(sc), g: g, chk: newChecker(g.maxHead)}
 	p := make([]byte, 4096)
 	in := []byte(postCL)
 	allocs := testing.AllocsPerRun(100, func() {

@@ -69,7 +69,7 @@ type Pool struct {
 	// autoLanes is L of the first worker that answered lanes=auto's offer,
 	// the K offered to the workers started after it; 0 before (§2.5).
 	autoLanes atomic.Int32
-	wg         sync.WaitGroup
+	wg        sync.WaitGroup
 }
 
 func New(cfg *config.Config, log *obs.Logger) *Pool {

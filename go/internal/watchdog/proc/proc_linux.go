@@ -3,6 +3,7 @@ package proc
 import (
 	"os"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,24 +31,29 @@ func WaitExitNoReap(pid int) {
 }
 
 // PollPipe reports, without blocking, whether the read end f has bytes
-// waiting (data) or its writers are all gone (hup).
+// waiting (data) or its writers are all gone (hup). It runs before every
+// dispatch (§9.6), so the poll is a raw system call, as rawio's reads are:
+// it never blocks, and syscall.Syscall's scheduler entry would wake the
+// runtime's sysmon thread.
 func PollPipe(f *os.File) (data, hup bool) {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return false, false
 	}
 	rc.Control(func(fd uintptr) {
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		pfd := unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
+		var zero unix.Timespec
 		for {
-			n, err := unix.Poll(fds, 0)
-			if err == unix.EINTR {
+			n, _, errno := syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1,
+				uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
+			if errno == unix.EINTR {
 				continue
 			}
-			if err != nil || n == 0 {
+			if errno != 0 || n == 0 {
 				return
 			}
-			data = fds[0].Revents&unix.POLLIN != 0
-			hup = fds[0].Revents&(unix.POLLHUP|unix.POLLERR) != 0
+			data = pfd.Revents&unix.POLLIN != 0
+			hup = pfd.Revents&(unix.POLLHUP|unix.POLLERR) != 0
 			return
 		}
 	})

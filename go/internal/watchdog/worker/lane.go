@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/proc"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/rawio"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
@@ -27,7 +28,11 @@ type Lane struct {
 	// (PROTOCOL.md §9.3). It is never read.
 	reqUnread *os.File
 	RespR     *os.File      // response pipe, the watchdog's end
-	BW        *bufio.Writer // on reqW: request heads, flushed once per request
+	// Req and Resp read and write ReqW and RespR with raw system calls
+	// (rawio): every exchange's bytes go through them; deadlines are set on
+	// the files.
+	Req, Resp *rawio.FD
+	BW        *bufio.Writer // on Req: request heads, flushed once per request
 	// br is the one buffered reader of this lane's life on the response
 	// pipe: the old afterburn made one per request and lost the bytes it had
 	// read ahead.
@@ -45,14 +50,17 @@ type Lane struct {
 }
 
 func newLane(w *Worker, n int, reqW, reqUnread, respR *os.File) *Lane {
+	req, resp := rawio.File(reqW), rawio.File(respR)
 	return &Lane{
 		W:         w,
 		N:         n,
 		ReqW:      reqW,
 		reqUnread: reqUnread,
 		RespR:     respR,
-		BW:        bufio.NewWriterSize(reqW, reqBufSize),
-		BR:        bufio.NewReaderSize(respR, respBufSize),
+		Req:       req,
+		Resp:      resp,
+		BW:        bufio.NewWriterSize(req, reqBufSize),
+		BR:        bufio.NewReaderSize(resp, respBufSize),
 	}
 }
 

@@ -131,9 +131,9 @@ func childLane(pair string) [2]*os.File {
 }
 
 type laneChild struct {
-	stated  string
-	prefer  string // AFTERBURN_TEST_PREFER
-	k       int    // the lanes it was given or offered
+	stated string
+	prefer string // AFTERBURN_TEST_PREFER
+	k      int    // the lanes it was given or offered
 
 	mu      sync.Mutex
 	cancels map[string]chan struct{} // by exchange token, while in flight
