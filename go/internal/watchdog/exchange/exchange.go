@@ -10,6 +10,7 @@ import (
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/front"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/pool"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/rawio"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
@@ -128,9 +129,10 @@ func (x *Exchange) Run() (neverRead bool) {
 	// once it is out (respbuffer.go).
 	defer x.awaitBuffered()
 	// PROTOCOL.md §5.2: the deadline runs to the end of the response; every
-	// read and write on the worker's pipes stops there.
-	l.RespR.SetReadDeadline(x.deadline)
-	l.ReqW.SetWriteDeadline(x.deadline)
+	// read and write on the worker's pipes stops there, or a grain after it
+	// (rawio.Coarse: the pipes keep one deadline for consecutive requests).
+	pipesBy := rawio.Coarse(x.deadline, x.env.Cfg.ExecTimeout)
+	l.SetDeadlines(pipesBy, pipesBy)
 
 	var fail *wire.Failure
 	var bodyDone chan bodyFailure

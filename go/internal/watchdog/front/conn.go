@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/guard"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/rawio"
 )
 
 var errTooManyFiles = syscall.EMFILE
@@ -47,6 +48,9 @@ type conn struct {
 	body  body
 
 	first bool // no request was read yet
+	// writeBy is the socket's write deadline as the connection last set it
+	// (rawio.Coarse: consecutive requests share one).
+	writeBy time.Time
 
 	mu   sync.Mutex
 	idle bool // waiting for a head, nothing of it read
@@ -146,7 +150,7 @@ func (c *conn) readHead(wait time.Duration, afterPOST bool) (int, bool) {
 		return 0, false // shutting down
 	}
 	if wait > 0 {
-		c.gc.SetReadDeadline(time.Now().Add(wait))
+		c.gc.SetReadDeadline(rawio.Coarse(time.Now().Add(wait), wait))
 	} else {
 		c.gc.SetReadDeadline(time.Time{})
 	}
@@ -236,13 +240,16 @@ func (c *conn) exchange() bool {
 	if req.ContentLength > 0 {
 		req.Body = &c.body
 		if c.srv.ReadTimeout > 0 {
-			c.gc.SetReadDeadline(start.Add(c.srv.ReadTimeout))
+			c.gc.SetReadDeadline(rawio.Coarse(start.Add(c.srv.ReadTimeout), c.srv.ReadTimeout))
 		}
 	} else {
 		req.Body = http.NoBody
 	}
 	if c.srv.WriteTimeout > 0 {
-		c.gc.SetWriteDeadline(start.Add(c.srv.WriteTimeout))
+		if by := rawio.Coarse(start.Add(c.srv.WriteTimeout), c.srv.WriteTimeout); !by.Equal(c.writeBy) {
+			c.gc.SetWriteDeadline(by)
+			c.writeBy = by
+		}
 	}
 	if c.bw == nil {
 		c.bw = writers.Get().(*bufio.Writer)

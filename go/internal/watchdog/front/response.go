@@ -168,7 +168,10 @@ func (w *response) SetReadDeadline(t time.Time) error {
 	return w.c.gc.SetReadDeadline(t)
 }
 
-func (w *response) SetWriteDeadline(t time.Time) error { return w.c.gc.SetWriteDeadline(t) }
+func (w *response) SetWriteDeadline(t time.Time) error {
+	w.c.writeBy = t
+	return w.c.gc.SetWriteDeadline(t)
+}
 
 // EnableFullDuplex has nothing to do: the connection's one goroutine runs
 // the handler, which may read the body and write the response at once.

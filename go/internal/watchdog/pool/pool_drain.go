@@ -37,10 +37,9 @@ func (p *Pool) StartDrain(l *Lease) {
 // that does not end within the grace is a stuck lane with several lanes
 // (§2.5) and a timeout with one (§8.6).
 func (p *Pool) Drain(l *Lease, tok wire.ExchangeToken, method, id string) {
-	l.RespR.SetReadDeadline(time.Now().Add(p.cfg.CancelGrace))
-	l.ReqW.SetWriteDeadline(time.Time{})
+	l.SetDeadlines(time.Now().Add(p.cfg.CancelGrace), time.Time{})
 	reason := dropResponse(l.Lane, tok, method)
-	l.RespR.SetReadDeadline(time.Time{})
+	l.SetDeadlines(time.Time{}, time.Time{})
 	switch reason {
 	case "":
 		p.m.LateDiscarded.Inc()

@@ -190,3 +190,37 @@ func TestBlockingFileGoesThroughItsFile(t *testing.T) {
 		t.Fatalf("Read = %q, %v; Short %v", buf[:n], err, rf.Short)
 	}
 }
+
+// Coarse never moves a deadline earlier, moves it at most one grain later,
+// and gives requests a grain apart the same deadline.
+func TestCoarse(t *testing.T) {
+	if !Coarse(time.Time{}, time.Second).IsZero() {
+		t.Fatal("a zero deadline is no longer zero")
+	}
+	base := time.Date(2026, 11, 29, 9, 0, 0, 123456789, time.UTC)
+	for _, tc := range []struct {
+		timeout, grain time.Duration
+	}{{10 * time.Second, 25 * time.Millisecond}, {640 * time.Millisecond, 10 * time.Millisecond}, {10 * time.Millisecond, time.Millisecond}} {
+		same := 0
+		prev := time.Time{}
+		for step := time.Duration(0); step < 4*tc.grain; step += tc.grain / 10 {
+			d := base.Add(step)
+			c := Coarse(d, tc.timeout)
+			if c.Before(d) || c.Sub(d) > tc.grain {
+				t.Fatalf("timeout %v: Coarse(%v) = %v; want within [d, d+%v]", tc.timeout, d, c, tc.grain)
+			}
+			if c.Equal(prev) {
+				same++
+			}
+			prev = c
+		}
+		if same < 30 { // 40 steps of a tenth of a grain: all but the grain changes repeat
+			t.Errorf("timeout %v: %d of 40 consecutive deadlines repeated the one before; want most", tc.timeout, same)
+		}
+	}
+	// A deadline with a monotonic reading (time.Now's) rounds as its wall time.
+	now := time.Now()
+	if c := Coarse(now.Add(time.Second), time.Second); c.Before(now.Add(time.Second).Round(0)) {
+		t.Fatalf("Coarse of a monotonic time went earlier: %v", c)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/proc"
@@ -27,7 +28,7 @@ type Lane struct {
 	// only to ask the kernel how many request bytes the worker has not read
 	// (PROTOCOL.md §9.3). It is never read.
 	reqUnread *os.File
-	RespR     *os.File      // response pipe, the watchdog's end
+	RespR     *os.File // response pipe, the watchdog's end
 	// Req and Resp read and write ReqW and RespR with raw system calls
 	// (rawio): every exchange's bytes go through them; deadlines are set on
 	// the files.
@@ -47,6 +48,14 @@ type Lane struct {
 	// reused from one to the next (resphead.go).
 	Head wire.RespHead
 	Body wire.RespBody
+
+	// The deadlines on RespR (read) and ReqW (write), as SetDeadlines last
+	// put them, so that an exchange asking for the same ones again does not
+	// re-arm the pipes' timers. Only the lane's holder sets them; woken says
+	// that Wake, from another goroutine, changed them since.
+	readDL, writeDL time.Time
+	dlKnown         bool
+	woken           atomic.Bool
 }
 
 func newLane(w *Worker, n int, reqW, reqUnread, respR *os.File) *Lane {
@@ -113,8 +122,21 @@ func (l *Lane) ClosePipes() {
 	l.RespR.Close()
 }
 
+// SetDeadlines puts read on the response pipe and write on the request
+// pipe, unless they are there already. The lane's holder calls it (the
+// handshake, an exchange, a drain), never two goroutines at once.
+func (l *Lane) SetDeadlines(read, write time.Time) {
+	if !l.woken.Swap(false) && l.dlKnown && read.Equal(l.readDL) && write.Equal(l.writeDL) {
+		return
+	}
+	l.RespR.SetReadDeadline(read)
+	l.ReqW.SetWriteDeadline(write)
+	l.readDL, l.writeDL, l.dlKnown = read, write, true
+}
+
 // Wake unblocks whatever waits on the lane's pipes.
 func (l *Lane) Wake() {
+	l.woken.Store(true)
 	now := time.Now()
 	l.RespR.SetReadDeadline(now)
 	l.ReqW.SetWriteDeadline(now)

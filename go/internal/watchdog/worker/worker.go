@@ -253,12 +253,8 @@ func (e *InitError) Error() string { return e.Err.Error() }
 // (§3.2) before deadline.
 func (w *Worker) Handshake(deadline time.Time, skipBanner bool, log *obs.Logger) *InitError {
 	l := w.First() // §2.5: the handshake runs on lane 1 only
-	l.RespR.SetReadDeadline(deadline)
-	l.ReqW.SetWriteDeadline(deadline)
-	defer func() {
-		l.RespR.SetReadDeadline(time.Time{})
-		l.ReqW.SetWriteDeadline(time.Time{})
-	}()
+	l.SetDeadlines(deadline, deadline)
+	defer l.SetDeadlines(time.Time{}, time.Time{})
 	ioFail := func(what string, err error) *InitError {
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
