@@ -200,7 +200,7 @@ func TestCoarse(t *testing.T) {
 	base := time.Date(2026, 11, 29, 9, 0, 0, 123456789, time.UTC)
 	for _, tc := range []struct {
 		timeout, grain time.Duration
-	}{{10 * time.Second, 25 * time.Millisecond}, {640 * time.Millisecond, 10 * time.Millisecond}, {10 * time.Millisecond, time.Millisecond}} {
+	}{{10 * time.Second, 10 * time.Millisecond}, {320 * time.Millisecond, 5 * time.Millisecond}, {10 * time.Millisecond, time.Millisecond}} {
 		same := 0
 		prev := time.Time{}
 		for step := time.Duration(0); step < 4*tc.grain; step += tc.grain / 10 {
