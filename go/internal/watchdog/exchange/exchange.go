@@ -77,6 +77,7 @@ type Exchange struct {
 	// because the body cannot be completed (§6.4).
 	aborting chan struct{}
 	scratch  [24]byte
+	extra    [3]wire.RespField // writeWorkerHead's fields beside the worker's
 	// inline is a small body read whole before the head was written, to go
 	// with it in one write (PROTOCOL.md §6.1); nil when the body streams.
 	inline []byte

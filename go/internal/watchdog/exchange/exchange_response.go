@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/front"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
@@ -43,29 +44,11 @@ func (x *Exchange) forward() *wire.Failure {
 	// §4.4: AfterBurn-Error is how a library's error (§8.1) reaches the
 	// client; every other reserved field stays behind.
 	id := wire.RespField{Name: "AfterBurn-Request-Id", Value: x.id}
-	switch {
-	case hasBody && head.Chunked:
-		// Keep the worker's framing: chunked, so trailers can follow and
-		// net/http does not compute a Content-Length for a short stream.
-		head.CopyFields(h, id, wire.RespField{Name: "Transfer-Encoding", Value: "chunked"})
-		if !x.r.ProtoAtLeast(1, 1) {
-			delete(h, "Trailer") // §6.7: an HTTP/1.0 client gets no chunks, so no trailers
-		}
-	case hasBody || head.Length >= 0:
-		// The body's length, or for HEAD, 204 and 304 the length the body
-		// would have had.
-		head.CopyFields(h, id, wire.RespField{Name: "Content-Length", Value: head.LengthValue()})
-	default:
-		head.CopyFields(h, id)
-	}
-	if _, ok := h["Content-Type"]; !ok {
-		h["Content-Type"] = nil // no sniffing: only what the worker sent
-	}
-	if _, ok := h["Date"]; !ok {
-		h["Date"] = DateField(time.Now())
+	if !x.writeWorkerHead(head, hasBody, id) {
+		x.fillHeader(h, head, hasBody, id)
+		x.rw.WriteHeader(head.Status)
 	}
 	clientOK := true
-	x.rw.WriteHeader(head.Status)
 	x.headSent = true
 	x.entry.Status = head.Status
 	if !hasBody {
@@ -160,5 +143,48 @@ func setTrailers(h http.Header, head *wire.RespHead) {
 		}
 		k := http.TrailerPrefix + f.Name
 		h[k] = append(h[k], f.Value)
+	}
+}
+
+// writeWorkerHead has the front write the head of a response framed by its
+// length straight from the worker's fields (front.WorkerHeadWriter), with
+// what fillHeader would add: the request id, Content-Length, Date. It
+// returns false when x.rw is not the front's or will not.
+func (x *Exchange) writeWorkerHead(head *wire.RespHead, hasBody bool, id wire.RespField) bool {
+	fw, ok := x.rw.(front.WorkerHeadWriter)
+	if !ok || head.Chunked || !hasBody && head.Length < 0 {
+		return false
+	}
+	extra := append(x.extra[:0], id, wire.RespField{Name: "Content-Length", Value: head.LengthValue()})
+	if !head.Has("Date") {
+		extra = append(extra, wire.RespField{Name: "Date", Value: DateField(time.Now())[0]})
+	}
+	return fw.WriteWorkerHead(head, extra)
+}
+
+// fillHeader copies the worker's head into h for the ResponseWriter's
+// WriteHeader: the forwarded fields, the request id, the framing, and a
+// Date when the worker sent none; no Content-Type is sniffed.
+func (x *Exchange) fillHeader(h http.Header, head *wire.RespHead, hasBody bool, id wire.RespField) {
+	switch {
+	case hasBody && head.Chunked:
+		// Keep the worker's framing: chunked, so trailers can follow and
+		// net/http does not compute a Content-Length for a short stream.
+		head.CopyFields(h, id, wire.RespField{Name: "Transfer-Encoding", Value: "chunked"})
+		if !x.r.ProtoAtLeast(1, 1) {
+			delete(h, "Trailer") // §6.7: an HTTP/1.0 client gets no chunks, so no trailers
+		}
+	case hasBody || head.Length >= 0:
+		// The body's length, or for HEAD, 204 and 304 the length the body
+		// would have had.
+		head.CopyFields(h, id, wire.RespField{Name: "Content-Length", Value: head.LengthValue()})
+	default:
+		head.CopyFields(h, id)
+	}
+	if _, ok := h["Content-Type"]; !ok {
+		h["Content-Type"] = nil // no sniffing: only what the worker sent
+	}
+	if _, ok := h["Date"]; !ok {
+		h["Date"] = DateField(time.Now())
 	}
 }

@@ -25,6 +25,10 @@ type Head struct {
 	Request *http.Request
 	Status  int
 	Header  http.Header
+	// Fields stand in for Header when it is nil: a worker's fields as the
+	// exchange forwards them (WriteWorkerHead), sorted by name, each
+	// value its own line, every one already checked (§4.4).
+	Fields []wire.RespField
 	// Length is the Content-Length net/http adds for a body it measured
 	// itself (a body of unknown length it held whole); -1 for none. A
 	// Content-Length in Header is written among the fields.
@@ -60,14 +64,14 @@ func bodyAllowed(code int) bool {
 // unless the header's already says close; an HTTP/1.0 keep-alive response
 // says keep-alive when the header has no Connection.
 func (hd Head) Write(bw *bufio.Writer) (closeAfter bool) {
-	r, h, code := hd.Request, hd.Header, hd.Status
+	r, code := hd.Request, hd.Status
 	proto11 := r.ProtoAtLeast(1, 1)
-	hasLength := hd.Length >= 0 || firstValue(h, "Content-Length") != ""
-	connection := firstValue(h, "Connection")
+	hasLength := hd.Length >= 0 || hd.first("Content-Length") != ""
+	connection := hd.first("Connection")
 	var own string // the Connection value written after the header's fields
 	wants10KeepAlive := r.ProtoMajor == 1 && r.ProtoMinor == 0 && spacedToken(firstValue(r.Header, "Connection"), "keep-alive")
 	if wants10KeepAlive && (r.Method == http.MethodHead || hasLength || !bodyAllowed(code)) {
-		if _, set := h["Connection"]; !set {
+		if !hd.has("Connection") {
 			own = "keep-alive"
 		}
 	} else if !proto11 || wantsClose(r) {
@@ -108,9 +112,13 @@ func (hd Head) Write(bw *bufio.Writer) (closeAfter bool) {
 		b = strconv.AppendInt(b, int64(code), 10)
 	}
 	bw.Write(append(b, "\r\n"...))
-	writeFields(bw, h, omit)
+	if hd.Header != nil {
+		writeFields(bw, hd.Header, omit)
+	} else {
+		writeFieldList(bw, hd.Fields, omit)
+	}
 	b = bw.AvailableBuffer()
-	if _, ok := h["Date"]; !ok {
+	if !hd.has("Date") {
 		b = append(b, "Date: "...)
 		b = time.Now().UTC().AppendFormat(b, http.TimeFormat)
 		b = append(b, "\r\n"...)
@@ -130,6 +138,35 @@ func (hd Head) Write(bw *bufio.Writer) (closeAfter bool) {
 	}
 	bw.Write(append(b, "\r\n"...))
 	return closeAfter
+}
+
+// first is the first value of the field name (canonical) in Header or
+// Fields, "" when there is none.
+func (hd *Head) first(name string) string {
+	if hd.Header != nil {
+		return firstValue(hd.Header, name)
+	}
+	for _, f := range hd.Fields {
+		if f.Name == name {
+			return f.Value
+		}
+	}
+	return ""
+}
+
+// has reports whether Header or Fields has the field name (canonical); a
+// name Header maps to no value counts, as net/http's lookups count it.
+func (hd *Head) has(name string) bool {
+	if hd.Header != nil {
+		_, ok := hd.Header[name]
+		return ok
+	}
+	for _, f := range hd.Fields {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // firstValue is h.Get(key) for a key already canonical, without
@@ -244,6 +281,22 @@ func writeFields(bw *bufio.Writer, h http.Header, omit omitted) {
 			b = append(b, v...)
 			b = append(b, "\r\n"...)
 		}
+	}
+	bw.Write(b)
+}
+
+// writeFieldList writes fields, sorted and checked (Head.Fields), less
+// those omit names, as writeFields writes a header holding them.
+func writeFieldList(bw *bufio.Writer, fields []wire.RespField, omit omitted) {
+	b := bw.AvailableBuffer()
+	for _, f := range fields {
+		if omit != 0 && omit.has(f.Name) {
+			continue
+		}
+		b = append(b, f.Name...)
+		b = append(b, ": "...)
+		b = append(b, f.Value...)
+		b = append(b, "\r\n"...)
 	}
 	bw.Write(b)
 }

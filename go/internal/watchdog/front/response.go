@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
 
 // response is the http.ResponseWriter of a request the front took
@@ -30,6 +32,7 @@ type response struct {
 	// (commit).
 	deferred bool
 	held     []byte
+	fields   []wire.RespField // WriteWorkerHead's, reused
 }
 
 func (w *response) reset(c *conn, req *http.Request) {
@@ -38,7 +41,7 @@ func (w *response) reset(c *conn, req *http.Request) {
 		h = make(http.Header)
 	}
 	clear(h)
-	*w = response{c: c, req: req, header: h, left: -1, held: w.held[:0]}
+	*w = response{c: c, req: req, header: h, left: -1, held: w.held[:0], fields: w.fields[:0]}
 }
 
 func (w *response) Header() http.Header { return w.header }
@@ -71,6 +74,49 @@ func (w *response) WriteHeader(code int) {
 		}
 	}
 	w.writeHead(-1)
+}
+
+// WorkerHeadWriter is the front's ResponseWriter as an exchange sees it:
+// a worker's head is written from its fields, not through Header.
+type WorkerHeadWriter interface {
+	WriteWorkerHead(head *wire.RespHead, extra []wire.RespField) bool
+}
+
+// WriteWorkerHead writes the head of a worker's response whose body has a
+// length (PROTOCOL.md §4.4): status, the fields head forwards and extra
+// (the request id, Content-Length, Date when the worker sent none), as
+// WriteHeader writes them from a Header holding the same fields, without
+// the map, sorting or the checks WriteHeader's fields need (the worker's
+// were checked when read). It writes nothing and returns false when a head
+// went out already or Header holds fields: the caller then fills Header.
+func (w *response) WriteWorkerHead(head *wire.RespHead, extra []wire.RespField) bool {
+	if w.status != 0 || len(w.header) != 0 || head.Chunked {
+		return false
+	}
+	fields := head.AppendForwarded(w.fields[:0])
+	fields = append(fields, extra...)
+	sortFields(fields)
+	w.fields = fields
+	w.status = head.Status
+	w.c.watch.stop()
+	w.bodyless = Bodyless(w.req.Method, head.Status)
+	if !w.bodyless {
+		w.left = head.Length
+	}
+	w.closeAfter = Head{Request: w.req, Status: w.status, Fields: fields, Length: -1,
+		NoKeepAlives: w.c.srv.closing.Load()}.Write(w.c.bw)
+	return true
+}
+
+// sortFields sorts fields by name, keeping the order of one name's values,
+// as a header's keys are sorted when written: an insertion sort, for the
+// handful a head has.
+func sortFields(fields []wire.RespField) {
+	for i := 1; i < len(fields); i++ {
+		for j := i; j > 0 && fields[j].Name < fields[j-1].Name; j-- {
+			fields[j], fields[j-1] = fields[j-1], fields[j]
+		}
+	}
 }
 
 // smallBody is net/http's bufferBeforeChunkingSize: the most of a body of

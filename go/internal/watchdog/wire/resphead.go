@@ -143,6 +143,27 @@ func (h *RespHead) Forwarded(name string) bool {
 	return true
 }
 
+// AppendForwarded appends to dst the fields that go to the client
+// (Forwarded), in the worker's order: CopyFields without a header.
+func (h *RespHead) AppendForwarded(dst []RespField) []RespField {
+	for _, f := range h.fields {
+		if h.Forwarded(f.Name) {
+			dst = append(dst, f)
+		}
+	}
+	return dst
+}
+
+// Has reports whether the head has a field name (canonical).
+func (h *RespHead) Has(name string) bool {
+	for _, f := range h.fields {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // CopyFields adds the fields that go to the client (forwarded) to out, every
 // value in order, and extra after them; the values share one allocation.
 func (h *RespHead) CopyFields(out http.Header, extra ...RespField) {
