@@ -383,6 +383,30 @@ func TestQueueFIFO(t *testing.T) {
 	}
 }
 
+// TestQueuedClientLeaves: §10.6, §10.3 — a client that leaves while its
+// request waits in the queue is noticed: the request leaves the queue while
+// the worker is still held, is logged 499, and no worker ever sees it.
+func TestQueuedClientLeaves(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	_, done := holdWorker(t, h)
+	c, err := net.Dial("tcp", h.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(c, "GET /left-the-queue HTTP/1.1\r\nHost: x\r\n\r\n")
+	h.waitQueued(1)
+	c.Close()
+	h.waitQueued(0) // the worker is still held: only the client's leaving empties the queue
+	h.logs.waitContains(t, "499")
+	done()
+	resp, body := h.Get("/x")
+	wantBody(t, resp, body, 200, "ok GET /x")
+	if got := h.logs.String(); strings.Contains(got, "ok GET /left-the-queue") || !strings.Contains(got, "/left-the-queue") {
+		t.Fatalf("the abandoned request reached a worker, or went unlogged:\n%s", got)
+	}
+}
+
 // TestClientGoneMidBody: §6.4 — the worker is replaced (request_aborted)
 // and the next request is fine.
 func TestClientGoneMidBody(t *testing.T) {
