@@ -3,10 +3,13 @@ package watchdog
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -231,12 +234,31 @@ func TestShuttingDownNotReady(t *testing.T) {
 // digits and do not repeat.
 func TestRequestIDsAreRandomHex(t *testing.T) {
 	seen := map[string]bool{}
+	var digits [32][16]bool // which digits each position took
 	for range 100000 {
 		id := requestID(http.Header{}, false)
 		if !hex32.MatchString(id) || seen[id] {
 			t.Fatalf("request id %q: not 32 hex digits, or repeated after %d", id, len(seen))
 		}
 		seen[id] = true
+		for i := range len(id) {
+			d, _ := strconv.ParseUint(id[i:i+1], 16, 8)
+			digits[i][d] = true
+		}
+	}
+	for i, took := range digits {
+		for d, ok := range took {
+			if !ok {
+				t.Fatalf("position %d of 100,000 ids never held the digit %x: not 128 random bits", i, d)
+			}
+		}
+	}
+	for _, v := range []uint64{0, 1, 0xff, 0x0123456789abcdef, ^uint64(0)} {
+		var le [8]byte
+		binary.LittleEndian.PutUint64(le[:], v)
+		if got, want := string(appendHex64(nil, v)), hex.EncodeToString(le[:]); got != want {
+			t.Errorf("appendHex64(%#x) = %q; want %q", v, got, want)
+		}
 	}
 }
 

@@ -97,27 +97,13 @@ func (hd Head) Write(bw *bufio.Writer) (closeAfter bool) {
 		omit |= omitContentLength
 	}
 
-	b := bw.AvailableBuffer()
-	if proto11 {
-		b = append(b, "HTTP/1.1 "...)
-	} else {
-		b = append(b, "HTTP/1.0 "...)
-	}
-	b = strconv.AppendInt(b, int64(code), 10)
-	b = append(b, ' ')
-	if text := http.StatusText(code); text != "" {
-		b = append(b, text...)
-	} else {
-		b = append(b, "status code "...)
-		b = strconv.AppendInt(b, int64(code), 10)
-	}
-	bw.Write(append(b, "\r\n"...))
+	bw.WriteString(statusLine(proto11, code))
 	if hd.Header != nil {
 		writeFields(bw, hd.Header, omit)
 	} else {
 		writeFieldList(bw, hd.Fields, omit)
 	}
-	b = bw.AvailableBuffer()
+	b := bw.AvailableBuffer()
 	if !hd.has("Date") {
 		b = append(b, "Date: "...)
 		b = time.Now().UTC().AppendFormat(b, http.TimeFormat)
@@ -138,6 +124,37 @@ func (hd Head) Write(bw *bufio.Writer) (closeAfter bool) {
 	}
 	bw.Write(append(b, "\r\n"...))
 	return closeAfter
+}
+
+// statusLines are the status lines net/http writes (writeStatusLine), made
+// once: HTTP/1.1's and HTTP/1.0's for each code from 100 to 599.
+var statusLines = func() (lines [2][500]string) {
+	for i, proto := range []string{"HTTP/1.1 ", "HTTP/1.0 "} {
+		for code := 100; code < 600; code++ {
+			lines[i][code-100] = makeStatusLine(proto, code)
+		}
+	}
+	return lines
+}()
+
+func makeStatusLine(proto string, code int) string {
+	text := http.StatusText(code)
+	if text == "" {
+		text = "status code " + strconv.Itoa(code)
+	}
+	return proto + strconv.Itoa(code) + " " + text + "\r\n"
+}
+
+// statusLine is the status line for code, from statusLines when it has it.
+func statusLine(proto11 bool, code int) string {
+	i := 0
+	if !proto11 {
+		i = 1
+	}
+	if code >= 100 && code < 600 {
+		return statusLines[i][code-100]
+	}
+	return makeStatusLine([]string{"HTTP/1.1 ", "HTTP/1.0 "}[i], code)
 }
 
 // first is the first value of the field name (canonical) in Header or

@@ -13,6 +13,7 @@ package wire
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net/http"
@@ -264,15 +265,20 @@ func readBlock(br *bufio.Reader, raw []byte) ([]byte, error) {
 }
 
 // blockEnd is the length of the field block at the start of buf, through
-// its empty line, or 0 when buf does not hold all of it.
+// its empty line, or 0 when buf does not hold all of it. It goes line by
+// line (a bare LF ends a line here too; parseBlock refuses it): a search
+// for CRLFCRLF costs several times as much as the few lines of a head.
 func blockEnd(buf []byte) int {
-	if len(buf) >= 2 && buf[0] == '\r' && buf[1] == '\n' {
-		return 2 // no fields: a trailer section that is only its end
+	for i := 0; ; {
+		j := bytes.IndexByte(buf[i:], '\n')
+		switch {
+		case j < 0:
+			return 0
+		case j == 0 || j == 1 && buf[i] == '\r':
+			return i + j + 1
+		}
+		i += j + 1
 	}
-	if i := bytes.Index(buf, []byte("\r\n\r\n")); i >= 0 {
-		return i + 4
-	}
-	return 0
 }
 
 // parseBlock checks the lines of raw, a block readBlock read, and appends
@@ -353,12 +359,38 @@ func parseFieldLine(text []byte) (fieldSpan, bool) {
 	for v1 > v0 && (text[v1-1] == ' ' || text[v1-1] == '\t') {
 		v1--
 	}
-	for _, c := range text[v0:v1] {
-		if c < ' ' && c != '\t' || c == 0x7f {
-			return fieldSpan{}, false
-		}
+	if !ValidValue(text[v0:v1]) {
+		return fieldSpan{}, false
 	}
 	return fieldSpan{0, colon, v0, v1}, true
+}
+
+// ValidValue reports whether a field value holds no control byte but
+// HTAB (no CR, LF, NUL or DEL; obs-text is allowed), RFC 9110 §5.5. Eight
+// bytes are looked at a time: a word with no byte below 0x20 and none equal
+// to 0x7f passes whole (the bit tricks find whether any byte is, exactly),
+// and only a word with one, a tab perhaps, is looked at byte by byte. An
+// exchange token alone is 32 bytes of value.
+func ValidValue(v []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(v) >= 8 {
+		x := binary.LittleEndian.Uint64(v)
+		del := x ^ (0x7f * ones)
+		if ((x-0x20*ones)&^x|(del-ones)&^del)&highs != 0 && !validBytes(v[:8]) {
+			return false
+		}
+		v = v[8:]
+	}
+	return validBytes(v)
+}
+
+func validBytes(v []byte) bool {
+	for _, c := range v {
+		if c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // tokenBytes are RFC 9110's tchar.
@@ -385,25 +417,30 @@ var specSpellings = []string{"AfterBurn-Exchange", "AfterBurn-Error", "AfterBurn
 // canonicalName is http.CanonicalHeaderKey(name) for a token, without
 // allocating when the worker already wrote it that way, as libraries do.
 func canonicalName(name string) string {
+	upper := true
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if upper && 'a' <= c && c <= 'z' || !upper && 'A' <= c && c <= 'Z' {
+			return recase(name)
+		}
+		upper = c == '-'
+	}
+	return name // canonical already, as most names come
+}
+
+// recase is canonicalName of a name not in canonical case.
+func recase(name string) string {
 	for i, s := range specSpellings {
 		if name == s {
 			return spelledNames[i] // as libraries write them: no case folding
 		}
 	}
-	upper := true
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if upper && 'a' <= c && c <= 'z' || !upper && 'A' <= c && c <= 'Z' {
-			for _, s := range spelledNames {
-				if len(s) == len(name) && strings.EqualFold(s, name) {
-					return s
-				}
-			}
-			return http.CanonicalHeaderKey(name)
+	for _, s := range spelledNames {
+		if len(s) == len(name) && strings.EqualFold(s, name) {
+			return s
 		}
-		upper = c == '-'
 	}
-	return name
+	return http.CanonicalHeaderKey(name)
 }
 
 // RespBody reads a response body from the worker's reader: h.length bytes,

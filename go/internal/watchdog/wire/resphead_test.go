@@ -225,3 +225,24 @@ func TestCanonicalNameSpecSpellings(t *testing.T) {
 		}
 	}
 }
+
+// ValidValue, eight bytes at a time, says what a byte-by-byte look says:
+// for every byte value at every position of values of every length up to
+// 24, beside allowed bytes of every kind (HTAB, obs-text, DEL's neighbours).
+func TestValidValueAsBytewise(t *testing.T) {
+	fill := []byte("aZ \t~\x80\xff!")
+	for n := 0; n <= 24; n++ {
+		for pos := 0; pos < n; pos++ {
+			for c := 0; c < 256; c++ {
+				v := make([]byte, n)
+				for i := range v {
+					v[i] = fill[(i+c)%len(fill)]
+				}
+				v[pos] = byte(c)
+				if got, want := ValidValue(v), validBytes(v); got != want {
+					t.Fatalf("ValidValue(%q) = %v; byte by byte %v", v, got, want)
+				}
+			}
+		}
+	}
+}
