@@ -62,6 +62,9 @@ func main() {
 	fmt.Println()
 	fmt.Println(rep.Line())
 	if err := rep.Err(); err != nil {
+		if rep.GoroutineDump != "" {
+			fmt.Fprintf(os.Stderr, "the watchdog's goroutines at the end (SIGQUIT):\n%s\n", rep.GoroutineDump)
+		}
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/afterburn-dev/afterburn/conformance/internal/e2e"
@@ -78,9 +79,13 @@ type Report struct {
 	// short run catches a goroutine left behind per request or per worker replaced.
 	GoroutinesStart float64
 	GoroutinesEnd   float64
-	Restarts        float64
-	Elapsed         time.Duration
-	RSSSlackMiB     float64 // from Config: growth always allowed on top of 10 %
+	// GoroutineDump is the watchdog's goroutines at the end, as SIGQUIT has
+	// the runtime print them, when their count grew past maxGoroutineGrowth:
+	// so that a failure says which ones stayed.
+	GoroutineDump string
+	Restarts      float64
+	Elapsed       time.Duration
+	RSSSlackMiB   float64 // from Config: growth always allowed on top of 10 %
 	// MeasuredRate is requests per second after warm-up, slow clients running.
 	MeasuredRate float64
 	// SlowClients and SlowClientRestarts: workers replaced while slow
@@ -212,7 +217,23 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		s.rep.SlowClientRestarts = s.rep.Restarts - restartsBefore
 		s.rep.SlowClients = c.SlowClients
 	}
+	if s.rep.GoroutinesEnd > s.rep.GoroutinesStart+maxGoroutineGrowth {
+		s.rep.GoroutineDump = goroutineDump(ctx, wd) // last: it ends the watchdog
+	}
 	return s.rep, nil
+}
+
+// goroutineDump has the Go runtime print the watchdog's goroutines
+// (SIGQUIT, which also ends it) and returns what it printed.
+func goroutineDump(ctx context.Context, wd *e2e.Watchdog) string {
+	from := wd.Log.Len()
+	if err := wd.Signal(syscall.SIGQUIT); err != nil {
+		return fmt.Sprintf("(no goroutine dump: %v)", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	wd.Wait(ctx)
+	return wd.Log.Since(from)
 }
 
 func restartCount(wd *e2e.Watchdog) (float64, error) {
