@@ -54,7 +54,7 @@ func TestIsolationTargets(t *testing.T) {
 		"hello c=1: request req/s ÷ bare fork loop":    {0.305, false},
 		"hello c=8: request req/s ÷ bare fork loop":    {0.56, true}, // per repetition: 0.6 and 0.52
 		"model c=1: request req/s ÷ bare fork loop":    {0.25, false},
-		"model c=1: request req/s ÷ fork+exec":         {70, true}, // 100 and 40
+		"model c=1: request req/s ÷ fork+exec":         {70, true},   // 100 and 40
 		"hello paced 50/s: request p50 − warm p50, ms": {0.45, true}, // 0.4 and 0.5: the goal is met at 0.5
 		"model paced 50/s: request p50 − warm p50, ms": {1.65, false},
 	}
