@@ -20,8 +20,12 @@ func isHopByHop(name string) bool {
 // isReserved reports a field of the AfterBurn- namespace (PROTOCOL.md §5.3).
 func isReserved(name string) bool {
 	// The first byte first: most names are not reserved, and EqualFold
-	// of ten bytes runs on every forwarded field.
-	return len(name) >= 10 && name[0]|0x20 == 'a' && strings.EqualFold(name[:10], "afterburn-")
+	// of ten bytes runs on every forwarded field; then the canonical
+	// spelling, which names from a worker's head have (canonicalName).
+	if len(name) < 10 || name[0]|0x20 != 'a' {
+		return false
+	}
+	return name[:10] == "Afterburn-" || strings.EqualFold(name[:10], "afterburn-")
 }
 
 // ConnectionFields returns the fields a Connection header names: they are
