@@ -18,8 +18,9 @@ import (
 // (pool.Acquire), so a request that finds a lane free pays nothing; and it
 // begins only once the request has waited watchDelay, so a request that
 // finds a lane within it pays a timer, not a goroutine, a grown stack and
-// an interrupted wait (at c=8 with 2 workers most requests queue for tens
-// of microseconds; those cost 5,000 instructions each). The watch peeks
+// an interrupted wait: about 16,000 instructions, which at c=8 with 2
+// workers, where most requests queue for tens of microseconds, came to
+// 5,000 a request. The watch peeks
 // (MSG_PEEK): it consumes no byte of a next request.
 type clientWatch struct {
 	context.Context // the connection's values

@@ -38,12 +38,6 @@ type FD struct {
 	wrap func(op string, err error) error
 	rd   call
 	wr   call
-	// Short is set by each Read that returned fewer bytes than asked for:
-	// the descriptor held no more at that moment (a pipe's read takes all
-	// it holds, up to the count). PROTOCOL.md §9.6 lets the watchdog look
-	// for unsolicited output "after the end of a response": a response
-	// whose last read was short was looked after, for free.
-	Short bool
 }
 
 // call is one Read's or Write's state, which the callback the poller runs
@@ -68,9 +62,7 @@ func New(rc syscall.RawConn, wrap func(op string, err error) error) *FD {
 // or its read deadline passes. It returns io.EOF at the end.
 func (f *FD) Read(p []byte) (int, error) {
 	if f.plain != nil {
-		n, err := f.plain.Read(p)
-		f.Short = n < len(p)
-		return n, err
+		return f.plain.Read(p)
 	}
 	if len(p) == 0 {
 		return 0, nil
@@ -87,7 +79,6 @@ func (f *FD) Read(p []byte) (int, error) {
 	case n == 0:
 		return 0, io.EOF
 	}
-	f.Short = n < len(p)
 	return n, nil
 }
 

@@ -25,20 +25,23 @@ func pipeFDs(t *testing.T) (r *os.File, rf *FD, w *os.File, wf *FD) {
 	return r, rf, w, wf
 }
 
-// A pipe read returns what the pipe holds, says whether that was all of it
-// (Short, §9.6's look after a response), and io.EOF once the writer is gone.
-func TestPipeReadShortAndEOF(t *testing.T) {
+// A pipe read returns what the pipe holds, up to the buffer, and io.EOF
+// once the writer is gone.
+func TestPipeReadAndEOF(t *testing.T) {
 	_, rf, w, wf := pipeFDs(t)
 	if n, err := wf.Write([]byte("hello")); n != 5 || err != nil {
 		t.Fatalf("Write = %d, %v", n, err)
 	}
 	buf := make([]byte, 8)
-	if n, err := rf.Read(buf); n != 5 || err != nil || !rf.Short || string(buf[:n]) != "hello" {
-		t.Fatalf("Read = %d %q, %v; Short %v", n, buf[:n], err, rf.Short)
+	if n, err := rf.Read(buf); n != 5 || err != nil || string(buf[:n]) != "hello" {
+		t.Fatalf("Read = %d %q, %v", n, buf[:n], err)
 	}
-	wf.Write([]byte("12345678"))
-	if n, err := rf.Read(buf); n != 8 || err != nil || rf.Short {
-		t.Fatalf("a read that fills its buffer: %d, %v; Short %v, want false", n, err, rf.Short)
+	wf.Write([]byte("1234567890"))
+	if n, err := rf.Read(buf); n != 8 || err != nil || string(buf[:n]) != "12345678" {
+		t.Fatalf("a read of more than its buffer: %d %q, %v; want the first 8 bytes", n, buf[:n], err)
+	}
+	if n, err := rf.Read(buf); n != 2 || err != nil {
+		t.Fatalf("the rest: %d, %v; want 2 bytes", n, err)
 	}
 	w.Close()
 	if n, err := rf.Read(buf); n != 0 || err != io.EOF {
@@ -186,8 +189,8 @@ func TestBlockingFileGoesThroughItsFile(t *testing.T) {
 		wf.Write([]byte("blocking"))
 	}()
 	buf := make([]byte, 16)
-	if n, err := rf.Read(buf); string(buf[:n]) != "blocking" || err != nil || !rf.Short {
-		t.Fatalf("Read = %q, %v; Short %v", buf[:n], err, rf.Short)
+	if n, err := rf.Read(buf); string(buf[:n]) != "blocking" || err != nil {
+		t.Fatalf("Read = %q, %v", buf[:n], err)
 	}
 }
 

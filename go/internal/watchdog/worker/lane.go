@@ -29,11 +29,10 @@ type Lane struct {
 	// (PROTOCOL.md §9.3). It is never read.
 	reqUnread *os.File
 	RespR     *os.File // response pipe, the watchdog's end
-	// Req and Resp read and write ReqW and RespR with raw system calls
-	// (rawio): every exchange's bytes go through them; deadlines are set on
-	// the files.
-	Req, Resp *rawio.FD
-	BW        *bufio.Writer // on Req: request heads, flushed once per request
+	// Req writes ReqW with raw system calls (rawio), as BR reads RespR:
+	// every exchange's bytes go through them; deadlines are set on the files.
+	Req *rawio.FD
+	BW  *bufio.Writer // on Req: request heads, flushed once per request
 	// br is the one buffered reader of this lane's life on the response
 	// pipe: the old afterburn made one per request and lost the bytes it had
 	// read ahead.
@@ -67,7 +66,6 @@ func newLane(w *Worker, n int, reqW, reqUnread, respR *os.File) *Lane {
 		reqUnread: reqUnread,
 		RespR:     respR,
 		Req:       req,
-		Resp:      resp,
 		BW:        bufio.NewWriterSize(req, reqBufSize),
 		BR:        bufio.NewReaderSize(resp, respBufSize),
 	}
