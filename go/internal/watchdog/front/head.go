@@ -126,10 +126,13 @@ func (hd Head) Write(bw *bufio.Writer) (closeAfter bool) {
 	return closeAfter
 }
 
+// protos are the status lines' versions, HTTP/1.1's first.
+var protos = [2]string{"HTTP/1.1 ", "HTTP/1.0 "}
+
 // statusLines are the status lines net/http writes (writeStatusLine), made
 // once: HTTP/1.1's and HTTP/1.0's for each code from 100 to 599.
 var statusLines = func() (lines [2][500]string) {
-	for i, proto := range []string{"HTTP/1.1 ", "HTTP/1.0 "} {
+	for i, proto := range protos {
 		for code := 100; code < 600; code++ {
 			lines[i][code-100] = makeStatusLine(proto, code)
 		}
@@ -154,36 +157,38 @@ func statusLine(proto11 bool, code int) string {
 	if code >= 100 && code < 600 {
 		return statusLines[i][code-100]
 	}
-	return makeStatusLine([]string{"HTTP/1.1 ", "HTTP/1.0 "}[i], code)
+	return makeStatusLine(protos[i], code)
 }
 
-// first is the first value of the field name (canonical) in Header or
-// Fields, "" when there is none.
+// field is the first value of the field name (canonical) in Header or
+// Fields, and whether there is one; a name Header maps to no value counts,
+// as net/http's lookups count it.
+func (hd *Head) field(name string) (string, bool) {
+	if hd.Header != nil {
+		vv, ok := hd.Header[name]
+		if len(vv) == 0 {
+			return "", ok
+		}
+		return vv[0], true
+	}
+	for _, f := range hd.Fields {
+		if f.Name == name {
+			return f.Value, true
+		}
+	}
+	return "", false
+}
+
+// first is the first value of the field name, "" when there is none.
 func (hd *Head) first(name string) string {
-	if hd.Header != nil {
-		return firstValue(hd.Header, name)
-	}
-	for _, f := range hd.Fields {
-		if f.Name == name {
-			return f.Value
-		}
-	}
-	return ""
+	v, _ := hd.field(name)
+	return v
 }
 
-// has reports whether Header or Fields has the field name (canonical); a
-// name Header maps to no value counts, as net/http's lookups count it.
+// has reports whether Header or Fields has the field name.
 func (hd *Head) has(name string) bool {
-	if hd.Header != nil {
-		_, ok := hd.Header[name]
-		return ok
-	}
-	for _, f := range hd.Fields {
-		if f.Name == name {
-			return true
-		}
-	}
-	return false
+	_, ok := hd.field(name)
+	return ok
 }
 
 // firstValue is h.Get(key) for a key already canonical, without

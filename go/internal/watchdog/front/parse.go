@@ -102,10 +102,8 @@ func parseHead(b []byte, r *http.Request, rejected string, hs *heads) bool {
 				return false
 			}
 		}
-		for _, c := range value {
-			if c < ' ' && c != '\t' || c == 0x7f {
-				return false
-			}
+		if !wire.ValidValue(value) {
+			return false
 		}
 		key := canonicalKey(name)
 		switch key {
