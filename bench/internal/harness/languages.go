@@ -71,6 +71,7 @@ func Languages(root string) []Language {
 		return append(slices.Clone(javaWorkerFlags), "-cp", javaPeers, class)
 	}
 	pyApps := "PYTHONPATH=bench/functions/python" // asgi_app.py and wsgi_app.py
+	const pyStdlibOnly = "AFTERBURN_PY_ACCEL=off" // python/src/afterburn_runtime/_accel.py
 	return []Language{
 		{
 			Name:      "go",
@@ -106,11 +107,21 @@ func Languages(root string) []Language {
 					Setup: "--worker-class sync, --workers as many as the watchdog's (-workers), serving wsgi_app:app; " +
 						"a sync worker closes the connection after every response"},
 			},
+			// The ASGI adapter is judged as the plain handler is (issue 30); the same two with
+			// the standard library alone (AFTERBURN_PY_ACCEL=off: no uvloop even where the
+			// default would take it) against the same peer with its accelerators, to ≥ 1.0.
 			Variants: []Variant{
 				{Key: "asgi", Worker: []string{py, "-m", "afterburn_runtime", "--asgi", "asgi_app:app"}, Env: []string{pyApps},
-					Setup: "python -m afterburn_runtime --asgi asgi_app:app", SameAppAs: "uvicorn", Headline: true},
+					Setup: "python -m afterburn_runtime --asgi asgi_app:app", Label: "asgi adapter", SameAppAs: "uvicorn",
+					Headline: true, CPUGoal: 40},
+				{Key: "stdlib", Worker: []string{py, "bench/functions/python/afterburn_fn.py"}, Env: []string{pyStdlibOnly},
+					Setup: "plain handler, " + pyStdlibOnly, Label: "plain handler, standard library only,",
+					Headline: true, Goal: StdlibPeerGoal},
+				{Key: "asgi-stdlib", Worker: []string{py, "-m", "afterburn_runtime", "--asgi", "asgi_app:app"},
+					Env: []string{pyApps, pyStdlibOnly}, Setup: "python -m afterburn_runtime --asgi asgi_app:app, " + pyStdlibOnly,
+					Label: "asgi adapter, standard library only,", SameAppAs: "uvicorn", Headline: true, Goal: StdlibPeerGoal},
 				{Key: "wsgi", Worker: []string{py, "-m", "afterburn_runtime", "--wsgi", "wsgi_app:app"}, Env: []string{pyApps},
-					Setup: "python -m afterburn_runtime --wsgi wsgi_app:app", SameAppAs: "gunicorn"},
+					Setup: "python -m afterburn_runtime --wsgi wsgi_app:app", Label: "wsgi adapter", SameAppAs: "gunicorn"},
 			},
 		},
 		{

@@ -51,12 +51,18 @@ type Variant struct {
 	// which its workers inherit.
 	Worker []string
 	Env    []string
-	// Setup is the worker as a user would write it.
+	// Setup is the worker as a user would write it; Label names it in the goals' table.
 	Setup string
+	Label string
 	// SameAppAs names the peer that serves the very same application object.
 	SameAppAs string
-	// Headline: judged against the strongest peer as the plain handler is (issue 30).
+	// Headline: judged against the strongest peer as the plain handler is (issue 30), to at
+	// least Goal (PeerGoal when zero).
 	Headline bool
+	Goal     float64
+	// CPUGoal, when set, is the most CPU µs per request above the C child at c=8 hello (issue
+	// 30: Python's ASGI adapter 40).
+	CPUGoal float64
 }
 
 // PeerResults are one peer's figures, named with its version.
@@ -74,8 +80,11 @@ type PeerResults struct {
 type VariantResults struct {
 	Key       string     `json:"key"`
 	Setup     string     `json:"setup"`
+	Label     string     `json:"label,omitempty"`
 	SameAppAs string     `json:"same_app_as,omitempty"`
 	Headline  bool       `json:"headline"`
+	Goal      float64    `json:"goal,omitempty"`
+	CPUGoal   float64    `json:"cpu_goal_us,omitempty"`
 	Figures   ByWorkload `json:"figures"`
 }
 
@@ -99,6 +108,7 @@ type Headline struct {
 	PeerName    string   `json:"peer_name"`
 	PeerRPS     Spread   `json:"peer_rps"`
 	Ratio       Spread   `json:"ratio"`
+	Goal        float64  `json:"goal"`
 }
 
 // OfAfterBurn is the plain AfterBurn configuration's name in ratios and headlines.
@@ -139,9 +149,13 @@ func perRep(a, b *Figures) (Spread, bool) {
 // afterburnConfigs are the AfterBurn configurations of a language a peer is compared with:
 // the plain one, then each variant, in order.
 func (l *LanguageResults) afterburnConfigs() []abConfig {
-	out := []abConfig{{OfAfterBurn, l.AfterBurn, true}}
+	out := []abConfig{{OfAfterBurn, l.AfterBurn, true, PeerGoal}}
 	for _, v := range l.Variants {
-		out = append(out, abConfig{OfAfterBurn + "-" + v.Key, v.Figures, v.Headline})
+		goal := v.Goal
+		if goal == 0 {
+			goal = PeerGoal
+		}
+		out = append(out, abConfig{OfAfterBurn + "-" + v.Key, v.Figures, v.Headline, goal})
 	}
 	return out
 }
@@ -150,6 +164,7 @@ type abConfig struct {
 	of       string
 	figs     ByWorkload
 	headline bool
+	goal     float64 // of the headline ratio
 }
 
 // peerRatios is every AfterBurn configuration over every peer, behind the proxy and alone.
@@ -190,7 +205,7 @@ func headlines(l *LanguageResults) []Headline {
 				}
 				if s, ok := perRep(ab.figs[w][c], p.Proxy[w][c]); ok {
 					out = append(out, Headline{Of: ab.of, Workload: w, Concurrency: c, Peer: p.Key, PeerName: p.Name,
-						PeerRPS: p.Proxy[w][c].RPS, Ratio: s})
+						PeerRPS: p.Proxy[w][c].RPS, Ratio: s, Goal: ab.goal})
 				}
 			}
 		}

@@ -182,6 +182,7 @@ func perRepetition(a, b *Figures) (Spread, bool) {
 // paired by repetition. The watchdog's own cost cancels out; what remains is the library's
 // and its runtime's.
 type LibraryCPU struct {
+	Of          string   `json:"of"` // OfAfterBurn or "afterburn-<variant>"
 	Workload    Workload `json:"workload"`
 	Concurrency string   `json:"concurrency"`
 	AfterBurnUs Spread   `json:"afterburn_us"`
@@ -189,24 +190,28 @@ type LibraryCPU struct {
 	AboveUs     Spread   `json:"above_us"`
 }
 
+// libraryCPU is every AfterBurn configuration's (the plain handler's, then each variant's).
 func libraryCPU(l *LanguageResults) []LibraryCPU {
 	var out []LibraryCPU
-	for _, w := range []Workload{Hello, Echo1K} {
-		for _, c := range []string{"c1", "c8"} {
-			ab, cc := l.AfterBurn[w][c], l.WatchdogC[w][c]
-			if ab == nil || cc == nil || len(ab.Runs) != len(cc.Runs) {
-				continue
-			}
-			var a, b, d []float64
-			for i := range ab.Runs {
-				if ab.Runs[i].Host == nil || cc.Runs[i].Host == nil {
+	for _, cfg := range l.afterburnConfigs() {
+		for _, w := range []Workload{Hello, Echo1K} {
+			for _, c := range []string{"c1", "c8"} {
+				ab, cc := cfg.figs[w][c], l.WatchdogC[w][c]
+				if ab == nil || cc == nil || len(ab.Runs) != len(cc.Runs) {
 					continue
 				}
-				x, y := ab.Runs[i].Host.Tree.CPUus, cc.Runs[i].Host.Tree.CPUus
-				a, b, d = append(a, x), append(b, y), append(d, x-y)
-			}
-			if len(d) > 0 {
-				out = append(out, LibraryCPU{Workload: w, Concurrency: c, AfterBurnUs: spreadOf(a), CChildUs: spreadOf(b), AboveUs: spreadOf(d)})
+				var a, b, d []float64
+				for i := range ab.Runs {
+					if ab.Runs[i].Host == nil || cc.Runs[i].Host == nil {
+						continue
+					}
+					x, y := ab.Runs[i].Host.Tree.CPUus, cc.Runs[i].Host.Tree.CPUus
+					a, b, d = append(a, x), append(b, y), append(d, x-y)
+				}
+				if len(d) > 0 {
+					out = append(out, LibraryCPU{Of: cfg.of, Workload: w, Concurrency: c,
+						AfterBurnUs: spreadOf(a), CChildUs: spreadOf(b), AboveUs: spreadOf(d)})
+				}
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -407,5 +408,50 @@ func TestLibraryCPUIsAboveTheCChildPerRepetition(t *testing.T) {
 	}
 	if got[0].CChildUs.Median != 60 || got[0].AfterBurnUs.Median != 90 {
 		t.Errorf("C child %v, AfterBurn %v; want medians 60 and 90", got[0].CChildUs, got[0].AfterBurnUs)
+	}
+}
+
+// TestLibraryCPUGoalsPerConfiguration: every AfterBurn configuration gets its row, and the
+// c=8 hello row is held to issue 30's goal: the language's for the plain handler, a variant's
+// own where it states one (Python's ASGI adapter 40 µs), none for a variant without.
+func TestLibraryCPUGoalsPerConfiguration(t *testing.T) {
+	l := &LanguageResults{
+		AfterBurn: ByWorkload{Hello: {"c8": withCPU(45, 40, 50)}},
+		WatchdogC: ByWorkload{Hello: {"c8": withCPU(15, 15, 15)}},
+		Variants: []*VariantResults{
+			{Key: "asgi", Label: "asgi adapter", CPUGoal: 40, Figures: ByWorkload{Hello: {"c8": withCPU(60, 50, 55)}}},
+			{Key: "wsgi", Label: "wsgi adapter", Figures: ByWorkload{Hello: {"c8": withCPU(99, 99, 99)}}},
+		},
+	}
+	l.LibraryCPU = libraryCPU(l)
+	var ofs []string
+	for _, x := range l.LibraryCPU {
+		ofs = append(ofs, x.Of)
+	}
+	if want := []string{OfAfterBurn, OfAfterBurn + "-asgi", OfAfterBurn + "-wsgi"}; !slices.Equal(ofs, want) {
+		t.Fatalf("library CPU rows of %v; want %v", ofs, want)
+	}
+	got := map[string]Target{}
+	for _, tg := range targets("python", l) {
+		got[tg.Name] = tg
+	}
+	for name, want := range map[string]Target{
+		"hello c8 CPU µs per request above the C child":              {Value: 30, Goal: "<= 30", Met: true},
+		"asgi adapter hello c8 CPU µs per request above the C child": {Value: 40, Goal: "<= 40", Met: true},
+	} {
+		tg, ok := got[name]
+		if !ok || tg.Value != want.Value || tg.Goal != want.Goal || tg.Met != want.Met {
+			t.Errorf("target %q = %+v, %v; want %+v", name, tg, ok, want)
+		}
+	}
+	if _, ok := got["wsgi adapter hello c8 CPU µs per request above the C child"]; ok {
+		t.Errorf("a CPU goal for the WSGI adapter, which states none: %v", got)
+	}
+	l.Variants[0].Figures[Hello]["c8"] = withCPU(60, 56, 57)
+	l.LibraryCPU = libraryCPU(l)
+	for _, tg := range targets("python", l) {
+		if tg.Name == "asgi adapter hello c8 CPU µs per request above the C child" && (tg.Met || tg.Value != 42) {
+			t.Errorf("ASGI at 42 µs above the C child: %+v; want not met", tg)
+		}
 	}
 }

@@ -402,6 +402,7 @@ func variantResults(l Language, byKey map[string]ByWorkload) []*VariantResults {
 	var out []*VariantResults
 	for _, v := range l.Variants {
 		out = append(out, &VariantResults{Key: v.Key, Setup: v.Setup, SameAppAs: v.SameAppAs, Headline: v.Headline,
+			Label: v.Label, Goal: v.Goal, CPUGoal: v.CPUGoal,
 			Figures: byKey[l.Name+"/afterburn-"+v.Key]})
 	}
 	return out

@@ -43,13 +43,21 @@ var (
 	workerGoal = map[string]float64{"java": 0.85, "go": 0.80, "python": 0.75, "node": 0.70}
 	mbpsGoal   = map[string]float64{"java": 800, "go": 800, "python": 300, "node": 300}
 	coldGoal   = map[string]float64{"go": 2, "python": 15, "node": 60} // ms the library may add
+	// cpuGoal is issue 30's: the plain handler's CPU µs per request above the C child at c=8
+	// hello (a variant states its own, Variant.CPUGoal).
+	cpuGoal = map[string]float64{"go": 10, "java": 8, "node": 25, "python": 30}
 )
 
 // PeerGoal is issue 30's: AfterBurn at least this many times the requests/s of the strongest
 // peer behind the proxy, in every language, for each workload and concurrency (Python: the
 // plain handler and the ASGI adapter each). It replaces the goal against the "proxy" column,
 // whose upstream in Python and Java is a standard-library server nobody deploys.
-const PeerGoal = 1.3
+// StdlibPeerGoal is the same goal for Python with the standard library alone
+// (AFTERBURN_PY_ACCEL=off) against the same peer with its accelerators.
+const (
+	PeerGoal       = 1.3
+	StdlibPeerGoal = 1.0
+)
 
 const (
 	javaReadyGoalMs      = 600 // a Java function is ready this soon after its JVM starts
@@ -76,12 +84,28 @@ func targets(lang string, l *LanguageResults) []Target {
 		atLeast("hello c=1 throughput vs the watchdog with the C child", s, workerGoal[lang])
 	}
 	for _, h := range l.Headline {
-		of := ""
-		if h.Of != OfAfterBurn {
-			of = strings.TrimPrefix(h.Of, OfAfterBurn+"-") + " adapter "
+		goal := h.Goal
+		if goal == 0 { // a result written before headlines carried their goal
+			goal = PeerGoal
 		}
-		atLeast(fmt.Sprintf("%s%s %s throughput vs the strongest peer behind the proxy (%s)", of, h.Workload, h.Concurrency, h.Peer),
-			h.Ratio, PeerGoal)
+		atLeast(fmt.Sprintf("%s%s %s throughput vs the strongest peer behind the proxy (%s)", l.targetPrefix(h.Of), h.Workload,
+			h.Concurrency, h.Peer), h.Ratio, goal)
+	}
+	for _, x := range l.LibraryCPU {
+		if x.Workload != Hello || x.Concurrency != "c8" {
+			continue
+		}
+		goal := cpuGoal[lang]
+		for _, v := range l.Variants {
+			if x.Of == OfAfterBurn+"-"+v.Key {
+				goal = v.CPUGoal
+			}
+		}
+		if goal > 0 {
+			out = append(out, Target{Name: l.targetPrefix(x.Of) + "hello c8 CPU µs per request above the C child",
+				Value: x.AboveUs.Median, Min: x.AboveUs.Min, Max: x.AboveUs.Max, Goal: fmt.Sprintf("<= %g", goal),
+				Met: x.AboveUs.Median <= goal})
+		}
 	}
 	for _, w := range []Workload{Hello, Echo1K} {
 		if f := l.AfterBurn[w]["c1"]; f != nil {
@@ -115,4 +139,19 @@ func floorTargets(lang string, l *LanguageResults) []Target {
 	asLibrary.Ratios = ratios(asLibrary)
 	asLibrary.Headline = headlines(asLibrary)
 	return targets(lang, asLibrary)
+}
+
+// targetPrefix names an AfterBurn configuration at the start of a goal: nothing for the plain
+// handler, a variant's Label (or "<key> adapter") and a space for a variant.
+func (l *LanguageResults) targetPrefix(of string) string {
+	if of == OfAfterBurn {
+		return ""
+	}
+	key := strings.TrimPrefix(of, OfAfterBurn+"-")
+	for _, v := range l.Variants {
+		if v.Key == key && v.Label != "" {
+			return v.Label + " "
+		}
+	}
+	return key + " adapter "
 }

@@ -108,10 +108,14 @@ func libraryCPU(w io.Writer, l *harness.LanguageResults) {
 	fmt.Fprintln(w, "The library's own CPU per request: the watchdog and this function's whole process tree, less the watchdog "+
 		"and the C child's, per repetition (the watchdog's cost cancels out; what remains is the library's and its runtime's).")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| workload | c | AfterBurn CPU µs/req | watchdog + C child CPU µs/req | library above the C child, µs/req |")
-	fmt.Fprintln(w, "|---|---|---|---|---|")
+	fmt.Fprintln(w, "| AfterBurn | workload | c | AfterBurn CPU µs/req | watchdog + C child CPU µs/req | library above the C child, µs/req |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, x := range l.LibraryCPU {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", x.Workload, strings.TrimPrefix(x.Concurrency, "c"),
+		of := x.Of
+		if of == "" { // a result written before every configuration had this row
+			of = harness.OfAfterBurn
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", afterburnName(l, of), x.Workload, strings.TrimPrefix(x.Concurrency, "c"),
 			spread(x.AfterBurnUs, true), spread(x.CChildUs, true), spread(x.AboveUs, true))
 	}
 	fmt.Fprintln(w)

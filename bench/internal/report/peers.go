@@ -79,7 +79,7 @@ func variants(w io.Writer, l *harness.LanguageResults) {
 	if len(l.Variants) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "AfterBurn's other configurations, each against the peer that serves the very same app object:")
+	fmt.Fprintln(w, "AfterBurn's other configurations, each against the peer that serves the very same app object (– where none does):")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| AfterBurn | workload | c | req/s | p50/p99 µs | same-app peer | × it behind the proxy | × it alone |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
@@ -91,8 +91,12 @@ func variants(w io.Writer, l *harness.LanguageResults) {
 				if f == nil {
 					continue
 				}
+				same := v.SameAppAs
+				if same == "" {
+					same = "–"
+				}
 				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", afterburnName(l, of), wl, strings.TrimPrefix(c, "c"),
-					rps(f), lat(f), v.SameAppAs, peerRatio(l, of, v.SameAppAs, "proxy", wl, c), peerRatio(l, of, v.SameAppAs, "alone", wl, c))
+					rps(f), lat(f), same, peerRatio(l, of, v.SameAppAs, "proxy", wl, c), peerRatio(l, of, v.SameAppAs, "alone", wl, c))
 			}
 		}
 	}
