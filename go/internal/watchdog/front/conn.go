@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"sync"
@@ -48,6 +49,13 @@ type conn struct {
 	body  body
 
 	first bool // no request was read yet
+	// The wait for the next head (readHead): its timeout, and its state
+	// while it lasts, over a hold's wake-ups.
+	wait                  time.Duration
+	waiting, skip, peeked bool
+	afterPOST             bool        // the last request was a POST
+	heldFn                func() bool // heldSteps, bound once
+	heldOut               stepResult  // why the last hold ended
 	// writeBy is the socket's write deadline as the connection last set it
 	// (rawio.Coarse: consecutive requests share one).
 	writeBy time.Time
@@ -78,122 +86,6 @@ func newConn(s *Server, gc *guard.Conn) *conn {
 	return c
 }
 
-// serve reads and answers requests until the connection closes or is
-// handed to net/http.
-func (c *conn) serve() {
-	handed := false
-	defer func() {
-		c.releaseWriter()
-		readBufs.Put(c.buf) // handOver copied what net/http still reads
-		c.buf = nil
-		if !handed {
-			c.gc.Close()
-		}
-		c.srv.track(c, false)
-	}()
-	wait := c.srv.ReadTimeout // the first request's, as net/http's
-	c.first = true
-	afterPOST := false
-	for {
-		n, ok := c.readHead(wait, afterPOST)
-		if !ok {
-			return
-		}
-		wait, c.first = c.srv.IdleTimeout, false
-		req := &c.req
-		clear(req.Header)
-		if !parseHead(c.buf[c.r:c.r+n], req, c.srv.Guard.Target, &c.heads) || req.ContentLength > c.srv.BodyMax {
-			handed = true
-			c.handOver()
-			return
-		}
-		c.r += n
-		afterPOST = req.Method == http.MethodPost
-		if !c.exchange() {
-			return
-		}
-		if c.r == c.w {
-			c.releaseWriter() // an idle connection holds no writer
-		}
-	}
-}
-
-// readHead waits, idle, for a whole head in the buffer and returns its
-// length. It returns false when the connection ends first; a head that
-// does not fit the buffer is handed to net/http by the caller (ok true, n
-// the buffered bytes' count, which parseHead then refuses).
-func (c *conn) readHead(wait time.Duration, afterPOST bool) (int, bool) {
-	if c.r == c.w {
-		c.r, c.w = 0, 0
-	}
-	// net/http's tolerance for old clients (RFC 9112 §2.2): after a POST it
-	// drops the CRs and LFs among the next 4 bytes. A connection handed
-	// over is new to net/http, so the front drops them itself.
-	skip := afterPOST
-	// peeked: 4 bytes of the next request came (net/http's Peek(4)
-	// returned), whatever the skip then dropped.
-	peeked := c.w-c.r >= 4
-	skipCRLF := func(final bool) {
-		if !skip || c.w-c.r < 4 && !final {
-			return
-		}
-		skip = false
-		for k := 0; k < 4 && c.r < c.w && (c.buf[c.r] == '\r' || c.buf[c.r] == '\n'); k++ {
-			c.r++
-		}
-	}
-	skipCRLF(false)
-	if n := headEnd(c.buf[c.r:c.w]); n >= 0 && !skip {
-		return n, true // pipelined
-	}
-	if !c.setIdle(c.r == c.w) {
-		return 0, false // shutting down
-	}
-	if wait > 0 {
-		c.gc.SetReadDeadline(rawio.Coarse(time.Now().Add(wait), wait))
-	} else {
-		c.gc.SetReadDeadline(time.Time{})
-	}
-	for {
-		if c.w == len(c.buf) {
-			if c.r == 0 {
-				c.setIdle(false)
-				return c.w, true // too long for the front: net/http reads it
-			}
-			c.w = copy(c.buf[:], c.buf[c.r:c.w])
-			c.r = 0
-		}
-		k, err := c.gc.Read(c.buf[c.w:])
-		c.w += k
-		if k > 0 {
-			c.setIdle(false)
-			peeked = peeked || c.w-c.r >= 4
-			skipCRLF(false)
-			if n := headEnd(c.buf[c.r:c.w]); n >= 0 && !skip {
-				return n, true
-			}
-		}
-		if err != nil {
-			// The client closed or stalled: between requests net/http
-			// closes without a word; a head the guard held past
-			// read_timeout already came back as its 408 rejection. Bytes
-			// read before the error (empty lines the guard let through)
-			// are net/http's to answer, as it would have.
-			// Between keep-alive requests net/http first waits for 4
-			// bytes (bufio.Reader.Peek) and closes quietly when the
-			// connection ends before them.
-			c.setIdle(false)
-			if peeked || c.first {
-				skipCRLF(true)
-				if c.w > c.r {
-					return c.w - c.r, true
-				}
-			}
-			return 0, false
-		}
-	}
-}
-
 // setIdle marks the connection idle or not; it returns false, marking
 // nothing, when the server shuts down and the connection is to close.
 func (c *conn) setIdle(idle bool) bool {
@@ -215,6 +107,22 @@ func (c *conn) closeIfIdle() {
 	}
 }
 
+// closeNow ends the connection at once (Server.Close): shut both ways, the
+// client sees it end and every read and write on it fails, and the
+// connection's goroutine closes it. Closing the descriptor here would wait
+// until that goroutine left its hold on the socket (serve), which may last
+// as long as an exchange.
+func (c *conn) closeNow() {
+	tc, ok := c.gc.Conn.(*net.TCPConn)
+	if !ok {
+		c.gc.Close()
+		return
+	}
+	tc.CloseRead()
+	tc.CloseWrite()
+	c.gc.SetDeadline(aLongTimeAgo)
+}
+
 func (c *conn) releaseWriter() {
 	if c.bw != nil {
 		c.bw.Reset(nil)
@@ -233,8 +141,10 @@ func (c *conn) handOver() {
 }
 
 // exchange runs the handler on the request just parsed and finishes its
-// response; it reports whether the connection carries on.
-func (c *conn) exchange() bool {
+// response; it reports whether the connection carries on (stepNext). Held,
+// the body is all in the buffer, and a linger, which reads the socket, is
+// left to the caller (stepLinger).
+func (c *conn) exchange(held bool) stepResult {
 	req, start := &c.req, time.Now()
 	c.body.reset(c, req.ContentLength)
 	if req.ContentLength > 0 {
@@ -260,19 +170,28 @@ func (c *conn) exchange() bool {
 	completed := c.run()
 	c.watch.stop()
 	if !completed {
-		return false // aborted (§8.7), or the client left while queued: closed as it is
+		return stepEnd // aborted (§8.7), or the client left while queued: closed as it is
 	}
 	keep := c.resp.finish()
 	if c.body.left > 0 {
 		if !keep || c.body.left > maxPostHandlerRead {
+			if held {
+				return stepLinger
+			}
 			c.linger()
-			return false
+			return stepEnd
 		}
 		if _, err := io.Copy(io.Discard, &c.body); err != nil {
-			return false
+			return stepEnd
 		}
 	}
-	return keep && !c.srv.closing.Load()
+	if !keep || c.srv.closing.Load() {
+		return stepEnd
+	}
+	if c.r == c.w {
+		c.releaseWriter() // an idle connection holds no writer
+	}
+	return stepNext
 }
 
 // run calls the handler. A panic ends the connection at once, the response

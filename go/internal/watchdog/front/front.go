@@ -149,7 +149,7 @@ func (s *Server) Close() error {
 		s.ln.Close()
 	}
 	for c := range s.conns {
-		c.gc.Close()
+		c.closeNow()
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package front
 import (
 	"context"
 	"errors"
+	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -32,6 +33,7 @@ type clientWatch struct {
 	stopped  bool          // the request's I/O began: no watch from now on
 	exited   chan struct{} // closed when the watch returns
 	gone     bool          // the client was seen gone
+	file     *os.File      // the watch's duplicate of the socket
 
 	// The watch's start, watchDelay after Done: one timer for the
 	// connection's life, armed for request number armedFor (reset counts
@@ -73,7 +75,10 @@ func (w *clientWatch) Done() <-chan struct{} {
 }
 
 // begin starts the watch of the request Done armed it for, unless that
-// request's own I/O began meanwhile.
+// request's own I/O began meanwhile. The watch reads a descriptor of its
+// own, a dup of the socket's, in the poller: the connection's goroutine
+// may hold the socket's own wait (guard.Conn.Hold) while its request is
+// queued. Four system calls, for a request that waited watchDelay.
 func (w *clientWatch) begin() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -81,12 +86,44 @@ func (w *clientWatch) begin() {
 		return
 	}
 	w.pending = false
-	if rc, ok := w.c.gc.Conn.(syscall.Conn); ok {
-		if raw, err := rc.SyscallConn(); err == nil {
-			w.watching, w.exited = true, make(chan struct{})
-			go w.watch(raw)
-		}
+	f := w.dupSocket()
+	if f == nil {
+		return // no watch: the request waits its turn as net/http's would not notice either
 	}
+	raw, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return
+	}
+	w.file, w.watching, w.exited = f, true, make(chan struct{})
+	go w.watch(raw)
+}
+
+// dupSocket is a non-blocking duplicate of the client's socket in the
+// poller, or nil.
+func (w *clientWatch) dupSocket() *os.File {
+	sc, ok := w.c.gc.Conn.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	nfd := -1
+	if rc.Control(func(fd uintptr) {
+		nfd, _ = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
+	}) != nil || nfd < 0 {
+		return nil
+	}
+	// O_NONBLOCK is the open file's, shared with the socket: os.NewFile
+	// puts the duplicate in the poller, where a deadline can end its wait.
+	f := os.NewFile(uintptr(nfd), "client-watch")
+	if f.SetReadDeadline(time.Time{}) != nil {
+		f.Close()
+		return nil
+	}
+	return f
 }
 
 func (w *clientWatch) Err() error {
@@ -127,8 +164,7 @@ func (w *clientWatch) watch(raw syscall.RawConn) {
 }
 
 // stop ends the watch, if one runs, before the request's own I/O on the
-// connection: the watch's wait is cut short, and the guard puts its own
-// deadline back on the socket before its next read.
+// connection: the watch's wait is cut short and its descriptor closed.
 func (w *clientWatch) stop() {
 	w.mu.Lock()
 	watching := w.watching && !w.stopped
@@ -137,12 +173,15 @@ func (w *clientWatch) stop() {
 		w.timer.Stop() // begin, should it run anyway, sees stopped
 		w.pending = false
 	}
+	f := w.file
+	w.file = nil
 	w.mu.Unlock()
 	if !watching {
 		return
 	}
-	w.c.gc.InterruptRead()
+	f.SetReadDeadline(aLongTimeAgo)
 	<-w.exited
+	f.Close()
 }
 
 func isTimeout(err error) bool {

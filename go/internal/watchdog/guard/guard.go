@@ -194,6 +194,8 @@ type Conn struct {
 	// and the checker's count of heads when it was.
 	headArmed bool
 	headNo    uint32
+	// Hold's: the holder's fn, and heldStep bound once.
+	holdFn, holdStep func() bool
 }
 
 func (gc *Conn) Read(p []byte) (int, error) {
@@ -240,6 +242,10 @@ func (gc *Conn) Read(p []byte) (int, error) {
 
 // fill reads from the socket once and runs the checker over what came.
 func (gc *Conn) fill() {
+	if gc.raw.WouldWait() {
+		gc.err = rawio.ErrWouldWait // held (Hold): the wait for more is the holder's
+		return
+	}
 	if gc.buf == nil {
 		gc.buf = guardBufs.Get().(*[guardBufSize]byte)[:]
 	}
@@ -378,6 +384,46 @@ func rawConn(c net.Conn) *rawio.FD {
 	return rawio.Plain(c)
 }
 
+// CanHold reports whether Hold is available: a TCP connection read raw.
+func (gc *Conn) CanHold() bool { return gc.raw.CanHold() }
+
+// Hold calls fn inside one wait on the socket's readability until fn
+// returns true (rawio.FD.Hold): inside it, Read returns
+// rawio.ErrWouldWait where it would have waited, and fn then returns
+// false to wait. While it waits, a deadline set reaches the socket at
+// once, as during a Read; the socket's error ends the hold and is Hold's
+// (the next Read meets it again).
+func (gc *Conn) Hold(fn func() bool) error {
+	if gc.holdStep == nil {
+		gc.holdStep = gc.heldStep
+	}
+	gc.holdFn = fn
+	err := gc.raw.Hold(gc.holdStep)
+	gc.holdFn = nil
+	gc.setInRead(false)
+	return err
+}
+
+// heldStep runs the holder's fn, and before a wait puts the deadline in
+// force on the socket and lets the next ones through at once.
+func (gc *Conn) heldStep() bool {
+	gc.setInRead(false)
+	if gc.holdFn() {
+		return true
+	}
+	gc.dl.Lock()
+	gc.inRead = true
+	gc.putDeadlineLocked()
+	gc.dl.Unlock()
+	return false
+}
+
+func (gc *Conn) setInRead(v bool) {
+	gc.dl.Lock()
+	gc.inRead = v
+	gc.dl.Unlock()
+}
+
 // ReadsAround tells gc that its socket is now read around it (hijack.go):
 // every deadline goes on the socket at once, from now on.
 func (gc *Conn) ReadsAround() {
@@ -385,17 +431,6 @@ func (gc *Conn) ReadsAround() {
 	defer gc.dl.Unlock()
 	gc.eager = true
 	gc.putDeadlineLocked()
-}
-
-// InterruptRead ends at once a wait on the socket's readability by another
-// reader than gc (the front's watch for a client that leaves while its
-// request is queued, front/watch.go); gc puts its own deadline back before
-// its next read.
-func (gc *Conn) InterruptRead() {
-	gc.dl.Lock()
-	defer gc.dl.Unlock()
-	gc.onSocketSet = false
-	gc.Conn.SetReadDeadline(time.Unix(1, 0))
 }
 
 // releaseBuf gives the buffer back once it holds nothing. A buffer grown

@@ -38,6 +38,7 @@ type FD struct {
 	wrap func(op string, err error) error
 	rd   call
 	wr   call
+	hd   hold // hold.go
 }
 
 // call is one Read's or Write's state, which the callback the poller runs
@@ -55,6 +56,7 @@ func New(rc syscall.RawConn, wrap func(op string, err error) error) *FD {
 	f := &FD{rc: rc, wrap: wrap}
 	f.rd.fn = f.readOnce
 	f.wr.fn = f.writeSome
+	f.hd.cb = f.held
 	return f
 }
 
@@ -66,6 +68,9 @@ func (f *FD) Read(p []byte) (int, error) {
 	}
 	if len(p) == 0 {
 		return 0, nil
+	}
+	if f.hd.on {
+		return f.heldRead(p)
 	}
 	f.rd = call{p: p, fn: f.rd.fn}
 	err := f.rc.Read(f.rd.fn)

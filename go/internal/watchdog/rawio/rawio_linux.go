@@ -9,19 +9,25 @@ import (
 // EINTR; false, to wait for readability, on EAGAIN.
 func (f *FD) readOnce(fd uintptr) bool {
 	c := &f.rd
+	n, e := readRaw(fd, c.p)
+	switch e {
+	case 0:
+		c.n = n
+	case syscall.EAGAIN:
+		return false
+	default:
+		c.errno = e
+	}
+	return true
+}
+
+// readRaw is one read(2) of fd into p (not empty), retried on EINTR.
+func readRaw(fd uintptr, p []byte) (int, syscall.Errno) {
 	for {
-		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&c.p[0])), uintptr(len(c.p)))
-		switch e {
-		case 0:
-			c.n = int(n)
-		case syscall.EINTR:
-			continue
-		case syscall.EAGAIN:
-			return false
-		default:
-			c.errno = e
+		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		if e != syscall.EINTR {
+			return int(n), e
 		}
-		return true
 	}
 }
 

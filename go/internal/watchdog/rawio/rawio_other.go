@@ -10,19 +10,28 @@ import "syscall"
 
 func (f *FD) readOnce(fd uintptr) bool {
 	c := &f.rd
+	n, e := readRaw(fd, c.p)
+	switch e {
+	case 0:
+		c.n = n
+	case syscall.EAGAIN:
+		return false
+	default:
+		c.errno = e
+	}
+	return true
+}
+
+func readRaw(fd uintptr, p []byte) (int, syscall.Errno) {
 	for {
-		n, err := syscall.Read(int(fd), c.p)
+		n, err := syscall.Read(int(fd), p)
 		switch err {
 		case nil:
-			c.n = n
+			return n, 0
 		case syscall.EINTR:
 			continue
-		case syscall.EAGAIN:
-			return false
-		default:
-			c.errno = err.(syscall.Errno)
 		}
-		return true
+		return 0, err.(syscall.Errno)
 	}
 }
 
