@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/buffer"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
@@ -62,16 +63,20 @@ func (wd *Watchdog) serveStatus(rw http.ResponseWriter, readiness bool) {
 type functionRequest struct {
 	entry obs.AccessEntry
 	x     exchange.Exchange
+	// id holds the digits of a request id the watchdog made: the entry's
+	// RequestID is a string over them (newRequestID).
+	id [32]byte
 }
 
 // serveFunction carries one client request through a worker.
 func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
-	fr := &functionRequest{entry: obs.AccessEntry{
+	fr := &functionRequest{}
+	fr.entry = obs.AccessEntry{
 		Start:     time.Now(),
-		RequestID: requestID(r.Header, wd.cfg.TrustRequestID),
+		RequestID: fr.requestID(r.Header, wd.cfg.TrustRequestID),
 		Method:    r.Method,
 		Path:      r.URL.EscapedPath(),
-	}}
+	}
 	e := &fr.entry
 	defer func() {
 		// Runs on the panic of §8.7 too.
@@ -192,9 +197,26 @@ func requestID(h http.Header, trusted bool) string {
 		return v[0]
 	}
 	var b [32]byte
+	return string(newRequestID(&b))
+}
+
+// requestID is requestID with a made id's digits in fr.id, which the
+// string shares: one allocation per request fewer. fr is on the heap and
+// id is never written again, so the string stays whole as long as it is
+// held.
+func (fr *functionRequest) requestID(h http.Header, trusted bool) string {
+	if v := h["X-Request-Id"]; trusted && len(v) > 0 && validRequestID(v[0]) {
+		return v[0]
+	}
+	d := newRequestID(&fr.id)
+	return unsafe.String(&d[0], len(d))
+}
+
+// newRequestID writes 32 random hex digits into b and returns them.
+func newRequestID(b *[32]byte) []byte {
 	appendHex64(b[:0], rand.Uint64())
 	appendHex64(b[:16], rand.Uint64())
-	return string(b[:])
+	return b[:]
 }
 
 // hexPairs holds the two lower-case hex digits of every byte value.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -235,8 +236,15 @@ func TestShuttingDownNotReady(t *testing.T) {
 func TestRequestIDsAreRandomHex(t *testing.T) {
 	seen := map[string]bool{}
 	var digits [32][16]bool // which digits each position took
-	for range 100000 {
+	var kept []string       // ids over their requests' own storage, read again after a collection
+	for i := range 100000 {
 		id := requestID(http.Header{}, false)
+		if i%2 == 1 {
+			id = (&functionRequest{}).requestID(http.Header{}, false)
+			if i%1000 == 1 {
+				kept = append(kept, id, strings.Clone(id))
+			}
+		}
 		if !hex32.MatchString(id) || seen[id] {
 			t.Fatalf("request id %q: not 32 hex digits, or repeated after %d", id, len(seen))
 		}
@@ -245,6 +253,15 @@ func TestRequestIDsAreRandomHex(t *testing.T) {
 			d, _ := strconv.ParseUint(id[i:i+1], 16, 8)
 			digits[i][d] = true
 		}
+	}
+	runtime.GC()
+	for i := 0; i < len(kept); i += 2 {
+		if kept[i] != kept[i+1] {
+			t.Fatalf("an id over its request's storage changed after a collection: %q, was %q", kept[i], kept[i+1])
+		}
+	}
+	if id := (&functionRequest{}).requestID(http.Header{"X-Request-Id": {"abc-1"}}, true); id != "abc-1" {
+		t.Errorf("a trusted X-Request-Id: %q; want it kept", id)
 	}
 	for i, took := range digits {
 		for d, ok := range took {

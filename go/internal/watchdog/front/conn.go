@@ -150,7 +150,7 @@ func (c *conn) exchange(held bool) stepResult {
 	if req.ContentLength > 0 {
 		req.Body = &c.body
 		if c.srv.ReadTimeout > 0 {
-			c.gc.SetReadDeadline(rawio.Coarse(start.Add(c.srv.ReadTimeout), c.srv.ReadTimeout))
+			c.gc.SetReadDeadlineAhead(rawio.Coarse(start.Add(c.srv.ReadTimeout), c.srv.ReadTimeout))
 		}
 	} else {
 		req.Body = http.NoBody

@@ -136,7 +136,7 @@ func (c *conn) readHead() (int, stepResult) {
 		// The deadline before the idle mark: a Shutdown that finds the
 		// connection idle then puts its own deadline after this one.
 		if c.wait > 0 {
-			c.gc.SetReadDeadline(rawio.Coarse(time.Now().Add(c.wait), c.wait))
+			c.gc.SetReadDeadlineAhead(rawio.Coarse(time.Now().Add(c.wait), c.wait))
 		} else {
 			c.gc.SetReadDeadline(time.Time{})
 		}

@@ -325,6 +325,16 @@ func (gc *Conn) SetReadDeadline(t time.Time) error {
 	return gc.setSocketDeadlineLocked()
 }
 
+// SetReadDeadlineAhead is SetReadDeadline for a deadline known to lie
+// ahead (a timeout counted from now): it cannot cut a read short, so no
+// clock is read to tell.
+func (gc *Conn) SetReadDeadlineAhead(t time.Time) error {
+	gc.dl.Lock()
+	defer gc.dl.Unlock()
+	gc.httpDL, gc.aborting = t, false
+	return gc.setSocketDeadlineLocked()
+}
+
 // SetDeadline is SetReadDeadline and the socket's SetWriteDeadline
 // (net/http clears both of a hijacked connection).
 func (gc *Conn) SetDeadline(t time.Time) error {
