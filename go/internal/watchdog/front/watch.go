@@ -78,7 +78,8 @@ func (w *clientWatch) Done() <-chan struct{} {
 // request's own I/O began meanwhile. The watch reads a descriptor of its
 // own, a dup of the socket's, in the poller: the connection's goroutine
 // may hold the socket's own wait (guard.Conn.Hold) while its request is
-// queued. Four system calls, for a request that waited watchDelay.
+// queued. About five system calls (dup, poller in and out, close), for a
+// request that waited watchDelay.
 func (w *clientWatch) begin() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
