@@ -109,6 +109,22 @@ func (f *FD) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// readOnce is the poller's callback for Read: one read(2) (readRaw);
+// false, to wait for readability, on EAGAIN.
+func (f *FD) readOnce(fd uintptr) bool {
+	c := &f.rd
+	n, e := readRaw(fd, c.p)
+	switch e {
+	case 0:
+		c.n = n
+	case syscall.EAGAIN:
+		return false
+	default:
+		c.errno = e
+	}
+	return true
+}
+
 func (f *FD) fail(op string, err error) error {
 	if f.wrap != nil {
 		return f.wrap(op, err)

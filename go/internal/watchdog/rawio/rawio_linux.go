@@ -5,22 +5,6 @@ import (
 	"unsafe"
 )
 
-// readOnce is the poller's callback for Read: one read(2), retried on
-// EINTR; false, to wait for readability, on EAGAIN.
-func (f *FD) readOnce(fd uintptr) bool {
-	c := &f.rd
-	n, e := readRaw(fd, c.p)
-	switch e {
-	case 0:
-		c.n = n
-	case syscall.EAGAIN:
-		return false
-	default:
-		c.errno = e
-	}
-	return true
-}
-
 // readRaw is one read(2) of fd into p (not empty), retried on EINTR.
 func readRaw(fd uintptr, p []byte) (int, syscall.Errno) {
 	for {

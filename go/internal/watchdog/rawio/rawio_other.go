@@ -8,20 +8,6 @@ import "syscall"
 // enter the scheduler as os.File's do): the same semantics, none of the
 // saving.
 
-func (f *FD) readOnce(fd uintptr) bool {
-	c := &f.rd
-	n, e := readRaw(fd, c.p)
-	switch e {
-	case 0:
-		c.n = n
-	case syscall.EAGAIN:
-		return false
-	default:
-		c.errno = e
-	}
-	return true
-}
-
 func readRaw(fd uintptr, p []byte) (int, syscall.Errno) {
 	for {
 		n, err := syscall.Read(int(fd), p)
