@@ -64,7 +64,7 @@ type functionRequest struct {
 	entry obs.AccessEntry
 	x     exchange.Exchange
 	// id holds the digits of a request id the watchdog made: the entry's
-	// RequestID is a string over them (newRequestID).
+	// RequestID is a string over them (requestIDIn).
 	id [32]byte
 }
 
@@ -73,7 +73,7 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 	fr := &functionRequest{}
 	fr.entry = obs.AccessEntry{
 		Start:     time.Now(),
-		RequestID: fr.requestID(r.Header, wd.cfg.TrustRequestID),
+		RequestID: requestIDIn(&fr.id, r.Header, wd.cfg.TrustRequestID),
 		Method:    r.Method,
 		Path:      r.URL.EscapedPath(),
 	}
@@ -193,22 +193,18 @@ func (wd *Watchdog) fail(rw http.ResponseWriter, t wire.ErrorType, e *obs.Access
 // must not repeat and is not a secret (though these are not guessable
 // either), and crypto/rand with hex.EncodeToString cost twice as much.
 func requestID(h http.Header, trusted bool) string {
-	if v := h["X-Request-Id"]; trusted && len(v) > 0 && validRequestID(v[0]) {
-		return v[0]
-	}
-	var b [32]byte
-	return string(newRequestID(&b))
+	return requestIDIn(new([32]byte), h, trusted)
 }
 
-// requestID is requestID with a made id's digits in fr.id, which the
-// string shares: one allocation per request fewer. fr is on the heap and
-// id is never written again, so the string stays whole as long as it is
-// held.
-func (fr *functionRequest) requestID(h http.Header, trusted bool) string {
+// requestIDIn is requestID with a made id's digits written into buf, which
+// the string shares: serveFunction passes its functionRequest's, one
+// allocation per request fewer. buf must be on the heap and never written
+// again, so the string stays whole as long as it is held.
+func requestIDIn(buf *[32]byte, h http.Header, trusted bool) string {
 	if v := h["X-Request-Id"]; trusted && len(v) > 0 && validRequestID(v[0]) {
 		return v[0]
 	}
-	d := newRequestID(&fr.id)
+	d := newRequestID(buf)
 	return unsafe.String(&d[0], len(d))
 }
 

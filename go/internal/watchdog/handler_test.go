@@ -240,7 +240,7 @@ func TestRequestIDsAreRandomHex(t *testing.T) {
 	for i := range 100000 {
 		id := requestID(http.Header{}, false)
 		if i%2 == 1 {
-			id = (&functionRequest{}).requestID(http.Header{}, false)
+			id = requestIDIn(&(&functionRequest{}).id, http.Header{}, false)
 			if i%1000 == 1 {
 				kept = append(kept, id, strings.Clone(id))
 			}
@@ -260,7 +260,7 @@ func TestRequestIDsAreRandomHex(t *testing.T) {
 			t.Fatalf("an id over its request's storage changed after a collection: %q, was %q", kept[i], kept[i+1])
 		}
 	}
-	if id := (&functionRequest{}).requestID(http.Header{"X-Request-Id": {"abc-1"}}, true); id != "abc-1" {
+	if id := requestIDIn(&(&functionRequest{}).id, http.Header{"X-Request-Id": {"abc-1"}}, true); id != "abc-1" {
 		t.Errorf("a trusted X-Request-Id: %q; want it kept", id)
 	}
 	for i, took := range digits {

@@ -318,20 +318,18 @@ func (gc *Conn) headTimedOut(err error) bool {
 // one in force: net/http's, or while a head is held the head's, unless
 // net/http is cutting a read short (a deadline already past).
 func (gc *Conn) SetReadDeadline(t time.Time) error {
-	gc.dl.Lock()
-	defer gc.dl.Unlock()
-	gc.httpDL = t
-	gc.aborting = !t.IsZero() && !t.After(time.Now())
-	return gc.setSocketDeadlineLocked()
+	return gc.setReadDeadline(t, !t.IsZero() && !t.After(time.Now()))
 }
 
 // SetReadDeadlineAhead is SetReadDeadline for a deadline known to lie
 // ahead (a timeout counted from now): it cannot cut a read short, so no
 // clock is read to tell.
-func (gc *Conn) SetReadDeadlineAhead(t time.Time) error {
+func (gc *Conn) SetReadDeadlineAhead(t time.Time) error { return gc.setReadDeadline(t, false) }
+
+func (gc *Conn) setReadDeadline(t time.Time, aborting bool) error {
 	gc.dl.Lock()
 	defer gc.dl.Unlock()
-	gc.httpDL, gc.aborting = t, false
+	gc.httpDL, gc.aborting = t, aborting
 	return gc.setSocketDeadlineLocked()
 }
 
