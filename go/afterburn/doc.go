@@ -129,6 +129,15 @@
 // CPU-bound handler does not stall the other lanes (the Go scheduler preempts it);
 // handlers run in parallel up to GOMAXPROCS and share the CPUs.
 //
+// GOMAXPROCS: a worker serving one lane in a process whose GOMAXPROCS is 1 (what Go
+// chooses under a one-CPU limit) raises it to 2 while Serve runs. The lane waits for
+// each request in a read(2), and with no idle processor the runtime takes the
+// processor from such a read after 20 µs and keeps a monitor thread waking every 20 µs
+// on the worker's one CPU; with a second, idle processor it does neither (at c=8 behind
+// the watchdog, two workers on one CPU answered 1.5 times as many requests). The second
+// processor runs Go code only when the handler starts goroutines of its own. A
+// GOMAXPROCS set in the environment is left as it is.
+//
 // The worker tells the watchdog in its handshake how many lanes it serves at most,
 // 1024 by default, and serves min(that, -lanes), or min(that, the offer, its
 // preference); Serve(h, afterburn.MaxLanes(n)) lowers it. It closes the pipes of the

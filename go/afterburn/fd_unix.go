@@ -63,7 +63,7 @@ func blocking(fd int, name string) *os.File {
 // the poller a lane that waits is a parked goroutine and nothing more. (The processor
 // handoffs once blamed on blocking reads, RESEARCH.md §7, were the runtime's monitor
 // taking a processor that had not been through the scheduler for 10 ms; a lone lane
-// avoids them with passScheduler.) os.File's Read and Write wait on the
+// avoids them with passScheduler and spareProcessor.) os.File's Read and Write wait on the
 // poller where the descriptor would block, and Write loops until every byte is written,
 // so callers see the same whole writes and EOF as with blocking descriptors.
 //

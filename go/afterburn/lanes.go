@@ -180,6 +180,9 @@ func serveLanes(h http.Handler, lanes []lane, cancelPipe *os.File, lim limits, h
 		return c.serve(h)
 	}
 	if len(lanes) == 1 {
+		if !onPoller(lanes[0].in) {
+			defer spareProcessor(os.LookupEnv)()
+		}
 		return serveLane(lanes[0]) // no goroutine: the worker of before lanes
 	}
 	ended := make(chan error, len(lanes))

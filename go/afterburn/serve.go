@@ -86,7 +86,9 @@ func (c *conn) serve(h http.Handler) error {
 // goes through the scheduler, and once the first 10 ms have passed the monitor takes it
 // at nearly every read, every 20 µs of its watch (0.4 futex wakes and sleeps per request
 // at c=8, issue 30). A yield every few milliseconds keeps the processor's tick fresh for
-// one scheduler pass in thousands of requests.
+// one scheduler pass in thousands of requests. (The monitor's other path, taking a
+// processor after 20 µs in one system call when no other processor is idle, is
+// spareProcessor's.)
 const schedulerPass = 4 * time.Millisecond
 
 func (c *conn) passScheduler() {
