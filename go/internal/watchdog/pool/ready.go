@@ -197,8 +197,11 @@ func (p *Pool) ExitHandled(w *Member) bool {
 func (p *Pool) Isolated() bool { return p.iso != nil }
 
 // IsolationRoot is the directory that holds the workers' temporary
-// directories under isolation=request (§2.7); "" otherwise.
+// directories under isolation=request (§2.7); "" otherwise, or before Start
+// made it (Start sets p.iso under p.mu).
 func (p *Pool) IsolationRoot() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.iso == nil {
 		return ""
 	}
