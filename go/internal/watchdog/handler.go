@@ -13,6 +13,7 @@ import (
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/buffer"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/config"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/exchange"
+	"github.com/afterburn-dev/afterburn/go/internal/watchdog/front"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/guard"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/obs"
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
@@ -59,7 +60,7 @@ func (wd *Watchdog) serveStatus(rw http.ResponseWriter, readiness bool) {
 }
 
 // functionRequest is what serving one client request keeps: its access-log
-// entry and its exchange, in one allocation.
+// entry and its exchange, in one allocation, or none (newFunctionRequest).
 type functionRequest struct {
 	entry obs.AccessEntry
 	x     exchange.Exchange
@@ -68,9 +69,30 @@ type functionRequest struct {
 	id [32]byte
 }
 
+// newFunctionRequest returns a zeroed functionRequest for a request that rw
+// answers: on the front, the connection's own, reused from one request to
+// the next (front.ConnScratch; issue 29: no allocation per request), else a
+// new one. Nothing keeps a pointer into it past serveFunction: what outlives
+// the request (a drain's request id, §8.6; the isolated worker's last
+// request, §2.7) is copied out.
+func newFunctionRequest(rw http.ResponseWriter) *functionRequest {
+	cs, ok := rw.(front.ConnScratch)
+	if !ok {
+		return new(functionRequest)
+	}
+	slot := cs.Scratch()
+	if fr, ok := (*slot).(*functionRequest); ok {
+		*fr = functionRequest{}
+		return fr
+	}
+	fr := new(functionRequest)
+	*slot = fr
+	return fr
+}
+
 // serveFunction carries one client request through a worker.
 func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
-	fr := &functionRequest{}
+	fr := newFunctionRequest(rw)
 	fr.entry = obs.AccessEntry{
 		Start:     time.Now(),
 		RequestID: requestIDIn(&fr.id, r.Header, wd.cfg.TrustRequestID),
@@ -158,7 +180,10 @@ func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
 		}
 		e.Worker = l.W.ID
 		if wd.pool.Isolated() {
-			l.W.LastRequest.Store(&e.RequestID) // §2.7: for the report of what it leaves behind
+			// §2.7: for the report of what it leaves behind, which comes
+			// after this request (a copy: fr and its id digits are reused).
+			id := strings.Clone(e.RequestID)
+			l.W.LastRequest.Store(&id)
 		}
 		x := &fr.x // a second attempt's starts afresh (§9.3)
 		x.Begin(wd.xenv, l, rw, r, target, deadline, e, body, buffered)

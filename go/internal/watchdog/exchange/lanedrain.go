@@ -2,6 +2,7 @@ package exchange
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
@@ -35,7 +36,9 @@ func (x *Exchange) cancelExchange(requestWritten bool) bool {
 	case requestWritten && !x.respBegun && x.token.Set():
 		x.env.Log.Warnf("w%d passed the deadline of request %s%s: cancelled; its late response will be dropped", w.ID, x.id, l.Label())
 		p.StartDrain(l)
-		go p.Drain(l, x.token, x.r.Method, x.id)
+		// The id is copied: it may be a piece of storage the next request
+		// on the client's connection reuses (newFunctionRequest).
+		go p.Drain(l, x.token, x.r.Method, strings.Clone(x.id))
 	case !x.token.Set():
 		x.env.Log.Warnf("w%d passed the deadline of request %s%s: its library does not list exchange (PROTOCOL.md §4.6), so a late response could not be told from a stale one; stopped after cancel_grace %v", w.ID, x.id, l.Label(), x.env.Cfg.CancelGrace)
 		go p.StopAfterGrace(l)

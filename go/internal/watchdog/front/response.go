@@ -33,7 +33,19 @@ type response struct {
 	deferred bool
 	held     []byte
 	fields   []wire.RespField // WriteWorkerHead's, reused
+	scratch  any              // the handler's, kept across requests (Scratch)
 }
+
+// ConnScratch is the front's ResponseWriter as a handler that keeps state
+// per request can see it. Scratch is a slot that lives as long as the
+// connection, whose requests are served one at a time: what the handler
+// keeps there for one request it may reuse for the next, so long as nothing
+// holds a pointer into it once the handler has returned (as with the
+// request and the header map, which the front reuses too).
+type ConnScratch interface{ Scratch() *any }
+
+// Scratch is ConnScratch's slot.
+func (w *response) Scratch() *any { return &w.scratch }
 
 func (w *response) reset(c *conn, req *http.Request) {
 	h := w.header
@@ -41,7 +53,7 @@ func (w *response) reset(c *conn, req *http.Request) {
 		h = make(http.Header)
 	}
 	clear(h)
-	*w = response{c: c, req: req, header: h, left: -1, held: w.held[:0], fields: w.fields[:0]}
+	*w = response{c: c, req: req, header: h, left: -1, held: w.held[:0], fields: w.fields[:0], scratch: w.scratch}
 }
 
 func (w *response) Header() http.Header { return w.header }

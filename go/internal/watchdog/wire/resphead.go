@@ -20,6 +20,7 @@ import (
 	"net/http/httputil"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // maxResponseHead bounds a response head, and a trailer section, with their
@@ -38,6 +39,12 @@ type fieldSpan struct{ name0, name1, value0, value1 int }
 
 // RespHead is one response head. A worker keeps one and reuses its buffers:
 // it carries one exchange at a time.
+//
+// The names and values of its fields (and Token, and LengthValue) are
+// pieces of Raw, which the next Read overwrites: no allocation per head (issue
+// 29), but they hold only until then, the end of the exchange. CopyFields
+// copies them, since net/http reads its header again after the exchange gave
+// its lane back (declared trailers, at the handler's return).
 type RespHead struct {
 	Status   int
 	Length   int64  // Content-Length; -1 when it has none
@@ -50,6 +57,7 @@ type RespHead struct {
 	Token    string   // the last one's value
 	Trailers []RespField
 	Raw      []byte // the head's bytes, reused
+	block    string // Raw as a string, without a copy: what fields are pieces of
 	spans    []fieldSpan
 }
 
@@ -63,7 +71,7 @@ const keptHeadMax = 64 << 10
 // br's error.
 func (h *RespHead) Read(br *bufio.Reader) error {
 	h.Status, h.Length, h.lengthAs, h.Chunked, h.Close, h.Tokens, h.Token = 0, -1, "", false, false, 0, ""
-	h.fields, h.conn, h.Trailers = h.fields[:0], h.conn[:0], h.Trailers[:0]
+	h.fields, h.conn, h.Trailers, h.block = h.fields[:0], h.conn[:0], h.Trailers[:0], ""
 	raw, spans, http10, err := readFieldBlock(br, h.Raw[:0], h.spans[:0], true)
 	if cap(raw) <= keptHeadMax {
 		h.Raw, h.spans = raw, spans // kept for the next head; a rare huge one is not
@@ -72,7 +80,11 @@ func (h *RespHead) Read(br *bufio.Reader) error {
 		return err
 	}
 	h.Status = int(raw[9]-'0')*100 + int(raw[10]-'0')*10 + int(raw[11]-'0')
-	block := string(raw) // the one copy: every name and value is a piece of it
+	// Every name and value is a piece of raw, read as a string in place: the
+	// lane's next head overwrites it, and nothing keeps them past the
+	// exchange but what CopyFields copies.
+	block := unsafe.String(unsafe.SliceData(raw), len(raw))
+	h.block = block
 	keepAlive := false
 	for _, s := range spans {
 		f := RespField{canonicalName(block[s.name0:s.name1]), block[s.value0:s.value1]}
@@ -166,10 +178,14 @@ func (h *RespHead) Has(name string) bool {
 }
 
 // CopyFields adds the fields that go to the client (forwarded) to out, every
-// value in order, and extra after them; the values share one allocation.
+// value in order, and extra after them; the values share one allocation, and
+// the names and values that are pieces of the head one copy of it (RespHead
+// says why).
 func (h *RespHead) CopyFields(out http.Header, extra ...RespField) {
 	vals := make([]string, len(h.fields)+len(extra))
+	owned := strings.Clone(h.block)
 	add := func(i int, f RespField) {
+		f.Name, f.Value = h.own(owned, f.Name), h.own(owned, f.Value)
 		vals[i] = f.Value
 		if old, ok := out[f.Name]; ok {
 			out[f.Name] = append(old, f.Value)
@@ -185,6 +201,19 @@ func (h *RespHead) CopyFields(out http.Header, extra ...RespField) {
 	for i, f := range extra {
 		add(len(h.fields)+i, f)
 	}
+}
+
+// own returns s from owned, a copy of h.block, when s is a piece of the
+// block; any other string is returned as it is.
+func (h *RespHead) own(owned, s string) string {
+	if len(s) == 0 || len(h.block) == 0 {
+		return s
+	}
+	off := uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.StringData(h.block)))
+	if off >= uintptr(len(h.block)) {
+		return s
+	}
+	return owned[off : off+uintptr(len(s))]
 }
 
 // LengthValue is the Content-Length to send for a body of h.length bytes:

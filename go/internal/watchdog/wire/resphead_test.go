@@ -246,3 +246,52 @@ func TestValidValueAsBytewise(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyFieldsOutlivesTheHead: a head's fields are pieces of its reused buffer (RespHead),
+// so what CopyFields put in a header, names and values, must stay as they were when the
+// same head reads the next response over them; the fields Read gives are the new head's.
+func TestCopyFieldsOutlivesTheHead(t *testing.T) {
+	br := bufio.NewReader(strings.NewReader(
+		"HTTP/1.1 200 OK\r\nX-Kept: first\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\n" +
+			"HTTP/1.1 200 OK\r\nX-Zzzzz: ZZZZZ\r\nContent-Type: zzzz/zzzzz\r\nContent-Length: 7\r\n\r\n"))
+	var h RespHead
+	if err := h.Read(br); err != nil {
+		t.Fatal(err)
+	}
+	out := http.Header{}
+	h.CopyFields(out, RespField{"Content-Length", h.LengthValue()})
+	if err := h.Read(br); err != nil {
+		t.Fatal(err)
+	}
+	want := http.Header{"X-Kept": {"first"}, "Content-Type": {"text/plain"}, "Content-Length": {"5"}}
+	if len(out) != len(want) {
+		t.Fatalf("after the next head, the copy holds %q; want %q", out, want)
+	}
+	for k, v := range want {
+		if !slices.Equal(out[k], v) {
+			t.Fatalf("after the next head, the copy holds %q; want %q", out, want)
+		}
+	}
+	if !h.Has("X-Zzzzz") || h.LengthValue() != "7" {
+		t.Fatalf("second head: %+v", h.fields)
+	}
+}
+
+// TestResponseHeadReadAllocatesNothing: a head read into a worker's kept buffers costs no
+// allocation (issue 29: none per request on the front's path), the exchange token's too.
+func TestResponseHeadReadAllocatesNothing(t *testing.T) {
+	head := "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nAfterBurn-Exchange: 0123456789abcdef0123456789abcdef\r\nContent-Length: 14\r\n\r\n"
+	r := strings.NewReader(head)
+	br := bufio.NewReaderSize(r, 4096)
+	var h RespHead
+	allocs := testing.AllocsPerRun(100, func() {
+		r.Reset(head)
+		br.Reset(r)
+		if err := h.Read(br); err != nil || h.Length != 14 || h.Token == "" {
+			t.Fatalf("%v %+v", err, h)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Read: %v allocations per head; want 0", allocs)
+	}
+}
