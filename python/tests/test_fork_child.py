@@ -9,7 +9,7 @@ import signal
 import time
 
 import pytest
-from templates import Forked, Template, gone_with_its_template, read_all, stat, subreaper, until  # noqa: F401  (autouse)
+from templates import ASGI, PLAIN, Forked, Template, gone_with_its_template, read_all, stat, subreaper, until  # noqa: F401  (autouse)
 
 from afterburn_runtime import _control
 
@@ -211,3 +211,41 @@ def _open(fd: int) -> bool:
     except OSError:
         return False
     return True
+
+
+@pytest.mark.parametrize("args", [PLAIN, ASGI], ids=["plain", "asgi"])
+def test_worker_of_one_request_warms_up_unseen_by_the_function(tmp_path, args) -> None:
+    """§2.7 "Warm spares": a worker forked for one request has run the library's synthetic
+    request by the time it answers its handshake, and the function never saw it: its first
+    request is the first call of the function in that process."""
+    t = Template(args, env={"AFTERBURN_ISOLATION": "request", "AFTERBURN_TMPDIR_ROOT": str(tmp_path)})
+    t.handshake()
+    reply, w = fork_child(t, 1)
+    assert w is not None, reply
+    w.handshake()
+    got = w.info()
+    assert got["warmed"] is True, got
+    assert got["calls"] == 1, got
+    w.close_requests()
+    assert t.sock.recv(1024) == b"exited %d exit 0\n" % w.pid
+    reap(t, w.pid)
+    status, log = t.close()
+    assert status == 0, log
+    assert "warming up failed" not in log, log
+
+
+def test_worker_of_a_pool_does_not_warm_up() -> None:
+    """A worker forked to serve many requests (isolation=none) warms up on its first request
+    like any worker: no synthetic request."""
+    t = Template()
+    t.handshake()
+    reply, w = t.fork(1)
+    assert w is not None, reply
+    w.handshake()
+    got = w.info()
+    assert got["warmed"] is not True, got
+    assert got["calls"] == 1, got
+    status, _, _ = w.wait()
+    assert status == 0
+    status, log = t.close()
+    assert status == 0, log

@@ -60,6 +60,19 @@ func isolationGlobalSequential(t *T) {
 	}
 }
 
+// isolationWarmUpUnseen: §2.7 "Warm spares" — a library may run a synthetic request through
+// its own path in a spare, but never through the function: under isolation=request every
+// request is the first call of the function in its process, which /whoami counts.
+func isolationWarmUpUnseen(t *T) {
+	isolatedPool(t, 2)
+	for i := range 4 {
+		m := t.JSON(t.Get("/whoami"), 200)
+		if n, _ := m["requests"].(float64); n != 1 {
+			t.Fatalf("request %d: pid %v had called the function %v times, this request's call included; want 1: a warm-up must not reach the function (§2.7)", i+1, m["pid"], m["requests"])
+		}
+	}
+}
+
 // isolationGlobalConcurrent: §2.7 — four requests at once, each setting a global and holding
 // it for a while, then four more: none sees another's, and eight processes served them.
 func isolationGlobalConcurrent(t *T) {

@@ -19,6 +19,7 @@ from ._exchange import (
 )
 from ._fds import EnvError, lanes_from_env, limits_from_env, max_lanes_from_env, protocol_fds
 from ._state import log
+from ._warm import warm_up
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -104,6 +105,9 @@ def run(respond: Responder, startup: Callable[[], None] | None = None,
         if status == 0 and shutdown is not None:
             shutdown()
     else:
+        if one_shot:
+            # §2.7 "Warm spares": before the handshake, so the request does not wait for it.
+            warm_up()
         conn = open_conn(in_fd, out_fd, limits)
         try:
             if serve_one is not None:

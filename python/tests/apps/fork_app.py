@@ -111,9 +111,15 @@ def alarm_state():
             "pending": signal.SIGALRM in signal.sigpending(), "timer": signal.getitimer(signal.ITIMER_REAL)[0]}
 
 
+CALLS = []  # one entry per call of the function in this process, whatever its kind
+
+
 def info():
     np = sys.modules.get("numpy")
+    CALLS.append(1)
+    warm = sys.modules.get("afterburn_runtime._warm")
     return {
+        "calls": len(CALLS), "warmed": None if warm is None else warm.warmed,
         "pid": os.getpid(), "ppid": os.getppid(), "pgid": os.getpgid(0),
         "worker_id": os.environ.get("AFTERBURN_WORKER_ID"),
         "random": random.random(), "numpy": None if np is None else float(np.random.random()),
