@@ -86,8 +86,7 @@ func TestFrontFramesResponses(t *testing.T) {
 			w.Write([]byte("part two"))
 			w.Header().Set(http.TrailerPrefix+"X-Sum", "42")
 		case "/head":
-			w.Header().Set("Content-Length", "5")
-			w.Write([]byte("hello"))
+			writeFramed(w, []byte("hello"))
 		}
 	})
 	c, br := dial(t, s.addr)
@@ -113,8 +112,7 @@ func TestFrontFramesResponses(t *testing.T) {
 // connection kept; a large one closes the connection (net/http's rules).
 func TestFrontUnreadBody(t *testing.T) {
 	s := serveFront(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", "2")
-		w.Write([]byte("ok"))
+		writeFramed(w, []byte("ok"))
 	})
 	c, br := dial(t, s.addr)
 	io.WriteString(c, "POST /small HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789GET /next HTTP/1.1\r\nHost: a\r\n\r\n")
@@ -165,8 +163,7 @@ func TestFrontShutdown(t *testing.T) {
 		if r.URL.Path == "/slow" {
 			<-release
 		}
-		w.Header().Set("Content-Length", "2")
-		w.Write([]byte("ok"))
+		writeFramed(w, []byte("ok"))
 	})
 	idle, idleBR := dial(t, s.addr)
 	io.WriteString(idle, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
@@ -245,6 +242,12 @@ func itoa(n int) string {
 	}
 }
 
+// writeFramed answers body, framed by its length.
+func writeFramed(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Content-Length", itoa(len(body)))
+	w.Write(body)
+}
+
 // A request waiting on its context (as one queued for a lane does) learns
 // that its client left (net/http's background read, §10.6); one whose
 // client stays goes on to read its body and answer, and the peek took no
@@ -268,12 +271,10 @@ func TestFrontNoticesTheClientLeaving(t *testing.T) {
 			case <-time.After(100 * time.Millisecond):
 			}
 			b, _ := io.ReadAll(r.Body)
-			w.Header().Set("Content-Length", itoa(len(b)))
-			w.Write(b)
+			writeFramed(w, b)
 			return
 		}
-		w.Header().Set("Content-Length", "4")
-		w.Write([]byte("next"))
+		writeFramed(w, []byte("next"))
 	})
 	c, _ := dial(t, s.addr)
 	io.WriteString(c, "GET /wait-for-leaving HTTP/1.1\r\nHost: a\r\n\r\n")

@@ -204,12 +204,10 @@ func TestHeldWatch(t *testing.T) {
 			case <-time.After(100 * time.Millisecond):
 			}
 			b, _ := io.ReadAll(r.Body)
-			w.Header().Set("Content-Length", itoa(len(b)))
-			w.Write(b)
+			writeFramed(w, b)
 			return
 		}
-		w.Header().Set("Content-Length", "4")
-		w.Write([]byte("next"))
+		writeFramed(w, []byte("next"))
 	})
 	c, br := dial(t, s.addr)
 	io.WriteString(c, "POST /wait HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhelloGET /next HTTP/1.1\r\nHost: a\r\n\r\n")
