@@ -128,8 +128,7 @@ func (c *conn) readHead() (int, stepResult) {
 			c.r, c.w = 0, 0
 		}
 		c.skip, c.peeked = c.afterPOST, c.w-c.r >= 4
-		c.skipCRLF(false)
-		if n := headEnd(c.buf[c.r:c.w]); n >= 0 && !c.skip {
+		if n := c.wholeHead(); n >= 0 {
 			return n, stepNext // pipelined
 		}
 		c.waiting = true
@@ -160,8 +159,7 @@ func (c *conn) readHead() (int, stepResult) {
 		if k > 0 {
 			c.setIdle(false)
 			c.peeked = c.peeked || c.w-c.r >= 4
-			c.skipCRLF(false)
-			if n := headEnd(c.buf[c.r:c.w]); n >= 0 && !c.skip {
+			if n := c.wholeHead(); n >= 0 {
 				c.waiting = false
 				return n, stepNext
 			}
@@ -189,6 +187,17 @@ func (c *conn) readHead() (int, stepResult) {
 			return 0, stepEnd
 		}
 	}
+}
+
+// wholeHead returns the length of the whole head at the buffer's start,
+// after skipCRLF, or -1 while it is not all there (or the skip still waits
+// for its 4 bytes).
+func (c *conn) wholeHead() int {
+	c.skipCRLF(false)
+	if c.skip {
+		return -1
+	}
+	return headEnd(c.buf[c.r:c.w])
 }
 
 // skipCRLF drops the CRs and LFs among the first 4 bytes of a head after a
