@@ -25,7 +25,7 @@ def test_warm_up_that_fails_is_logged_and_the_worker_serves_cold(monkeypatch, ca
     def broken(*args, **kwargs):
         raise OSError("no room")
 
-    monkeypatch.setattr(_warm, "exchange", broken)
+    monkeypatch.setattr(_warm, "exchange_in_memory", broken)
     assert _warm.warm_up() == b""  # no exception: the worker goes on to its handshake
     assert _warm.warmed is False
     err = capfd.readouterr().err

@@ -10,6 +10,7 @@ stream) is settled here before the next request is read.
 
 from __future__ import annotations
 
+import io
 import os
 import time
 from functools import partial
@@ -18,7 +19,7 @@ from ._conn import Conn
 from ._errors import HANDLER_ERROR, VERSION_MISMATCH, Cancelled, ProtocolError, exchange_line
 from ._handler import PRE_DRAIN
 from ._headers import Headers
-from ._parser import END_OF_STREAM, RequestHead, RequestParser
+from ._parser import DEFAULT_MAX_HEAD, END_OF_STREAM, RequestHead, RequestParser
 from ._request import Request
 from ._state import CURRENT, log, log_exception, log_request, new_request_id
 from ._version import __version__
@@ -183,6 +184,23 @@ def answer_handshake(conn: Conn, head: RequestHead, reply_head: str) -> int:
         # §3.5, §4.6: a repeated handshake carries a token, and its reply echoes it.
         conn.send([(reply_head + exchange_line(head.exchange) + "Content-Length: 0\r\n\r\n").encode()])
     return 0
+
+
+def exchange_in_memory(raw: bytes, respond: Responder) -> tuple[bytes, int]:
+    """Runs the one request in ``raw`` through the library's path (parser, exchange, response
+    writer) with ``respond``, in memory; returns what it wrote and the exit status: the core of
+    testing.call and of a spare's warm-up (_warm)."""
+    out = bytearray()
+
+    def write(data: bytes | memoryview) -> int:
+        out.extend(data)
+        return len(data)
+
+    conn = Conn(io.BytesIO(raw).read, write, RequestParser(DEFAULT_MAX_HEAD, 0))
+    head = conn.event()
+    assert isinstance(head, RequestHead), head
+    status = exchange(conn, head, respond)
+    return bytes(out), status
 
 
 def exchange(conn: Conn, head: RequestHead, respond: Responder, cancels: CancelReader | None = None, *,

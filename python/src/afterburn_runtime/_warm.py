@@ -17,12 +17,8 @@ that wants its own code warmed too does it in an after-fork hook (afterburn_runt
 which runs before this."""
 from __future__ import annotations
 
-import io
-
-from ._conn import Conn
-from ._exchange import exchange
+from ._exchange import exchange_in_memory
 from ._handler import plain_responder
-from ._parser import DEFAULT_MAX_HEAD, RequestHead, RequestParser
 from ._response import Response
 from ._state import log
 
@@ -53,21 +49,11 @@ warmed = False
 def warm_up() -> bytes:
     """Runs the synthetic request; returns what the library wrote for it (for the tests),
     or b"" when the warm-up failed."""
-    out = bytearray()
-
-    def write(data: bytes | memoryview) -> int:
-        out.extend(data)
-        return len(data)
-
     try:
-        conn = Conn(io.BytesIO(_REQUEST).read, write, RequestParser(DEFAULT_MAX_HEAD, 0))
-        head = conn.event()
-        if not isinstance(head, RequestHead):
-            raise RuntimeError(f"the synthetic request parsed as {head!r}")
-        exchange(conn, head, plain_responder(_answer, _no_runner))
+        out, _ = exchange_in_memory(_REQUEST, plain_responder(_answer, _no_runner))
     except Exception as e:  # never the worker's end: it serves cold instead
         log(f"afterburn: worker: warming up failed ({e!r}); serving the first request cold")
         return b""
     global warmed
     warmed = True
-    return bytes(out)
+    return out

@@ -15,14 +15,10 @@ response a client would get (the traceback goes to stderr).
 
 from __future__ import annotations
 
-import io
-
 from . import _response
-from ._conn import Conn
-from ._exchange import exchange
+from ._exchange import exchange_in_memory
 from ._handler import looks_typed, plain_responder
 from ._headers import Headers
-from ._parser import DEFAULT_MAX_HEAD, RequestHead, RequestParser
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -150,17 +146,8 @@ def _call(respond: Any, method: str, target: str, body: bytes | str, headers: An
     if not any(n.lower() in ("content-length", "transfer-encoding") for n, _ in pairs):
         lines.append(f"Content-Length: {len(body)}")
     raw = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
-    out = bytearray()
-
-    def write(data: bytes | memoryview) -> int:
-        out.extend(data)
-        return len(data)
-
-    conn = Conn(io.BytesIO(raw).read, write, RequestParser(DEFAULT_MAX_HEAD, 0))
-    head = conn.event()
-    assert isinstance(head, RequestHead)
-    status = exchange(conn, head, respond)
-    resp = parse_response(bytes(out), method == "HEAD")[0]
+    out, status = exchange_in_memory(raw, respond)
+    resp = parse_response(out, method == "HEAD")[0]
     resp.worker_exit = status
     return resp
 
