@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"time"
@@ -16,9 +17,10 @@ import (
 //     lists exchange keeps its worker: the late response is drained (counted in
 //     afterburn_late_responses_discarded_total), the same process serves on and no restart is
 //     counted. A library without exchange has its worker killed at the end of the grace.
-//   - -cancel_grace 300ms: /ignore-cancel?ms=60000 gets 504 near 500 ms, and its worker is
-//     killed once the grace has passed, not before: one restart with reason timeout, and a
-//     new process serves.
+//   - -cancel_grace 1s: /ignore-cancel?ms=60000 gets 504 near 500 ms; while the grace runs
+//     the worker still holds the exchange's late response, so /_/ready counts it busy, not
+//     idle (§9.2); it is killed once the grace has passed, not before: one restart with
+//     reason timeout, and a new process serves.
 func deadlineCancelBeforeKill(t *T) {
 	w := t.StartWatchdog([]string{"-workers", "1", "-lanes", "1", "-exec_timeout", "500ms", "-cancel_grace", "2s"}, nil, true)
 	pid := t.whoami(t.Get("/whoami")).Pid
@@ -43,13 +45,18 @@ func deadlineCancelBeforeKill(t *T) {
 	}
 	w.Stop()
 
-	w = t.StartWatchdog([]string{"-workers", "1", "-lanes", "1", "-exec_timeout", "500ms", "-cancel_grace", "300ms"}, nil, true)
+	w = t.StartWatchdog([]string{"-workers", "1", "-lanes", "1", "-exec_timeout", "500ms", "-cancel_grace", "1s"}, nil, true)
 	pid = t.whoami(t.Get("/whoami")).Pid
 	sent := time.Now()
 	t.timeoutWithin("/ignore-cancel?ms=60000", rid("ignore"), 0, 1500*time.Millisecond, "at exec_timeout (500ms)")
+	// Read before the grace ends (sent + 1.5 s), or it says nothing of the grace.
+	if _, st := t.ReadyStatus(); time.Since(sent) < 1400*time.Millisecond && (st.Busy == nil || *st.Busy != 1 || st.Idle == nil || *st.Idle != 0) {
+		body, _ := json.Marshal(st)
+		t.Fatalf("/_/ready during cancel_grace: %s; want the worker busy, not idle: it still holds the late response (§9.2, §8.6)", body)
+	}
 	t.WaitMetric(1, "afterburn_worker_restarts_total", "reason", "timeout")
-	if d := time.Since(sent); d < 750*time.Millisecond {
-		t.Fatalf("the worker was replaced %v after the request; want it killed only once cancel_grace (300ms) has passed after the deadline (500ms) (§8.6)", d)
+	if d := time.Since(sent); d < 1450*time.Millisecond {
+		t.Fatalf("the worker was replaced %v after the request; want it killed only once cancel_grace (1s) has passed after the deadline (500ms) (§8.6)", d)
 	}
 	// The replacement answers its handshake first: how fast a worker starts (a JVM
 	// framework's takes seconds) is not this check's subject, and a request queued past

@@ -137,7 +137,7 @@ func Groups() []Group {
 			Manual:  true,
 			OneLane: true,
 			Checks: []Check{
-				{Name: "deadline-cancel-before-kill", Section: "8.6", Description: "one lane: /wait-cancel past exec_timeout 500ms gets 504 at the deadline, the handler observes its cancellation and, when the library lists exchange, the worker is kept (same pid, no restart) within cancel_grace 2s; /ignore-cancel with cancel_grace 300ms has its worker killed after the grace, restart reason timeout", Timeout: 30 * time.Second, Run: deadlineCancelBeforeKill},
+				{Name: "deadline-cancel-before-kill", Section: "8.6", Description: "one lane: /wait-cancel past exec_timeout 500ms gets 504 at the deadline, the handler observes its cancellation and, when the library lists exchange, the worker is kept (same pid, no restart) within cancel_grace 2s; /ignore-cancel with cancel_grace 1s keeps its worker busy in /_/ready during the grace (§9.2) and has it killed after it, restart reason timeout", Timeout: 30 * time.Second, Run: deadlineCancelBeforeKill},
 			},
 		},
 		{

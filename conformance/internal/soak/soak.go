@@ -418,15 +418,21 @@ func (s *soaker) quiesce(ctx context.Context, t *http.Transport, want int) (int,
 
 // idleGoroutines reads the idle watchdog's go_goroutines until it is at most want (want < 0:
 // until it holds for five scrapes), for at most two seconds: goroutines of connections just
-// closed may still be ending.
+// closed may still be ending. A count that holds but is above want is waited out all the
+// same: it was such a count, taken while late responses still drained (§8.6), that failed
+// soak-short-go once (33 -> 36).
 func (s *soaker) idleGoroutines(want float64) (float64, error) {
+	steadyFor := 0 // with a count to reach, wait for it
+	if want < 0 {
+		steadyFor = 5
+	}
 	return settle(func() (float64, error) {
 		m, err := metrics(s.wd)
 		if err != nil {
 			return 0, err
 		}
 		return m.Sum("go_goroutines"), nil
-	}, func(n float64) bool { return want >= 0 && n <= want }, 5, 2*time.Second, 20*time.Millisecond)
+	}, func(n float64) bool { return want >= 0 && n <= want }, steadyFor, 2*time.Second, 20*time.Millisecond)
 }
 
 // settle reads a value every interval until done says so, or it has not changed for

@@ -181,7 +181,10 @@ func (p *Pool) slotStateLocked(w *Member) {
 	}
 	st := slotIdle
 	switch {
-	case w.busy > 0:
+	case w.busy > 0, w.draining > 0:
+		// §9.2: busy while any lane is; a draining lane still holds its
+		// exchange's late response (§8.6), and a worker of one lane whose
+		// lane drains takes no request.
 		st = slotBusy
 	case w.state == wsParked:
 		// §9.2: a worker waiting for its successor (§2.5 make-before-break,

@@ -110,3 +110,23 @@ func TestLaneTransitions(t *testing.T) {
 		t.Errorf("%d legal lane transitions; the table of state.go has 5", legal)
 	}
 }
+
+// TestSlotStateFollowsLanes: a worker's slot is busy while any of its lanes
+// is busy or draining (PROTOCOL.md §9.2), idle when every lane is free.
+func TestSlotStateFollowsLanes(t *testing.T) {
+	for _, ls := range []laneState{laneFree, laneBusy, laneDraining} {
+		p, _ := statePool(t)
+		m := testMember(t, p, wsIdle, ls)
+		p.mu.Lock()
+		p.slotStateLocked(m)
+		got := p.slots[0].state
+		p.mu.Unlock()
+		want := slotBusy
+		if ls == laneFree {
+			want = slotIdle
+		}
+		if got != want {
+			t.Errorf("lane %s: slot %s; want %s", ls, got, want)
+		}
+	}
+}
