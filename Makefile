@@ -175,12 +175,15 @@ fuzz-short:
 # delivered to the wrong request, or when the watchdog's RSS or open descriptors are not flat.
 # 10000 requests warm up for 5000 (the soak's own rule, afterburn-soak).
 SOAK_SHORT_N := 10000
-# A short run ends before the watchdog's Go heap has settled: allow 4 MiB of growth on top of 10%.
+# A short run ends before the watchdog's Go heap has settled: allow 8 MiB of growth on top of 10%.
 # The watchdog's front (§10.6) allocates less per request than net/http, so its heap reaches its
-# working size later: after a 5000-request warm-up its RSS rose 0.9-4.8 MiB over the next 5000
-# (5 runs; 1 of 5 past the 2 MiB allowed before), net/http's -1.2-2.6; flat (20.0 -> 20.0 MiB)
-# over 25000 after warm-up. A leak of 1 KB a request still fails it; make soak keeps 2 MiB.
-SOAK_SHORT_FLAGS := -rss_slack_mib 4
+# working size later: after a 5000-request warm-up its RSS rose by up to 6.7 MiB over the next
+# 5000 (soak-short-go, 50 runs on 2026-11-29: median 1.6, 8 past 4, one failed the 4 MiB and
+# 10% allowed then), net/http's -1.2-2.6; over 15000 after warm-up still 1.9-3.8 (8 runs).
+# The resident set of an idle Go heap does not come down by waiting (read every 250 ms for 5 s:
+# flat), and its high-water mark after warm-up is where it already was. A short run catches a
+# leak of 2 KB a request (9.8 MiB over 5000); make soak keeps 2 MiB over its million.
+SOAK_SHORT_FLAGS := -rss_slack_mib 8
 
 soak: soak-go soak-python soak-node soak-java
 
