@@ -81,6 +81,40 @@ def test_worker_that_cannot_make_its_tmpdir_exits_before_its_handshake_saying_wh
     gone_with_its_template(w.pid)
 
 
+# A template whose pidfd_open fails once its worker has made its temporary directory: the
+# worker got that far, and its pid will never reach the watchdog (§2.6 "Errors", §2.7).
+_PIDFD_FAILS = """
+import errno, os, runpy, sys, time
+from afterburn_runtime import _children
+
+def add(self, pid):
+    root = os.environ["AFTERBURN_TMPDIR_ROOT"]
+    deadline = time.monotonic() + 10
+    while not any(n.startswith(f"{pid}-") for n in os.listdir(root)):
+        assert time.monotonic() < deadline, "the worker made no directory"
+        time.sleep(0.001)
+    raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+
+_children.Children.add = add
+sys.argv = ["afterburn_runtime", "fork_app:handle"]
+runpy.run_module("afterburn_runtime", run_name="__main__")
+"""
+
+
+def test_fork_that_fails_after_the_fork_leaves_no_temporary_directory(tmp_path) -> None:
+    """§2.7: a template that cannot watch the worker it forked answers "failed", kills and
+    reaps it, and removes the directory the worker had made: the watchdog, with no pid, could
+    not."""
+    t = Template(["-c", _PIDFD_FAILS], env={"AFTERBURN_ISOLATION": "request", "AFTERBURN_TMPDIR_ROOT": str(tmp_path)})
+    t.handshake()
+    reply, w = fork_child(t, 1)
+    assert w is None
+    assert reply == b"failed 1 pidfd_open: EMFILE: Too many open files\n", reply
+    assert os.listdir(tmp_path) == []
+    status, log = t.close()
+    assert status == 0, log
+
+
 def test_reap_of_a_pid_not_reported_exited_is_a_protocol_error() -> None:
     t = Template()
     t.handshake()

@@ -199,6 +199,11 @@ class Template:
         except OSError as e:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
+            if self.tmpdir_root is not None:
+                # §2.7: it may have made its temporary directory already, and with no pid
+                # answered the watchdog cannot find it. Dead and reaped, it makes no more;
+                # its pid is not reused before the next fork, which is this process's.
+                _remove_tmpdirs_of(self.tmpdir_root, pid)
             reason = f"pidfd_open: {_control.os_reason(e)}"
             log(f"fork of slot {slot} failed: {reason}")
             return _control.failed(slot, reason)
@@ -318,6 +323,21 @@ def _own_tmpdir(root: str) -> str:
         raise SystemExit(1)
     handshake_fields = f"AfterBurn-Tmpdir: {path}\r\n"
     return path
+
+
+def _remove_tmpdirs_of(root: str, pid: int) -> None:
+    """Removes what a worker of the single fork, killed before its pid was answered, made in
+    the root: directories named after its pid and a dash (§2.7), without following links."""
+    import shutil  # lazy: a failed fork only
+
+    prefix = f"{pid}-"
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(prefix):
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
 
 
 def _move_fds(fds: list[int]) -> None:
