@@ -355,6 +355,9 @@ func sigtermGraceful(t *T) {
 	if m := t.JSON(r, 200); m["slept_ms"] != 1000.0 {
 		t.Fatalf("%s: got %v; want slept_ms 1000", t.lastReq(), m)
 	}
+	if !r.Close {
+		t.Fatalf("%s: the response written during shutdown has no Connection: close (§9.4): %s", t.lastReq(), r)
+	}
 	code, err := w.Wait(t.ctx)
 	if err != nil {
 		t.Fatalf("after SIGTERM: %v", err)

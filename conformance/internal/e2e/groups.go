@@ -233,7 +233,7 @@ func Groups() []Group {
 			Checks: []Check{
 				{Name: "init-failure-crash-loop", Section: "9.1", Description: "failing initialisation makes slots crash-looping, /_/ready 503 and requests 503 unavailable, until init succeeds again", Timeout: 30 * time.Second, Run: initFailureCrashLoop},
 				{Name: "init-timeout", Section: "3.5", Description: "a worker slower than init_timeout to answer the handshake is killed with reason init_timeout", Timeout: 15 * time.Second, Run: initTimeout},
-				{Name: "sigterm-graceful", Section: "9.4", Description: "on SIGTERM an in-flight request completes and the watchdog exits 0", Timeout: 20 * time.Second, Run: sigtermGraceful},
+				{Name: "sigterm-graceful", Section: "9.4", Description: "on SIGTERM an in-flight request completes, its response saying Connection: close, and the watchdog exits 0", Timeout: 20 * time.Second, Run: sigtermGraceful},
 				{Name: "sigterm-under-load", Section: "9.4", Description: "on SIGTERM two running and six queued requests (with lanes, §2.5: up to eight running) all complete with their own responses and the watchdog exits 0", Timeout: 20 * time.Second, Run: sigtermUnderLoad},
 				{Name: "sigterm-grace-over", Section: "9.4", Description: "with -workers 1 -shutdown_timeout 1s, a request sleeping 5 s on each lane and one queued behind them at SIGTERM are all answered 503 unavailable with Connection: close when the grace period ends, and the watchdog exits 0", Timeout: 20 * time.Second, Run: sigtermGraceOver},
 				{Name: "no-inherited-descriptors", Section: "2.2", Description: "a descriptor the watchdog inherited without close-on-exec is open in no worker process", Timeout: 20 * time.Second, Run: inheritedDescriptor},

@@ -408,3 +408,49 @@ func TestSplicedClientGone(t *testing.T) {
 		t.Errorf("%d descriptors open after %d abandoned uploads; %d before", after, rounds, before)
 	}
 }
+
+// TestSplicedResponseDuringShutdown: §9.4 — a spliced exchange whose
+// response is written after shutdown began says Connection: close, as the
+// front's and net/http's responses then do, and its connection ends after
+// it: the client must not send another request on it.
+func TestSplicedResponseDuringShutdown(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	payload := testworker.Patterned(2 << 20)
+	c, err := net.Dial("tcp", h.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(waitLimit))
+	half := len(payload) / 2
+	if _, err := c.Write(append([]byte(bigHead("/digest", len(payload))), payload[:half]...)); err != nil {
+		t.Fatal(err)
+	}
+	h.waitState("the spliced request on a worker", func(st pool.Status, ready bool) bool { return st.Busy == 1 })
+	stopped := make(chan error, 1)
+	go func() { stopped <- h.stop() }()
+	h.logs.waitContains(t, "shutting down")
+	if _, err := c.Write(payload[half:]); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, &http.Request{Method: "POST"})
+	if err != nil {
+		t.Fatalf("reading the response: %v", err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	sum := sha256.Sum256(payload)
+	if err != nil || resp.StatusCode != 200 || string(body) != hex.EncodeToString(sum[:]) {
+		t.Fatalf("status %d, body %q, %v; want 200 and the body's digest", resp.StatusCode, body, err)
+	}
+	if !resp.Close {
+		t.Errorf("the response during shutdown has no Connection: close (header %v)", resp.Header)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Errorf("after the response: %v; want the connection closed", err)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatalf("serve returned %v", err)
+	}
+}

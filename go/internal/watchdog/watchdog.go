@@ -64,7 +64,7 @@ func New(cfg config.Config) (*Watchdog, error) {
 	wd.guard = guard.New(cfg.MaxHeaderBytes, cfg.ReadTimeout, wd.log)
 	wd.metricsHandler = promhttp.HandlerFor(wd.m.Reg, promhttp.HandlerOpts{})
 	wd.xenv = &exchange.Env{Cfg: &wd.cfg, Log: wd.log, M: wd.m, Pool: wd.pool, Buffers: wd.buffers,
-		Fail: wd.fail, WriteTimeout: wd.writeTimeout()}
+		Fail: wd.fail, WriteTimeout: wd.writeTimeout(), Stopping: &wd.stopping}
 	return wd, nil
 }
 

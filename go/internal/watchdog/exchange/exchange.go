@@ -3,6 +3,7 @@ package exchange
 import (
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/buffer"
@@ -39,6 +40,10 @@ type Env struct {
 	Fail func(rw http.ResponseWriter, t wire.ErrorType, e *obs.AccessEntry)
 	// WriteTimeout bounds writing a response (§10.2); 0: none.
 	WriteTimeout time.Duration
+	// Stopping is set once the watchdog shuts down (§9.4): a spliced
+	// response (hijack.go) then says Connection: close, as net/http's and
+	// the front's do, and its connection is not given back.
+	Stopping *atomic.Bool
 }
 
 // Exchange is one request carried by one worker (PROTOCOL.md §4).

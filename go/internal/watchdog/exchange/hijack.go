@@ -22,6 +22,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -66,6 +67,7 @@ type hijackedResponse struct {
 	bodyLeft int64
 	in, out  *splicePipe // for the request body and the response body
 	rejoin   *front.Handoff
+	stopping *atomic.Bool // Env.Stopping
 }
 
 // hijack takes the client's connection from net/http when x.r's body is to
@@ -108,6 +110,7 @@ func (x *Exchange) hijack() bool {
 	hj := &hijackedResponse{
 		conn: gc, tcp: tcp, sock: sock, br: brw.Reader, bw: brw.Writer, req: r,
 		header: make(http.Header), bodyLeft: r.ContentLength, in: in, out: out, rejoin: x.env.Rejoin,
+		stopping: x.env.Stopping,
 	}
 	// The socket is spliced from now on, not read through gc: its read
 	// deadlines must reach it at once.
@@ -224,7 +227,8 @@ func (hj *hijackedResponse) WriteHeader(code int) {
 	_, framed := hj.header["Content-Length"]
 	hj.bodyless = front.Bodyless(r.Method, code)
 	hj.chunked = !hj.bodyless && !framed && r.ProtoAtLeast(1, 1)
-	hj.keep = !front.Head{Request: r, Status: code, Header: hj.header, Length: -1, Chunked: hj.chunked}.Write(hj.bw)
+	hj.keep = !front.Head{Request: r, Status: code, Header: hj.header, Length: -1, Chunked: hj.chunked,
+		NoKeepAlives: hj.stopping != nil && hj.stopping.Load()}.Write(hj.bw)
 }
 
 // Write writes body bytes, as one chunk when the body is chunked. Like
