@@ -150,21 +150,34 @@ func TestLaneFilesBlockingAlone(t *testing.T) {
 		{1, true, defaultMaxLanes, 2, true},
 	} {
 		t.Run(fmt.Sprintf("pairs=%d offered=%v max=%d preferred=%d", tc.pairs, tc.offered, tc.maxLanes, tc.preferred), func(t *testing.T) {
-			var fds []int
+			// The watchdog's ends of each pipe: the lanes own the worker's.
+			var watchdogEnds []int
+			t.Cleanup(func() {
+				for _, fd := range watchdogEnds {
+					syscall.Close(fd)
+				}
+			})
+			// Pipe and SetNonblock, not Pipe2: the test runs on every unix.
 			mk := func() (int, int) {
 				var p [2]int
-				if err := syscall.Pipe2(p[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
+				if err := syscall.Pipe(p[:]); err != nil {
 					t.Fatal(err)
 				}
-				fds = append(fds, p[0], p[1])
+				for _, fd := range p {
+					if err := syscall.SetNonblock(fd, true); err != nil {
+						t.Fatal(err)
+					}
+				}
 				return p[0], p[1]
 			}
-			in, _ := mk()
-			_, out := mk()
+			in, toWorker := mk()
+			fromWorker, out := mk()
+			watchdogEnds = append(watchdogEnds, toWorker, fromWorker)
 			le := laneEnv{cancel: -1, offered: tc.offered}
 			for range tc.pairs {
-				a, _ := mk()
-				_, b := mk()
+				a, aw := mk()
+				br, b := mk()
+				watchdogEnds = append(watchdogEnds, aw, br)
 				le.pairs = append(le.pairs, [2]int{a, b})
 			}
 			lanes, _, err := openLanes(in, out, le, le.lanesInUse(tc.maxLanes, tc.preferred))
