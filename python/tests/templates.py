@@ -116,9 +116,11 @@ class Template:
         socket.send_fds(self.sock, [text], fds)
         return self.sock.recv(1024)
 
-    def fork(self, slot: int, tmpdir: str | None = None, child: bool = False) -> tuple[bytes, Forked | None]:
+    def fork(self, slot: int, tmpdir: str | None = None, child: bool = False,
+             unasked: bool = False) -> tuple[bytes, Forked | None]:
         """Sends ``fork <slot> [<tmpdir>]``, or with ``child`` the single fork's ``fork-child``
-        (§2.6), with the worker's four pipes; (the answer, the worker when it was forked)."""
+        (§2.6), with ``unasked`` as ``fork-child <slot> unasked``, with the worker's four pipes;
+        (the answer, the worker when it was forked)."""
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -126,6 +128,8 @@ class Template:
         request = b"fork-child %d" % slot if child else b"fork %d" % slot
         if tmpdir is not None:
             request += b" " + os.fsencode(tmpdir)
+        if unasked:
+            request += b" unasked"
         try:
             reply = self.send(request + b"\n", [req_r, resp_w, out_w, err_w])
         finally:

@@ -9,6 +9,7 @@ import signal
 import time
 
 import pytest
+from workers import HANDSHAKE
 from templates import ASGI, PLAIN, Forked, Template, gone_with_its_template, read_all, stat, subreaper, until  # noqa: F401  (autouse)
 
 from afterburn_runtime import _control
@@ -79,6 +80,72 @@ def test_worker_that_cannot_make_its_tmpdir_exits_before_its_handshake_saying_wh
     status, log = t.close()
     assert status == 0, log
     gone_with_its_template(w.pid)
+
+
+def test_worker_forked_unasked_answers_the_handshake_without_one(tmp_path) -> None:
+    """§2.6, capability ``unasked-handshake``: a template lists it beside ``fork-child``; a worker
+    forked with ``fork-child <slot> unasked`` writes its handshake reply, its TMPDIR named, with
+    no handshake request written to it, then serves; a repeated handshake (§3.5) is answered as
+    ever. Without ``unasked`` nothing comes before the watchdog's handshake."""
+    t = Template(env={"AFTERBURN_ISOLATION": "request", "AFTERBURN_TMPDIR_ROOT": str(tmp_path)})
+    t.proc.send(HANDSHAKE)
+    caps = t.proc.response(timeout=20).headers.get("afterburn-capabilities", "")
+    assert [c.strip() for c in caps.split(",")] == ["exchange", "fork", "fork-child", "unasked-handshake"], caps
+    reply, w = t.fork(1, child=True, unasked=True)
+    assert w is not None, reply
+    hs = w.response(timeout=10)  # nothing was sent to it
+    assert hs.status == 200 and hs.headers.get("afterburn-protocol") == "1", hs
+    assert os.path.dirname(hs.headers.get("afterburn-tmpdir", "")) == str(tmp_path), hs.headers
+    assert w.info()["tmpdir"] == hs.headers["afterburn-tmpdir"]
+    w.handshake()  # §3.5: a repeated handshake is asked, and answered
+    w.close_requests()
+    assert t.sock.recv(1024) == b"exited %d exit 0\n" % w.pid
+    reap(t, w.pid)
+
+    reply, w = fork_child(t, 1)  # asked as before
+    assert w is not None, reply
+    with pytest.raises(AssertionError):
+        w.response(timeout=0.3)
+    w.handshake()
+    status, log = t.close()
+    assert status == 0, log
+    gone_with_its_template(w.pid)
+
+
+# A template whose workers wait, in an after-fork hook, until the watchdog's end of their
+# response pipe is closed (POLLERR on fd 4): the unasked reply then finds no reader.
+_READER_GONE_FIRST = """
+import runpy, select, sys, time
+import afterburn_runtime
+
+@afterburn_runtime.after_fork
+def wait_for_the_reader_to_go():
+    p = select.poll()
+    p.register(4, select.POLLOUT)
+    deadline = time.monotonic() + 10
+    while not any(ev & select.POLLERR for _, ev in p.poll(100)):
+        assert time.monotonic() < deadline, "the response pipe's reader stayed"
+        time.sleep(0.001)
+
+sys.argv = ["afterburn_runtime", "fork_app:handle"]
+runpy.run_module("afterburn_runtime", run_name="__main__")
+"""
+
+
+def test_unasked_reply_into_a_closed_pipe_exits_1_saying_why(tmp_path) -> None:
+    """A worker forked unasked whose response pipe has no reader (the watchdog gone) cannot
+    write its reply: it says why on its stderr and exits 1, as a failed fork (§2.6)."""
+    t = Template(["-c", _READER_GONE_FIRST], env={"AFTERBURN_ISOLATION": "request", "AFTERBURN_TMPDIR_ROOT": str(tmp_path)})
+    t.handshake()
+    reply, w = t.fork(1, child=True, unasked=True)
+    assert w is not None, reply
+    os.close(w.resp)
+    assert t.sock.recv(1024) == b"exited %d exit 1\n" % w.pid
+    err = read_all(w.log)
+    assert "the response pipe is closed; the watchdog is gone" in err, err
+    reap(t, w.pid)
+    status, log = t.close()
+    assert status == 0, log
 
 
 # A template whose pidfd_open fails once its worker has made its temporary directory: the
@@ -160,6 +227,7 @@ def test_control_socket_end_with_a_worker_alive_exits_0_and_the_worker_dies() ->
 
 @pytest.mark.parametrize("data, nfds, want", [
     (b"fork-child 1\n", 4, _control.ForkRequest("1", None, True)),
+    (b"fork-child 12 unasked\n", 4, _control.ForkRequest("12", None, True, True)),
     (b"fork 2\n", 4, _control.ForkRequest("2", None, False)),
     (b"reap 1234\n", 0, _control.Reap(1234)),
 ])
@@ -171,6 +239,10 @@ def test_parse(data: bytes, nfds: int, want: object) -> None:
     (b"fork-child 0\n", 4, False),
     (b"fork-child 1\n", 3, False),
     (b"fork-child 1 rel\n", 4, False),
+    (b"fork-child 1 unasked \n", 4, False),
+    (b"fork-child 1 unasked\n", 3, False),
+    (b"fork-child unasked\n", 4, False),
+    (b"fork 1 unasked\n", 4, False),
     (b"fork-child 3 /tmp/afterburn-requests-x/w3-7\n", 4, False),  # §2.7: the worker makes its own
     (b"fork-child1\n", 4, False),
     (b"reap 0\n", 0, False),

@@ -59,7 +59,7 @@ func isolationTemplateKilled(t *T) {
 // pid and group id not reusable) until `reap <pid>`, and is reaped then.
 func forkChildPidHeld(t *T) {
 	tp := startTemplate(t)
-	w := tp.forkChild(t, 1)
+	w := tp.forkChild(t, 1, false)
 	if p := ppid(w.pid); p != tp.cmd.Process.Pid {
 		t.Fatalf("worker pid %d has parent %d; want the template %d (§2.6: one fork)", w.pid, p, tp.cmd.Process.Pid)
 	}
@@ -95,6 +95,39 @@ func forkChildPidHeld(t *T) {
 	}
 }
 
+// forkChildUnasked: §2.6 "The handshake, unasked" — a template that lists
+// unasked-handshake, sent `fork-child <slot> unasked`, has its worker write its handshake
+// reply, its AfterBurn-Tmpdir named (§2.7), with no handshake request written to it; the
+// worker then serves a request, and exits at EOF.
+func forkChildUnasked(t *T) {
+	tp := startTemplate(t)
+	caps := strings.Split(headField(tp.head, "AfterBurn-Capabilities"), ",")
+	listed := false
+	for _, c := range caps {
+		listed = listed || strings.Trim(c, " \t") == "unasked-handshake"
+	}
+	if !listed {
+		t.Skipf("the library does not list unasked-handshake (§2.6): the watchdog asks for every handshake; reply %q", tp.head)
+	}
+	w := tp.forkChild(t, 1, true)
+	head := readHead(t, w.resp) // nothing was written to it
+	if !strings.HasPrefix(head, "HTTP/1.1 200 ") || headField(head, "AfterBurn-Protocol") != "1" {
+		t.Fatalf("worker pid %d, forked unasked, wrote %q; want its handshake reply: 200, AfterBurn-Protocol 1 (§3.2)", w.pid, head)
+	}
+	if dir := headField(head, "AfterBurn-Tmpdir"); filepath.Dir(dir) != tp.root || !strings.HasPrefix(filepath.Base(dir), strconv.Itoa(w.pid)+"-") {
+		t.Fatalf("worker pid %d named AfterBurn-Tmpdir %q in its unasked reply %q; want %s/%d-... (§2.7)", w.pid, dir, head, tp.root, w.pid)
+	}
+	w.req.Write([]byte("GET /whoami HTTP/1.1\r\nHost: fn\r\nContent-Length: 0\r\n\r\n"))
+	if got := readHead(t, w.resp); !strings.HasPrefix(got, "HTTP/1.1 200 ") {
+		t.Fatalf("worker pid %d answered GET /whoami after its unasked reply with %q; want 200", w.pid, got)
+	}
+	w.req.Close()
+	if rec, want := tp.record(t), fmt.Sprintf("exited %d exit 0\n", w.pid); rec != want {
+		t.Fatalf("the template sent %q; want %q\n%s", rec, want, tp.log.String())
+	}
+	tp.send(t, fmt.Sprintf("reap %d\n", w.pid), nil)
+}
+
 // templateProc is the library started as a template by the suite itself (§2.6).
 type templateProc struct {
 	cmd  *exec.Cmd
@@ -102,6 +135,7 @@ type templateProc struct {
 	log  *bytes.Buffer
 	done chan error
 	root string // AFTERBURN_TMPDIR_ROOT: where its workers make their temporary directories (§2.7)
+	head string // its handshake reply
 }
 
 type forkedWorker struct {
@@ -152,6 +186,7 @@ func startTemplate(t *T) *templateProc {
 	})
 	reqW.Write([]byte(handshakeBytes))
 	head := readHead(t, respR)
+	tp.head = head
 	if !strings.Contains(head, "fork-child") {
 		t.Skipf("the library does not list fork-child (§2.6): the watchdog uses the double fork; reply %q", head)
 	}
@@ -206,13 +241,18 @@ func (tp *templateProc) record(t *T) string {
 	return string(buf[:n])
 }
 
-// forkChild sends `fork-child <slot>` with the worker's four pipes and reads the answer.
-func (tp *templateProc) forkChild(t *T, slot int) *forkedWorker {
+// forkChild sends `fork-child <slot>`, or with unasked `fork-child <slot> unasked`, with the
+// worker's four pipes and reads the answer.
+func (tp *templateProc) forkChild(t *T, slot int, unasked bool) *forkedWorker {
 	reqR, reqW := pipe(t)
 	respR, respW := pipe(t)
 	_, outW := pipe(t)
 	_, errW := pipe(t)
-	tp.send(t, fmt.Sprintf("fork-child %d\n", slot), []int{int(reqR.Fd()), int(respW.Fd()), int(outW.Fd()), int(errW.Fd())})
+	request := fmt.Sprintf("fork-child %d\n", slot)
+	if unasked {
+		request = fmt.Sprintf("fork-child %d unasked\n", slot)
+	}
+	tp.send(t, request, []int{int(reqR.Fd()), int(respW.Fd()), int(outW.Fd()), int(errW.Fd())})
 	for _, f := range []*os.File{reqR, respW, outW, errW} {
 		f.Close()
 	}

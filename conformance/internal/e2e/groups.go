@@ -113,6 +113,7 @@ func Groups() []Group {
 				{Name: "isolation-worker-forks-and-exits", Section: "2.7", Description: "a child a request leaves in its worker's process group is logged with the request id, counted and killed once the worker exits", Timeout: 20 * time.Second, Run: isolationWorkerForksAndExits},
 				{Name: "isolation-template-killed", Section: "2.6", Description: "the template killed with spares alive: no spare is left unsupervised or a zombie, the template comes back, requests are answered", Timeout: 20 * time.Second, Run: isolationTemplateKilled},
 				{Name: "fork-child-pid-held", Section: "2.6", Description: "a worker of the single fork names the temporary directory it made in the root in its handshake reply (§2.7); once it exits it is reported and stays a zombie of the template until reap <pid>, then is reaped; a reap of any other pid ends the template non-zero", Timeout: 20 * time.Second, Run: forkChildPidHeld},
+				{Name: "fork-child-unasked", Section: "2.6", Description: "a template listing unasked-handshake, sent fork-child <slot> unasked, has its worker write its handshake reply (naming its temporary directory, §2.7) with no handshake request written to it; the worker then serves and exits at EOF", Timeout: 20 * time.Second, Run: forkChildUnasked},
 			},
 		},
 		{

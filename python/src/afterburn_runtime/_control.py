@@ -18,6 +18,8 @@ template's children"):
 ==================================  ===================  ==================================
 ``fork-child <slot>\\n``             watchdog → template  the 4 descriptors of ``fork``; the
                                                          worker makes its own TMPDIR (§2.7)
+``fork-child <slot> unasked\\n``    watchdog → template  the same; the worker also answers
+                                                         the handshake unasked (§2.6)
 ``exited <pid> exit <code>\\n``     template → watchdog  none; also ``signal <number>``
 ``reap <pid>\\n``                   watchdog → template  none; no answer
 ==================================  ===================  ==================================
@@ -43,6 +45,7 @@ class ForkRequest(NamedTuple):
     slot: str  # decimal, as AFTERBURN_WORKER_ID carries it (§2.3)
     tmpdir: str | None  # the worker's private temporary directory (§2.7), or None
     child: bool = False  # fork-child: fork once, the worker stays the template's child
+    unasked: bool = False  # fork-child ... unasked: the worker answers the handshake unasked
 
 
 class Reap(NamedTuple):
@@ -61,11 +64,15 @@ def parse(data: bytes, nfds: int, truncated: bool = False) -> ForkRequest | Reap
             raise ControlError(f"bad reap: {data[:80]!r}")
         return Reap(int(pid))
     if data.startswith(b"fork-child "):
-        request = parse_fork(b"fork " + data[11:], nfds, truncated)
+        rest = data[11:]
+        unasked = rest.endswith(b" unasked\n")
+        if unasked:
+            rest = rest[: -len(b" unasked\n")] + b"\n"
+        request = parse_fork(b"fork " + rest, nfds, truncated)
         if request.tmpdir is not None:
             # §2.7: a worker of the single fork makes its own, in AFTERBURN_TMPDIR_ROOT.
             raise ControlError(f"fork-child names no temporary directory: {data[:80]!r}")
-        return request._replace(child=True)
+        return request._replace(child=True, unasked=unasked)
     return parse_fork(data, nfds, truncated)
 
 

@@ -60,8 +60,10 @@ def handshake_head(max_lanes: int) -> str:
 
 
 FORKED_HEAD = _handshake_head("exchange")
-# `fork-child`: the single fork (§2.6), where the template can watch its workers by pidfd.
-TEMPLATE_HEAD = _handshake_head("exchange, fork, fork-child" if hasattr(os, "pidfd_open") else "exchange, fork")
+# `fork-child`: the single fork (§2.6), where the template can watch its workers by pidfd;
+# `unasked-handshake`: its workers can answer the handshake without being asked.
+TEMPLATE_HEAD = _handshake_head("exchange, fork, fork-child, unasked-handshake" if hasattr(os, "pidfd_open")
+                                else "exchange, fork")
 
 
 def open_conn(in_fd: int, out_fd: int, limits: tuple[int, int]) -> Conn:

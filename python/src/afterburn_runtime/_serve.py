@@ -108,6 +108,16 @@ def run(respond: Responder, startup: Callable[[], None] | None = None,
         if one_shot:
             # §2.7 "Warm spares": before the handshake, so the request does not wait for it.
             warm_up()
+        if template is not None and template.unasked:
+            # §2.6: forked with "fork-child <slot> unasked": the reply goes out once the spare is
+            # warm, and the watchdog writes no handshake request. One write of a few hundred
+            # bytes, whole on a pipe (PIPE_BUF).
+            try:
+                os.write(out_fd, (reply_head + "Content-Length: 0\r\n\r\n").encode())
+            except OSError as e:
+                log(f"afterburn: the response pipe is closed; the watchdog is gone ({e})")
+                template._flush()
+                os._exit(1)
         conn = open_conn(in_fd, out_fd, limits)
         try:
             if serve_one is not None:

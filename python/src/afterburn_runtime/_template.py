@@ -249,8 +249,10 @@ def _preload() -> None:
 
 def _become_worker(request: _control.ForkRequest, fds: list[int], template: Template) -> None:
     """§2.6 "The worker, before it runs any user code"."""
+    global unasked
     slot = request.slot
     os.setpgid(0, 0)  # §2.1: a process group of its own, which the watchdog signals whole
+    unasked = request.unasked
     _move_fds(fds)
     template.sock.close()  # a close, not a shutdown: the template's socket goes on
     keep = {0, 1, 2, 3, 4}
@@ -289,6 +291,9 @@ def _become_worker(request: _control.ForkRequest, fds: list[int], template: Temp
 # What a worker of the single fork adds to its handshake reply: the temporary directory it
 # made (§2.7, §3.2); empty in the template and in every other worker.
 handshake_fields = ""
+# Whether this worker was forked with "fork-child <slot> unasked" (§2.6): it writes its
+# handshake reply without reading a handshake request; False in every other process.
+unasked = False
 _MKDIR_TRIES = 100
 
 

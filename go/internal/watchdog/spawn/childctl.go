@@ -13,8 +13,13 @@ import (
 // word to reap it. The fork answers are §2.6's (wire.ParseForkAnswer).
 
 // forkChildRequest is "fork-child <slot>\n": the worker makes its temporary
-// directory itself, in the root the template was given (§2.7).
-func forkChildRequest(slot int) []byte {
+// directory itself, in the root the template was given (§2.7). With unasked,
+// "fork-child <slot> unasked\n": the worker also answers the handshake
+// without being asked (§2.6, capability unasked-handshake).
+func forkChildRequest(slot int, unasked bool) []byte {
+	if unasked {
+		return []byte("fork-child " + strconv.Itoa(slot) + " unasked\n")
+	}
 	return []byte("fork-child " + strconv.Itoa(slot) + "\n")
 }
 

@@ -3,8 +3,11 @@ package spawn
 import "testing"
 
 func TestForkChildRequest(t *testing.T) {
-	if got := string(forkChildRequest(2)); got != "fork-child 2\n" {
-		t.Errorf("forkChildRequest(2) = %q; want %q", got, "fork-child 2\n")
+	if got := string(forkChildRequest(2, false)); got != "fork-child 2\n" {
+		t.Errorf("forkChildRequest(2, false) = %q; want %q", got, "fork-child 2\n")
+	}
+	if got := string(forkChildRequest(2, true)); got != "fork-child 2 unasked\n" {
+		t.Errorf("forkChildRequest(2, true) = %q; want %q", got, "fork-child 2 unasked\n")
 	}
 	if got := string(reapRecord(1234)); got != "reap 1234\n" {
 		t.Errorf("reapRecord(1234) = %q", got)

@@ -191,7 +191,7 @@ func checkChildAnswer(t *templateProc, pid int) error {
 // directory, or the double fork, which names it.
 func forkRecord(t *templateProc, slot int, tmpdir string) []byte {
 	if t.child {
-		return forkChildRequest(slot)
+		return forkChildRequest(slot, t.unasked)
 	}
 	return wire.ForkRequest(slot, tmpdir)
 }

@@ -199,6 +199,7 @@ func (f *forkSpawner) fork(t *templateProc, slot int) (*worker.Worker, error) {
 	w.Pid = a.Pid
 	if t.child {
 		w.Exit = &childProc{t: t, pid: a.Pid, k: t.kid(a.Pid)}
+		w.Unasked = t.unasked
 	} else {
 		process, _ := os.FindProcess(a.Pid) // Linux: a pidfd, so Wait cannot reap a reused pid
 		w.Reap = process.Wait

@@ -31,7 +31,11 @@ type templateProc struct {
 	// child: its workers stay its children (fork-child under
 	// isolation=request, spawn_child.go); kids are those it holds.
 	child bool
-	kids  kids
+	// unasked: with child, its workers answer the handshake unasked
+	// (capability unasked-handshake, §2.6): one write and one wake-up of
+	// the worker fewer per fork.
+	unasked bool
+	kids    kids
 
 	endOnce sync.Once
 	dead    chan struct{}      // closed once the template must be replaced
@@ -284,6 +288,7 @@ func (f *forkSpawner) Run() {
 		}
 		failures = 0
 		t.child = p.Iso != nil && t.w.ForkChild // §2.6: the single fork is isolation's
+		t.unasked = t.child && t.w.ForkUnasked
 		t.serve()
 		f.setState("ready", t, true)
 		how := "workers are forked from it"

@@ -33,6 +33,10 @@ const handshakeRequest = "OPTIONS * HTTP/1.1\r\n" +
 // keeps them as its children, lists beside fork (PROTOCOL.md §2.6).
 const CapabilityForkChild = "fork-child"
 
+// CapabilityUnaskedHandshake is what a template lists beside fork-child when
+// the workers of its single fork can answer the handshake unasked (§2.6).
+const CapabilityUnaskedHandshake = "unasked-handshake"
+
 // handshakeMethod is what http.ReadResponse needs to frame the reply.
 var handshakeMethod = &http.Request{Method: http.MethodOptions}
 
@@ -91,6 +95,14 @@ type Worker struct {
 	Forkable bool
 	// ForkChild: the template also listed fork-child, the single fork (§2.6).
 	ForkChild bool
+	// ForkUnasked: it also listed unasked-handshake: it may be asked for
+	// workers that answer the handshake unasked (§2.6).
+	ForkUnasked bool
+	// Unasked: this worker was forked with "fork-child <slot> unasked" and
+	// writes its first handshake reply unasked: no handshake request is
+	// written to it (§2.6, §3.1). Set by the spawner; a repeated handshake
+	// (§3.5) is asked as ever.
+	Unasked bool
 	// handshaken: the first handshake was answered, and settled the above
 	// and inUse.
 	handshaken bool
@@ -268,7 +280,11 @@ func (w *Worker) Handshake(deadline time.Time, skipBanner bool, log *obs.Logger)
 		return &InitError{Reason: wire.ReasonInitFailed, Violation: true, Err: fmt.Errorf(format, args...)}
 	}
 	var tok wire.ExchangeToken
-	if w.Tokens {
+	switch {
+	case w.Unasked && !w.handshaken:
+		// §2.6: the first reply comes unasked: there is no request to write,
+		// and the Flush below has nothing to do.
+	case w.Tokens:
 		// PROTOCOL.md §4.6: a repeated handshake carries a token too, so a
 		// stale response cannot pass for its reply.
 		tok = wire.NextToken()
@@ -276,7 +292,7 @@ func (w *Worker) Handshake(deadline time.Time, skipBanner bool, log *obs.Logger)
 		l.BW.WriteString("AfterBurn-Exchange: ")
 		l.BW.Write(tok.Bytes())
 		l.BW.WriteString("\r\nContent-Length: 0\r\n\r\n")
-	} else {
+	default:
 		l.BW.WriteString(handshakeRequest)
 	}
 	if err := l.BW.Flush(); err != nil {
@@ -331,6 +347,7 @@ func (w *Worker) Handshake(deadline time.Time, skipBanner bool, log *obs.Logger)
 		w.Tokens = wire.ListsCapability(caps, wire.CapabilityExchange)
 		w.Forkable = wire.ListsCapability(caps, wire.CapabilityFork)
 		w.ForkChild = w.Forkable && wire.ListsCapability(caps, CapabilityForkChild)
+		w.ForkUnasked = w.ForkChild && wire.ListsCapability(caps, CapabilityUnaskedHandshake)
 		w.InUse = w.lanesInUse(w.Tokens && wire.ListsCapability(caps, capabilityStreams), resp.Header)
 	}
 	return nil

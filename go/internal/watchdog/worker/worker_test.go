@@ -81,6 +81,52 @@ func TestHandshake(t *testing.T) {
 	}
 }
 
+// TestUnaskedHandshake: a worker forked with "fork-child <slot> unasked"
+// (§2.6) is sent no handshake request: its reply, already on the response
+// pipe, settles it. A repeated handshake (§3.5) is asked as ever, and a
+// worker not forked so is asked the first time too.
+func TestUnaskedHandshake(t *testing.T) {
+	// No exchange capability: the repeated handshake then carries no token
+	// (§4.6) for the canned reply to echo.
+	const reply = "HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Capabilities: streams\r\nContent-Length: 0\r\n\r\n"
+	for _, unasked := range []bool{true, false} {
+		reqR, reqW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		respR, respW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := worker.New(1, reqW, reqR, respR)
+		w.Unasked = unasked
+		written := func() string {
+			t.Helper()
+			reqR.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+			b := make([]byte, 512)
+			n, _ := reqR.Read(b)
+			return string(b[:n])
+		}
+		for i, wantAsked := range []bool{!unasked, true} {
+			if _, err := io.WriteString(respW, reply); err != nil {
+				t.Fatal(err)
+			}
+			if ie := w.Handshake(time.Now().Add(10*time.Second), false, quiet); ie != nil {
+				t.Fatalf("unasked %v, handshake %d: %v", unasked, i+1, ie)
+			}
+			got := written()
+			if asked := strings.HasPrefix(got, "OPTIONS * HTTP/1.1\r\n"); asked != wantAsked || (!asked && got != "") {
+				t.Errorf("unasked %v, handshake %d: the watchdog wrote %q; want a handshake request %v", unasked, i+1, got, wantAsked)
+			}
+		}
+		if w.InUse != 1 || w.Tokens {
+			t.Errorf("unasked %v: %d lanes in use, tokens %v; want the reply's settlement: 1, false", unasked, w.InUse, w.Tokens)
+		}
+		respW.Close()
+		w.ClosePipes()
+	}
+}
+
 // TestHandshakeFailures: each way a handshake fails has its restart reason
 // (§9.1, §3.4, §3.5).
 func TestHandshakeFailures(t *testing.T) {
