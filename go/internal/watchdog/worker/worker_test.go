@@ -26,14 +26,7 @@ func TestMain(m *testing.M) {
 // pipes closed when the test ends.
 func startChild(t *testing.T, env ...string) *worker.Worker {
 	t.Helper()
-	reqR, reqW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	respR, respW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	reqR, reqW, respR, respW := lanePipes(t)
 	cmd := exec.Command(os.Args[0])
 	cmd.ExtraFiles = []*os.File{reqR, respW}
 	cmd.Env = append(os.Environ(), append([]string{"AFTERBURN_TEST_CHILD=1", "AFTERBURN_FDS=3,4"}, env...)...)
@@ -58,6 +51,20 @@ func startChild(t *testing.T, env ...string) *worker.Worker {
 }
 
 var quiet = obs.NewLogger(io.Discard, false)
+
+// lanePipes makes a lane's request pipe and response pipe.
+func lanePipes(t *testing.T) (reqR, reqW, respR, respW *os.File) {
+	t.Helper()
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	respR, respW, err = os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reqR, reqW, respR, respW
+}
 
 // TestHandshake: a worker that answers §3.1's handshake is settled by it: one
 // lane in use, the capabilities it lists (§3.2).
@@ -90,14 +97,7 @@ func TestUnaskedHandshake(t *testing.T) {
 	// (§4.6) for the canned reply to echo.
 	const reply = "HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Capabilities: streams\r\nContent-Length: 0\r\n\r\n"
 	for _, unasked := range []bool{true, false} {
-		reqR, reqW, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		respR, respW, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
+		reqR, reqW, respR, respW := lanePipes(t)
 		w := worker.New(1, reqW, reqR, respR)
 		w.Unasked = unasked
 		written := func() string {
