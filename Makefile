@@ -182,7 +182,7 @@ SOAK_SHORT_N := 10000
 # 10% allowed then), net/http's -1.2-2.6; over 15000 after warm-up still 1.9-3.8 (8 runs).
 # The resident set of an idle Go heap does not come down by waiting (read every 250 ms for 5 s:
 # flat), and its high-water mark after warm-up is where it already was. A short run catches a
-# leak of 2 KB a request (9.8 MiB over 5000); make soak keeps 2 MiB over its million.
+# leak of 2.5 KB a request (12 MiB over 5000); make soak keeps 2 MiB over its million.
 SOAK_SHORT_FLAGS := -rss_slack_mib 8
 
 soak: soak-go soak-python soak-node soak-java
