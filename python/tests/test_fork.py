@@ -27,7 +27,7 @@ def test_template_answers_the_handshake_listing_fork_then_forks_workers_that_ser
     t = Template()
     t.proc.send(HANDSHAKE)
     hs = t.proc.response(timeout=20)
-    assert (hs.status, hs.headers.get("afterburn-capabilities")) == (200, "exchange, fork, fork-child")  # §2.6, §3.2
+    assert (hs.status, hs.headers.get("afterburn-capabilities")) == (200, "exchange, fork, fork-child, unasked-handshake")  # §2.6, §3.2
     assert t.proc.rest() == b""  # fds 3 and 4 are closed after the reply: EOF, nothing more
 
     reply, w1 = t.fork(1)
@@ -278,7 +278,8 @@ def test_template_given_a_request_instead_of_the_handshake_exits_non_zero() -> N
     (b"fork 3 /tmp/a dir with spaces/w3-8\n", 4, "3", "/tmp/a dir with spaces/w3-8"),
 ])
 def test_parse_fork(data: bytes, nfds: int, slot: str, tmpdir: str | None) -> None:
-    assert _control.parse_fork(data, nfds) == (slot, tmpdir, False)  # False: the double fork
+    # The double fork: neither fork-child nor its unasked handshake.
+    assert _control.parse_fork(data, nfds) == _control.ForkRequest(slot, tmpdir, child=False, unasked=False)
 
 
 @pytest.mark.parametrize("data, nfds, truncated", [
