@@ -179,13 +179,16 @@ def answer_handshake(conn: Conn, head: RequestHead, reply_head: str) -> int:
         conn.refused = True
         conn.send_error(VERSION_MISMATCH, None, f"AfterBurn-Protocol: {PROTOCOL_VERSION}\r\n")
         return 1
-    if head.exchange is None:
-        # the first handshake carries no token (§4.6)
-        conn.send([(reply_head + "Content-Length: 0\r\n\r\n").encode()])
-    else:
-        # §3.5, §4.6: a repeated handshake carries a token, and its reply echoes it.
-        conn.send([(reply_head + exchange_line(head.exchange) + "Content-Length: 0\r\n\r\n").encode()])
+    # The first handshake carries no token (§4.6); a repeated one does, and its reply echoes it
+    # (§3.5).
+    conn.send([handshake_reply(reply_head, head.exchange)])
     return 0
+
+
+def handshake_reply(reply_head: str, exchange: str | None = None) -> bytes:
+    """The whole handshake reply (§3.2): ``reply_head``, the echoed token of a repeated
+    handshake (§4.6), an empty body. Also what a worker forked unasked writes (§2.6)."""
+    return (reply_head + exchange_line(exchange) + "Content-Length: 0\r\n\r\n").encode()
 
 
 def exchange_in_memory(raw: bytes, respond: Responder) -> tuple[bytes, int]:

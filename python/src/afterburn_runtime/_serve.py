@@ -13,6 +13,7 @@ from ._exchange import (
     TEMPLATE_HEAD,
     answer_handshake,
     handshake_head,
+    handshake_reply,
     next_head,
     open_conn,
     serve_lane,
@@ -113,7 +114,7 @@ def run(respond: Responder, startup: Callable[[], None] | None = None,
             # warm, and the watchdog writes no handshake request. One write of a few hundred
             # bytes, whole on a pipe (PIPE_BUF).
             try:
-                os.write(out_fd, (reply_head + "Content-Length: 0\r\n\r\n").encode())
+                os.write(out_fd, handshake_reply(reply_head))
             except OSError as e:
                 log(f"afterburn: the response pipe is closed; the watchdog is gone ({e})")
                 template._flush()
