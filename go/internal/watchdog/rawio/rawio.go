@@ -38,7 +38,8 @@ type FD struct {
 	wrap func(op string, err error) error
 	rd   call
 	wr   call
-	hd   hold // hold.go
+	hd   hold  // hold.go
+	aw   await // await.go
 }
 
 // call is one Read's or Write's state, which the callback the poller runs
@@ -57,6 +58,7 @@ func New(rc syscall.RawConn, wrap func(op string, err error) error) *FD {
 	f.rd.fn = f.readOnce
 	f.wr.fn = f.writeSome
 	f.hd.cb = f.held
+	f.aw.cb = f.awaited
 	return f
 }
 
@@ -114,6 +116,12 @@ func (f *FD) Write(p []byte) (int, error) {
 func (f *FD) readOnce(fd uintptr) bool {
 	c := &f.rd
 	n, e := readRaw(fd, c.p)
+	if f.aw.look == lookPending {
+		f.aw.look = LookFound
+		if e == syscall.EAGAIN {
+			f.aw.look = LookEmpty
+		}
+	}
 	switch e {
 	case 0:
 		c.n = n
