@@ -59,9 +59,11 @@ func (x *Exchange) writeHead() error {
 		b = append(b, x.token.Bytes()...)
 		b = append(b, "\r\n"...)
 	}
+	var now time.Time
 	if !x.deadline.IsZero() {
 		// PROTOCOL.md §5.2: whole milliseconds left now, rounded down.
-		ms := max(time.Until(x.deadline).Milliseconds(), 0)
+		now = time.Now()
+		ms := max(x.deadline.Sub(now).Milliseconds(), 0)
 		b = append(b, "AfterBurn-Timeout-Ms: "...)
 		b = strconv.AppendInt(b, ms, 10)
 		b = append(b, "\r\n"...)
@@ -80,8 +82,15 @@ func (x *Exchange) writeHead() error {
 	if x.inline != nil {
 		bw.Write(x.inline) // §6.1: with its head, in one write when both fit bw
 		x.bodyWritten = int64(len(x.inline))
+	} else if r.ContentLength != 0 {
+		return bw.Flush() // the body follows (sendBody, spliceBody)
 	}
-	return bw.Flush()
+	if now.IsZero() {
+		now = time.Now()
+	}
+	// The whole request: forward reads its response next, which Send
+	// awaits without a read that finds the pipe empty.
+	return x.l.Send(now)
 }
 
 // readInline reads the whole body of x.r, at most inlineBodyMax bytes, into

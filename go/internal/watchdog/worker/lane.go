@@ -31,8 +31,9 @@ type Lane struct {
 	RespR     *os.File // response pipe, the watchdog's end
 	// Req writes ReqW with raw system calls (rawio), as BR reads RespR:
 	// every exchange's bytes go through them; deadlines are set on the files.
-	Req *rawio.FD
-	BW  *bufio.Writer // on Req: request heads, flushed once per request
+	Req  *rawio.FD
+	resp *rawio.FD     // BR's: Send waits on it (send.go)
+	BW   *bufio.Writer // on Req: request heads, flushed once per request
 	// br is the one buffered reader of this lane's life on the response
 	// pipe: the old afterburn made one per request and lost the bytes it had
 	// read ahead.
@@ -47,6 +48,7 @@ type Lane struct {
 	// reused from one to the next (resphead.go).
 	Head wire.RespHead
 	Body wire.RespBody
+	send sender // send.go
 
 	// The deadlines on RespR (read) and ReqW (write), as SetDeadlines last
 	// put them, so that an exchange asking for the same ones again does not
@@ -59,16 +61,19 @@ type Lane struct {
 
 func newLane(w *Worker, n int, reqW, reqUnread, respR *os.File) *Lane {
 	req, resp := rawio.File(reqW), rawio.File(respR)
-	return &Lane{
+	l := &Lane{
 		W:         w,
 		N:         n,
 		ReqW:      reqW,
 		reqUnread: reqUnread,
 		RespR:     respR,
 		Req:       req,
+		resp:      resp,
 		BW:        bufio.NewWriterSize(req, reqBufSize),
 		BR:        bufio.NewReaderSize(resp, respBufSize),
 	}
+	l.send = newSender(l.flushTimed)
+	return l
 }
 
 // BodyBuffer is the request body copy buffer, made at first use.

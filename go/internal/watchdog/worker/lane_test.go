@@ -31,14 +31,7 @@ func TestSettleLanesClosesAnUnusedCancelPipe(t *testing.T) {
 // the next exchange of a lane woken by a cancellation gets its own deadline
 // back, not the past one Wake left.
 func TestSetDeadlinesAfterWake(t *testing.T) {
-	reqR, reqW, _ := os.Pipe()
-	respR, respW, _ := os.Pipe()
-	defer func() {
-		for _, f := range []*os.File{reqR, reqW, respR, respW} {
-			f.Close()
-		}
-	}()
-	l := newLane(&Worker{}, 1, reqW, reqR, respR)
+	l, _, respW := lanePair(t)
 	later := time.Now().Add(time.Hour)
 	l.SetDeadlines(later, later)
 	l.Wake()
@@ -57,4 +50,23 @@ func TestSetDeadlinesAfterWake(t *testing.T) {
 	if _, err := l.BR.ReadByte(); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("read past the deadline = %v; want os.ErrDeadlineExceeded", err)
 	}
+}
+
+// lanePair makes a lane over real pipes, and the worker's ends.
+func lanePair(t *testing.T) (l *Lane, reqR *os.File, respW *os.File) {
+	t.Helper()
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	respR, respW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, f := range []*os.File{reqR, reqW, respR, respW} {
+			f.Close()
+		}
+	})
+	return newLane(&Worker{}, 1, reqW, reqR, respR), reqR, respW
 }
