@@ -70,31 +70,32 @@ type functionRequest struct {
 }
 
 // newFunctionRequest returns a zeroed functionRequest for a request that rw
-// answers: on the front, the connection's own, reused from one request to
-// the next (front.ConnScratch; issue 29: no allocation per request), else a
-// new one. Nothing keeps a pointer into it past serveFunction: what outlives
-// the request (a drain's request id, §8.6; the isolated worker's last
-// request, §2.7) is copied out.
-func newFunctionRequest(rw http.ResponseWriter) *functionRequest {
+// answers, and when the request began: on the front, the connection's own
+// request, reused from one request to the next, and the front's reading of
+// the clock (front.ConnScratch; issue 29: no allocation per request), else a
+// new one, and now. Nothing keeps a pointer into it past serveFunction: what
+// outlives the request (a drain's request id, §8.6; the isolated worker's
+// last request, §2.7) is copied out.
+func newFunctionRequest(rw http.ResponseWriter) (*functionRequest, time.Time) {
 	cs, ok := rw.(front.ConnScratch)
 	if !ok {
-		return new(functionRequest)
+		return new(functionRequest), time.Now()
 	}
 	slot := cs.Scratch()
 	if fr, ok := (*slot).(*functionRequest); ok {
 		*fr = functionRequest{}
-		return fr
+		return fr, cs.Began()
 	}
 	fr := new(functionRequest)
 	*slot = fr
-	return fr
+	return fr, cs.Began()
 }
 
 // serveFunction carries one client request through a worker.
 func (wd *Watchdog) serveFunction(rw http.ResponseWriter, r *http.Request) {
-	fr := newFunctionRequest(rw)
+	fr, began := newFunctionRequest(rw)
 	fr.entry = obs.AccessEntry{
-		Start:     time.Now(),
+		Start:     began,
 		RequestID: requestIDIn(&fr.id, r.Header, wd.cfg.TrustRequestID),
 		Method:    r.Method,
 		Path:      r.URL.EscapedPath(),

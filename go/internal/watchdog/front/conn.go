@@ -165,7 +165,7 @@ func (c *conn) exchange(held bool) stepResult {
 		c.bw = writers.Get().(*bufio.Writer)
 		c.bw.Reset(c.gc)
 	}
-	c.resp.reset(c, req)
+	c.resp.reset(c, req, start)
 	c.watch.reset()
 	completed := c.run()
 	c.watch.stop()

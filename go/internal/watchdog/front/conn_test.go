@@ -296,3 +296,29 @@ func TestFrontNoticesTheClientLeaving(t *testing.T) {
 		t.Errorf("the request after it: %q; want next", body)
 	}
 }
+
+// Began is when the front read each request's head, the clock reading the
+// handler uses instead of its own (ConnScratch): after the client sent it,
+// before the handler ran, and each request its own.
+func TestFrontBegan(t *testing.T) {
+	var began []time.Time
+	var called []time.Time
+	s := serveFront(t, func(w http.ResponseWriter, r *http.Request) {
+		called = append(called, time.Now())
+		began = append(began, w.(ConnScratch).Began())
+		writeFramed(w, []byte("ok"))
+	})
+	c, br := dial(t, s.addr)
+	var sent []time.Time
+	for i := 0; i < 2; i++ {
+		time.Sleep(5 * time.Millisecond)
+		sent = append(sent, time.Now())
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+		readResponse(t, br, "GET")
+	}
+	for i := range sent {
+		if began[i].Before(sent[i]) || began[i].After(called[i]) {
+			t.Errorf("request %d: Began %v; want between its sending %v and the handler's call %v", i, began[i], sent[i], called[i])
+		}
+	}
+}

@@ -34,6 +34,7 @@ type response struct {
 	held     []byte
 	fields   []wire.RespField // WriteWorkerHead's, reused
 	scratch  any              // the handler's, kept across requests (Scratch)
+	began    time.Time        // when the request's head was read (Began)
 }
 
 // ConnScratch is the front's ResponseWriter as a handler that keeps state
@@ -41,19 +42,27 @@ type response struct {
 // connection, whose requests are served one at a time: what the handler
 // keeps there for one request it may reuse for the next, so long as nothing
 // holds a pointer into it once the handler has returned (as with the
-// request and the header map, which the front reuses too).
-type ConnScratch interface{ Scratch() *any }
+// request and the header map, which the front reuses too). Began is when
+// the front read the request's head, the clock reading its deadlines start
+// from, so that the handler need not read the clock again (issue 29).
+type ConnScratch interface {
+	Scratch() *any
+	Began() time.Time
+}
 
 // Scratch is ConnScratch's slot.
 func (w *response) Scratch() *any { return &w.scratch }
 
-func (w *response) reset(c *conn, req *http.Request) {
+// Began is ConnScratch's start of the request.
+func (w *response) Began() time.Time { return w.began }
+
+func (w *response) reset(c *conn, req *http.Request, began time.Time) {
 	h := w.header
 	if h == nil {
 		h = make(http.Header)
 	}
 	clear(h)
-	*w = response{c: c, req: req, header: h, left: -1, held: w.held[:0], fields: w.fields[:0], scratch: w.scratch}
+	*w = response{c: c, req: req, header: h, left: -1, held: w.held[:0], fields: w.fields[:0], scratch: w.scratch, began: began}
 }
 
 func (w *response) Header() http.Header { return w.header }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/afterburn-dev/afterburn/go/internal/watchdog/wire"
 )
@@ -140,6 +141,6 @@ func testResponse(req *http.Request, closing bool) (*response, *bytes.Buffer) {
 	c.srv.closing.Store(closing)
 	c.watch = &clientWatch{c: c}
 	w := &response{}
-	w.reset(c, req)
+	w.reset(c, req, time.Now())
 	return w, out
 }
