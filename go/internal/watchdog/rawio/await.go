@@ -11,36 +11,34 @@ package rawio
 // AwaitAfter the wait is begun first, so the answer's arrival is news to the
 // poller whenever it comes, and the asker decides whether to look at once.
 
-// await is an FD's state while AwaitAfter runs, and what the first Read
-// after it found.
+// await is an FD's state while AwaitAfter runs.
 type await struct {
 	ask   func() (lookNow bool, err error)
 	asked bool
 	err   error                 // ask's
 	cb    func(fd uintptr) bool // f.awaited, bound once
-	look  Look
 }
 
-// Look is what the first Read after an AwaitAfter that returned at once
-// (lookNow) found.
+// Look is what the first Read after WatchLook found.
 type Look uint8
 
 const (
-	LookNone    Look = iota // no such Read yet, or no look at once
-	lookPending             // AwaitAfter returned at once; no Read yet
+	LookNone    Look = iota // no such Read yet, or no WatchLook
+	lookPending             // WatchLook called; no Read yet
 	LookFound               // its read(2) found bytes, or the end
 	LookEmpty               // its read(2) found nothing and waited
 )
 
-// WatchLook has the next Read record what it finds, for TakeLook: a
-// caller that looks at once without AwaitAfter.
-func (f *FD) WatchLook() { f.aw.look = lookPending }
+// WatchLook has the next Read record what its first read(2) finds, for
+// TakeLook: a caller that looks at once after a question (AwaitAfter's
+// lookNow, or a plain write) learns whether the answer was there.
+func (f *FD) WatchLook() { f.look = lookPending }
 
-// TakeLook returns what the first Read after the last AwaitAfter that
-// returned at once found, once (LookNone after).
+// TakeLook returns what the first Read after the last WatchLook found,
+// once (LookNone after, and before that Read).
 func (f *FD) TakeLook() Look {
-	l := f.aw.look
-	f.aw.look = LookNone
+	l := f.look
+	f.look = LookNone
 	if l == lookPending {
 		return LookNone
 	}
@@ -62,7 +60,7 @@ func (f *FD) AwaitAfter(ask func() (lookNow bool, err error)) error {
 		_, err := ask()
 		return err
 	}
-	f.aw.ask, f.aw.asked, f.aw.err, f.aw.look = ask, false, nil, LookNone
+	f.aw.ask, f.aw.asked, f.aw.err = ask, false, nil
 	f.rc.Read(f.aw.cb) // its error is the next Read's too
 	asked, err := f.aw.asked, f.aw.err
 	f.aw.ask, f.aw.err = nil, nil
@@ -85,8 +83,5 @@ func (f *FD) awaited(uintptr) bool {
 	f.aw.asked = true
 	lookNow, err := f.aw.ask()
 	f.aw.err = err
-	if err == nil && lookNow {
-		f.aw.look = lookPending
-	}
 	return err != nil || lookNow
 }

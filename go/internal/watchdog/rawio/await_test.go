@@ -67,15 +67,16 @@ func TestAwaitAfterWaitsForALaterAnswer(t *testing.T) {
 	}
 }
 
-// With lookNow, AwaitAfter returns at once, and the Read after it records
-// what its first read(2) found: nothing (then it waits, as any Read), or
-// the answer. TakeLook tells it once.
+// With lookNow, AwaitAfter returns at once, and after WatchLook the Read
+// after it records what its first read(2) found: nothing (then it waits, as
+// any Read), or the answer. TakeLook tells it once.
 func TestAwaitAfterLookNowRecordsTheLook(t *testing.T) {
 	_, rf, wf, _ := pipeFDs(t) // the worker's end as an os.File: two goroutines write it
 	err := rf.AwaitAfter(func() (bool, error) { return true, nil })
 	if err != nil {
 		t.Fatalf("AwaitAfter: %v", err)
 	}
+	rf.WatchLook()
 	go func() {
 		time.Sleep(20 * time.Millisecond)
 		wf.Write([]byte("x"))
@@ -95,6 +96,7 @@ func TestAwaitAfterLookNowRecordsTheLook(t *testing.T) {
 	if err := rf.AwaitAfter(func() (bool, error) { return true, nil }); err != nil {
 		t.Fatal(err)
 	}
+	rf.WatchLook()
 	if l := rf.TakeLook(); l != LookNone {
 		t.Fatalf("TakeLook before any Read = %v; want LookNone", l)
 	}
@@ -103,7 +105,7 @@ func TestAwaitAfterLookNowRecordsTheLook(t *testing.T) {
 		t.Fatalf("TakeLook after a Read that TakeLook already gave up on = %v; want LookNone", l)
 	}
 
-	// A look awaited (no lookNow) records nothing.
+	// A read without WatchLook records nothing.
 	if err := rf.AwaitAfter(func() (bool, error) {
 		wf.Write([]byte("z"))
 		return false, nil

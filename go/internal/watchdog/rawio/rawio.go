@@ -40,6 +40,7 @@ type FD struct {
 	wr   call
 	hd   hold  // hold.go
 	aw   await // await.go
+	look Look  // what the first read(2) after WatchLook found (await.go)
 }
 
 // call is one Read's or Write's state, which the callback the poller runs
@@ -116,10 +117,10 @@ func (f *FD) Write(p []byte) (int, error) {
 func (f *FD) readOnce(fd uintptr) bool {
 	c := &f.rd
 	n, e := readRaw(fd, c.p)
-	if f.aw.look == lookPending {
-		f.aw.look = LookFound
+	if f.look == lookPending {
+		f.look = LookFound
 		if e == syscall.EAGAIN {
-			f.aw.look = LookEmpty
+			f.look = LookEmpty
 		}
 	}
 	switch e {

@@ -74,25 +74,23 @@ func (l *Lane) Send(asked time.Time) error {
 	if s.looked {
 		s.learn(l.resp.TakeLook())
 	}
+	s.asked = asked
+	var err error
 	if s.score > quickScoreMax/2 || !l.resp.CanAwait() {
 		// Looks after quick writes find the answer: every write is
 		// looked after at once, a plain write without a wait around it.
-		err := l.BW.Flush()
-		s.looked = false
-		if err == nil {
-			s.lookNow(time.Since(asked))
-			if s.looked {
-				l.resp.WatchLook()
-			}
-		}
-		return err
+		_, err = l.flushTimed()
+	} else {
+		err = l.resp.AwaitAfter(s.flush)
 	}
-	s.asked = asked
-	return l.resp.AwaitAfter(s.flush)
+	if s.looked {
+		l.resp.WatchLook() // the read that follows; learn scores it next time
+	}
+	return err
 }
 
-// flushTimed writes BW inside Send's wait on the response pipe, and tells
-// it whether to look at once.
+// flushTimed writes BW (inside Send's wait on the response pipe, or
+// plainly), and decides whether to look at once.
 func (l *Lane) flushTimed() (bool, error) {
 	if err := l.BW.Flush(); err != nil {
 		l.send.looked = false
