@@ -88,11 +88,12 @@ func e2eMain() int {
 
 // worker is Serve running in this process on a fresh pair of pipes.
 type worker struct {
-	t    testing.TB
-	req  *os.File      // the watchdog's end of the request pipe
-	resp *bufio.Reader // the watchdog's end of the response pipe
-	done chan struct{} // closed when Serve returned
-	err  error         // what Serve returned
+	t        testing.TB
+	req      *os.File      // the watchdog's end of the request pipe
+	resp     *bufio.Reader // the watchdog's end of the response pipe
+	respFile *os.File      // resp's pipe
+	done     chan struct{} // closed when Serve returned
+	err      error         // what Serve returned
 }
 
 func startWorker(t testing.TB, h http.Handler) *worker {
@@ -109,7 +110,7 @@ func startWorker(t testing.TB, h http.Handler) *worker {
 	reqR.Close()
 	respW.Close()
 	t.Setenv("AFTERBURN_FDS", fmt.Sprintf("%d,%d", in, out))
-	w := &worker{t: t, req: reqW, resp: bufio.NewReader(respR), done: make(chan struct{})}
+	w := &worker{t: t, req: reqW, resp: bufio.NewReader(respR), respFile: respR, done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
 		w.err = Serve(h)

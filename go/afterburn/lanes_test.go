@@ -40,14 +40,15 @@ func waitFor[T any](t testing.TB, ch <-chan T, what string) T {
 
 // laneSet is Serve running on K lanes. Index i holds the watchdog's ends of lane i+1.
 type laneSet struct {
-	t       testing.TB
-	req     []*os.File      // request pipes, write ends
-	resp    []*bufio.Reader // response pipes, read ends
-	cancel  *os.File        // the cancel pipe, write end
-	fds     []int           // the library's descriptors of lanes 2 to K, then of the cancel pipe
-	started bool            // serve was called
-	done    chan struct{}   // closed when Serve returned
-	err     error           // what Serve returned
+	t         testing.TB
+	req       []*os.File      // request pipes, write ends
+	resp      []*bufio.Reader // response pipes, read ends
+	respFiles []*os.File      // resp's pipes
+	cancel    *os.File        // the cancel pipe, write end
+	fds       []int           // the library's descriptors of lanes 2 to K, then of the cancel pipe
+	started   bool            // serve was called
+	done      chan struct{}   // closed when Serve returned
+	err       error           // what Serve returned
 }
 
 // pipeFDs makes one lane: the library's descriptors (duplicates, so that the library
@@ -84,7 +85,6 @@ func newLaneSet(t testing.TB, k int, offered bool) *laneSet {
 	t.Helper()
 	ls := &laneSet{t: t, done: make(chan struct{})}
 	var stream []string
-	var respFiles []*os.File
 	for i := range k {
 		in, out, req, resp := pipeFDs(t)
 		if i == 0 {
@@ -97,7 +97,7 @@ func newLaneSet(t testing.TB, k int, offered bool) *laneSet {
 		resp.SetReadDeadline(time.Now().Add(testBound))
 		ls.req = append(ls.req, req)
 		ls.resp = append(ls.resp, bufio.NewReader(resp))
-		respFiles = append(respFiles, resp)
+		ls.respFiles = append(ls.respFiles, resp)
 	}
 	cancelR, cancelW, err := os.Pipe()
 	if err != nil {
@@ -123,7 +123,7 @@ func newLaneSet(t testing.TB, k int, offered bool) *laneSet {
 				t.Errorf("Serve still running %v after every request pipe was closed", testBound)
 			}
 		}
-		for _, f := range respFiles {
+		for _, f := range ls.respFiles {
 			f.Close()
 		}
 	})

@@ -124,14 +124,18 @@ func splicePolled(inRC, outRC syscall.RawConn, in, out int, remain int64) (n int
 		if move() {
 			return true
 		}
-		full = pipeHolds(in) // EAGAIN: the request pipe is empty or the response pipe full
+		// EAGAIN: the request pipe is empty with a writer left, or the response pipe
+		// is full. At the request pipe's end a splice that finds no room fails so too
+		// (the kernel looks for room after it looks for input), and the end came
+		// once, as an edge that may be gone: then room is what to wait for.
+		full = !awaitsInput(in)
 		return full
 	}); err != nil {
 		return 0, nil, err, nil
 	}
 	if serr == syscall.EAGAIN && full {
 		if err := outRC.Write(func(uintptr) bool {
-			return move() || !pipeHolds(in) // empty now: back to waiting for input
+			return move() || awaitsInput(in) // empty now: back to waiting for input
 		}); err != nil {
 			return 0, nil, nil, err
 		}
@@ -237,9 +241,31 @@ func rawFD(f *os.File) int {
 	return fd
 }
 
-// pipeHolds reports whether the pipe fd has bytes to read (FIONREAD).
-func pipeHolds(fd int) bool {
-	var n int32
-	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
-	return errno == 0 && n > 0
+// awaitsInput reports whether the pipe fd is empty and still has a writer: a splice
+// from it can go on only once it holds bytes. One ppoll(2) with a zero timeout, which
+// reports the end (no writer left) as POLLHUP.
+func awaitsInput(fd int) bool {
+	pfd := struct {
+		fd              int32
+		events, revents int16
+	}{fd: int32(fd), events: pollIn}
+	var zero syscall.Timespec
+	for {
+		n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1,
+			uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
+		switch {
+		case errno == syscall.EINTR:
+			continue
+		case errno != 0:
+			return false // the splice that follows meets the fault
+		}
+		return n == 0 || pfd.revents&(pollIn|pollHup|pollErr) == 0
+	}
 }
+
+// poll(2)'s event bits, the same on every Linux architecture.
+const (
+	pollIn  = 0x1
+	pollErr = 0x8
+	pollHup = 0x10
+)

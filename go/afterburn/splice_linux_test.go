@@ -166,6 +166,59 @@ func TestSpliceTruncated(t *testing.T) {
 	}
 }
 
+// A body cut short while the response pipe is full: at the request pipe's end a
+// splice fails with EAGAIN for want of room, not for want of input, so the splice
+// waits for the response pipe, which the watchdog drains, and then finds the end
+// (§8.8). It waited for input that could never come, and hung, once a run in CI.
+// A response pipe of one page is full after every move; each case runs several
+// times, as which of the two waits the last move meets depends on the scheduler.
+func TestSpliceTruncatedIntoAFullResponsePipe(t *testing.T) {
+	const sent, declared = 100000, 150000
+	for _, lanes := range []int{1, 2} {
+		for i := range 20 {
+			t.Run(fmt.Sprintf("lanes=%d/%d", lanes, i), func(t *testing.T) {
+				copied := make(chan error, 1)
+				var req *os.File
+				var resp *bufio.Reader
+				var respFile *os.File
+				if lanes == 1 {
+					wk := startWorker(t, spliceEcho(copied))
+					req, resp, respFile = wk.req, wk.resp, wk.respFile
+				} else {
+					ls := startLanes(t, spliceEcho(copied), lanes)
+					req, resp, respFile = ls.req[0], ls.resp[0], ls.respFiles[0]
+				}
+				setPipeSize(t, req, 1<<20) // the whole request fits: written, then closed
+				setPipeSize(t, respFile, 4096)
+				req.Write([]byte("POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: " + strconv.Itoa(declared) + "\r\n\r\n" + string(patternBytes(sent))))
+				req.Close()
+				read := make(chan []byte, 1)
+				go func() {
+					rest, _ := io.ReadAll(resp)
+					read <- rest
+				}()
+				rest := waitFor(t, read, "the end of the response pipe")
+				var perr *protocolError
+				if err := waitFor(t, copied, "the copy's end"); !errors.As(err, &perr) {
+					t.Errorf("io.Copy of a truncated body: %v; want a protocol error", err)
+				}
+				head := "HTTP/1.1 200 OK\r\nContent-Length: " + strconv.Itoa(declared) + "\r\n\r\n"
+				if !bytes.HasPrefix(rest, []byte(head)) || !bytes.Equal(rest[len(head):], patternBytes(sent)) {
+					t.Errorf("response: %.60q… (%d bytes); want %q and the %d bytes sent", rest, len(rest), head, sent)
+				}
+			})
+		}
+	}
+}
+
+// setPipeSize sets the capacity of f's pipe (F_SETPIPE_SZ).
+func setPipeSize(t *testing.T, f *os.File, size int) {
+	t.Helper()
+	if _, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(rawFD(f)), 1031 /* F_SETPIPE_SZ */, uintptr(size)); errno != 0 {
+		t.Fatalf("F_SETPIPE_SZ %d: %v", size, errno)
+	}
+}
+
 // The watchdog closing the response pipe ends the splice with EPIPE.
 func TestSpliceResponsePipeClosed(t *testing.T) {
 	reqR, reqW, err := os.Pipe()
