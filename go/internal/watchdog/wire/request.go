@@ -19,5 +19,16 @@ func HeadSize(r *http.Request) int {
 	for _, te := range r.TransferEncoding {
 		n += len("Transfer-Encoding: ") + len(te) + 2
 	}
+	// net/http moves a chunked request's Trailer field out of r.Header
+	// into r.Trailer's keys: counted as the one field that names them all,
+	// as the exchange writes it to the worker (§6.7), so that a head within
+	// max_header_bytes stays within the library's limit (§7.3). A name
+	// the client repeated counts once.
+	if len(r.Trailer) > 0 && r.Header["Trailer"] == nil {
+		n += len("Trailer: ")
+		for k := range r.Trailer {
+			n += len(k) + len(", ") // the last name's ", " stands for CRLF
+		}
+	}
 	return n
 }
