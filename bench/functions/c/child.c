@@ -11,6 +11,11 @@
  * What it leaves out is what makes it the least a child can cost: no validation (§4.3), no
  * chunked bodies (a request framed by Transfer-Encoding is answered 501 and the child exits,
  * as §8.8 asks of a framing error), no request id, no deadline. A body is held whole in memory.
+ *
+ * C_CHILD_BUSY_NS=N makes it a slower worker that is otherwise the same: it keeps its CPU
+ * busy for N ns (the monotonic clock, read through the vDSO: no system call) before each
+ * answer but the handshake's. The front scenario runs the watchdog in front of it to measure
+ * the watchdog's saving at a language's lower request rate (bench/README.md).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "framing.h"
@@ -26,6 +32,7 @@ static const char greeting[] = "Hello, world!\n";
 static const char library[] = "c-child/0";
 
 static int in_fd = 0, out_fd = 1;
+static long long busy_ns; /* C_CHILD_BUSY_NS */
 
 static char *in;  /* request bytes read and not yet answered */
 static size_t in_len, in_cap;
@@ -52,6 +59,32 @@ static void fds(void)
 	}
 	in_fd = r;
 	out_fd = w;
+}
+
+/* busy reads C_CHILD_BUSY_NS: a count of nanoseconds, 0 when unset. */
+static void busy(void)
+{
+	const char *v = getenv("C_CHILD_BUSY_NS");
+	char *end;
+	if (!v)
+		return;
+	busy_ns = strtoll(v, &end, 10);
+	if (*v == '\0' || *end != '\0' || busy_ns < 0) {
+		fprintf(stderr, "c-child: bad C_CHILD_BUSY_NS \"%s\"\n", v);
+		exit(2);
+	}
+}
+
+/* spin keeps the CPU busy for busy_ns. */
+static void spin(void)
+{
+	struct timespec a, b;
+	if (!busy_ns)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((long long)(b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec) < busy_ns);
 }
 
 static void *grow(void *p, size_t *cap, size_t need)
@@ -162,6 +195,7 @@ __attribute__((noreturn)) static void reject(const char *status, const char *typ
 int main(void)
 {
 	fds();
+	busy();
 	for (;;) {
 		size_t head;
 		while (!(head = head_length(in, in_len))) {
@@ -218,6 +252,8 @@ int main(void)
 		puts_("\r\n\r\n");
 		if (!is_head)
 			put(body, body_len);
+		if (!handshake)
+			spin();
 		write_all(out, out_len);
 
 		memmove(in, in + total, in_len - total);

@@ -27,7 +27,8 @@ func frontRoot(t *testing.T) string {
 }
 
 // TestFrontConfigsEveryLanguageBothWays: the C child's pair is the hop's watchdog-c and
-// watchdog-c-net-http; then every language asked for, in order, its AfterBurn function at the
+// watchdog-c-net-http; the slower C child's the same command lines with C_CHILD_BUSY_NS in the
+// environment; then every language asked for, in order, its AfterBurn function at the
 // library's defaults behind the languages scenario's watchdog, and behind the same command
 // line with "-front off" before the "--" (the exact command lines).
 func TestFrontConfigsEveryLanguageBothWays(t *testing.T) {
@@ -41,7 +42,7 @@ func TestFrontConfigsEveryLanguageBothWays(t *testing.T) {
 	for _, p := range pairs {
 		keys = append(keys, p.key)
 	}
-	if got, want := strings.Join(keys, " "), "c-child go python node java"; got != want {
+	if got, want := strings.Join(keys, " "), "c-child c-child-busy go python node java"; got != want {
 		t.Fatalf("pairs %s; want %s", got, want)
 	}
 	wd := []string{"go/bin/afterburn-watchdog", "-port", "0", "-metrics_port", "0", "-listen_host", "127.0.0.1", "-workers", "2"}
@@ -54,8 +55,9 @@ func TestFrontConfigsEveryLanguageBothWays(t *testing.T) {
 		return strings.Join(all, " ")
 	}
 	want := map[string][2]string{
-		FrontCChild: {line(wd, []string{"--", "bench/bin/c-child"}), line(off, []string{"--", "bench/bin/c-child"})},
-		"go":        {line(wd, []string{"--", "bench/bin/go-afterburn"}), line(off, []string{"--", "bench/bin/go-afterburn"})},
+		FrontCChild:     {line(wd, []string{"--", "bench/bin/c-child"}), line(off, []string{"--", "bench/bin/c-child"})},
+		FrontCChildBusy: {line(wd, []string{"--", "bench/bin/c-child"}), line(off, []string{"--", "bench/bin/c-child"})},
+		"go":            {line(wd, []string{"--", "bench/bin/go-afterburn"}), line(off, []string{"--", "bench/bin/go-afterburn"})},
 		"python": {line(wd, []string{"--", "python/.venv/bin/python", "bench/functions/python/afterburn_fn.py"}),
 			line(off, []string{"--", "python/.venv/bin/python", "bench/functions/python/afterburn_fn.py"})},
 		"node": {line(wd, []string{"--", "node", "bench/functions/node/afterburn_fn.js"}),
@@ -74,14 +76,24 @@ func TestFrontConfigsEveryLanguageBothWays(t *testing.T) {
 		if !p.front.pool || !p.netHTTP.pool || p.front.key == p.netHTTP.key {
 			t.Errorf("%s: both sides must be watchdog pools of distinct keys: %+v %+v", p.key, p.front, p.netHTTP)
 		}
+		wantEnv := ""
+		if p.key == FrontCChildBusy {
+			wantEnv = fmt.Sprintf("C_CHILD_BUSY_NS=%d", frontBusyNs)
+		}
+		if got := strings.Join(p.front.env, " ") + "|" + strings.Join(p.netHTTP.env, " "); got != wantEnv+"|"+wantEnv {
+			t.Errorf("%s: environment %q; want %q both ways", p.key, got, wantEnv)
+		}
 	}
 	if pairs[0].front.key != "front/"+string(WatchdogC) || pairs[0].netHTTP.key != "front/"+string(WatchdogCNetHTTP) {
 		t.Errorf("the C child's pair is %s / %s; want the hop's %s / %s under front/", pairs[0].front.key, pairs[0].netHTTP.key, WatchdogC, WatchdogCNetHTTP)
 	}
-	if pairs[1].front.key != "front/go/afterburn" || pairs[1].netHTTP.key != "front/go/afterburn-net-http" {
-		t.Errorf("go's keys %s / %s", pairs[1].front.key, pairs[1].netHTTP.key)
+	if pairs[1].front.key != "front/watchdog-c-busy" || pairs[1].netHTTP.key != "front/watchdog-c-busy-net-http" {
+		t.Errorf("the slower C child's keys %s / %s", pairs[1].front.key, pairs[1].netHTTP.key)
 	}
-	if pairs[4].front.warmup != Languages(root)[3].Warmup || pairs[4].netHTTP.warmup != pairs[4].front.warmup {
+	if pairs[2].front.key != "front/go/afterburn" || pairs[2].netHTTP.key != "front/go/afterburn-net-http" {
+		t.Errorf("go's keys %s / %s", pairs[2].front.key, pairs[2].netHTTP.key)
+	}
+	if pairs[5].front.warmup != Languages(root)[3].Warmup || pairs[5].netHTTP.warmup != pairs[5].front.warmup {
 		t.Errorf("java's pair is not warmed up as the languages scenario's java is")
 	}
 	// The languages scenario's AfterBurn configuration is the front's very command line.
@@ -91,7 +103,7 @@ func TestFrontConfigsEveryLanguageBothWays(t *testing.T) {
 		}
 	}
 
-	// LANGS=python: only the C child and Python.
+	// LANGS=python: only the C children and Python.
 	var py []Language
 	for _, l := range Languages(root) {
 		if l.Name == "python" {
@@ -102,8 +114,8 @@ func TestFrontConfigsEveryLanguageBothWays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pairs) != 2 || pairs[0].key != FrontCChild || pairs[1].key != "python" {
-		t.Errorf("LANGS=python: %d pairs; want the C child's and python's", len(pairs))
+	if len(pairs) != 3 || pairs[0].key != FrontCChild || pairs[1].key != FrontCChildBusy || pairs[2].key != "python" {
+		t.Errorf("LANGS=python: %d pairs; want the C children's and python's", len(pairs))
 	}
 }
 
@@ -277,6 +289,48 @@ func TestFrontJudge(t *testing.T) {
 	f.Order = []string{"go"}
 	if ok, _ := f.GoalMet(); !ok {
 		t.Errorf("GoalMet with go alone, every goal met = false")
+	}
+}
+
+// TestFrontJudgeAtTheNearestRate: with the slower C child measured, each language is judged
+// against the C child pair whose requests/s with -front off is nearest its own, and against
+// the C child's beside it when that is the slower one.
+func TestFrontJudgeAtTheNearestRate(t *testing.T) {
+	c8 := FrontGoalConcurrency
+	pair := func(on, off float64) FrontPair {
+		return FrontPair{Front: frontFigs(Echo1K, c8, [3]float64{on, 20, 10}, [3]float64{on, 20, 10}),
+			NetHTTP: frontFigs(Echo1K, c8, [3]float64{off, 25, 15}, [3]float64{off, 25, 15})}
+	}
+	cc, busy := pair(50000, 40000), pair(25000, 20000) // saved 5 and 10 µs
+	f := &Front{CChild: &cc, CChildBusy: &busy, Order: []string{"java", "go"},
+		Languages: map[string]*FrontLanguage{
+			// java at 18k with -front off, nearer the slower child's 20k than 40k: saved
+			// 1e6/18000 - 1e6/20000 = 5.56 µs, 4.44 short of the slower child's 10, 0.56
+			// above the C child's 5.
+			"java": {FrontPair: pair(20000, 18000)},
+			// go at 32k, nearer 40k: judged against the C child alone (1e6/32000 - 1e6/40000
+			// = 6.25 µs saved, 1.25 above).
+			"go": {FrontPair: pair(40000, 32000)},
+		}}
+	f.Judge()
+	j := f.Languages["java"].RiseOverSaving
+	if len(j) != 1 || j[0].Reference != FrontCChildBusy || !near(j[0].ExcessUs.Median, 1e6/18000-1e6/20000-10) ||
+		!near(j[0].ExcessOverCChildUs.Median, 1e6/18000-1e6/20000-5) {
+		t.Errorf("java's rise = %+v; want against %s, %.2f µs, and %.2f against the C child", j, FrontCChildBusy,
+			1e6/18000-1e6/20000-10, 1e6/18000-1e6/20000-5)
+	}
+	g := f.Languages["go"].RiseOverSaving
+	if len(g) != 1 || g[0].Reference != FrontCChild || !near(g[0].ExcessUs.Median, 1.25) || g[0].ExcessOverCChildUs.N != 0 {
+		t.Errorf("go's rise = %+v; want against %s, 1.25 µs, no second comparison", g, FrontCChild)
+	}
+	if tg := f.Languages["java"].Targets; len(tg) != 2 || tg[1].Met || !strings.Contains(tg[1].Name, "slower C child") {
+		t.Errorf("java's targets = %+v; want the second, against the slower C child, missed", tg)
+	}
+	// Without the slower child (a run from before it), the C child is every language's reference.
+	f.CChildBusy = nil
+	f.Judge()
+	if j := f.Languages["java"].RiseOverSaving; len(j) != 1 || j[0].Reference != FrontCChild || !near(j[0].ExcessUs.Median, 1e6/18000-1e6/20000-5) {
+		t.Errorf("java's rise without the slower child = %+v", j)
 	}
 }
 

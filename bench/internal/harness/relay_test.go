@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -452,6 +453,66 @@ func TestLibraryCPUGoalsPerConfiguration(t *testing.T) {
 	for _, tg := range targets("python", l) {
 		if tg.Name == "asgi adapter hello c8 CPU µs per request above the C child" && (tg.Met || tg.Value != 42) {
 			t.Errorf("ASGI at 42 µs above the C child: %+v; want not met", tg)
+		}
+	}
+}
+
+// TestCChildBusy: C_CHILD_BUSY_NS makes the C child keep its CPU for that long before each
+// answer but the handshake's, answering the same bytes (the front scenario's slower C
+// child); a value that is not a count of nanoseconds stops it with status 2.
+func TestCChildBusy(t *testing.T) {
+	_, child := buildC(t)
+	run := func(busy string, requests string) ([]byte, time.Duration, error, string) {
+		t.Helper()
+		reqR, reqW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		respR, respW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		cmd := exec.Command(child)
+		cmd.Env = append(os.Environ(), "AFTERBURN_FDS=3,4", "C_CHILD_BUSY_NS="+busy)
+		cmd.ExtraFiles = []*os.File{reqR, respW}
+		cmd.Stderr = &stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		reqR.Close()
+		respW.Close()
+		began := time.Now()
+		go func() {
+			reqW.Write([]byte(requests))
+			reqW.Close()
+		}()
+		got, _ := io.ReadAll(respR)
+		err = cmd.Wait()
+		return got, time.Since(began), err, stderr.String()
+	}
+	const busy = 30 * time.Millisecond
+	requests := handshake + "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n" +
+		"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
+	got, took, err, stderr := run(fmt.Sprint(busy.Nanoseconds()), requests)
+	if err != nil {
+		t.Fatalf("c-child exited with %v\n%s", err, stderr)
+	}
+	want := "HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Library: c-child/0\r\nAfterBurn-Capabilities: exchange\r\nContent-Length: 0\r\n\r\n" +
+		"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 14\r\n\r\nHello, world!\n" +
+		"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nabc"
+	if string(got) != want {
+		t.Errorf("c-child wrote\n%q\nwant\n%q", got, want)
+	}
+	if took < 2*busy {
+		t.Errorf("two answers took %v with C_CHILD_BUSY_NS of %v each; want at least %v", took, busy, 2*busy)
+	}
+	for _, bad := range []string{"", "x", "-1", "10us"} {
+		_, _, err, stderr := run(bad, requests)
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(stderr, "bad C_CHILD_BUSY_NS") {
+			t.Errorf("C_CHILD_BUSY_NS=%q: %v, %q; want exit status 2 naming the variable", bad, err, stderr)
 		}
 	}
 }

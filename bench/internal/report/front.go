@@ -21,7 +21,8 @@ func front(w io.Writer, f *harness.Front) {
 	fmt.Fprintln(w, "Each language's AfterBurn function at the library's defaults behind the watchdog twice: with its own front "+
 		"(PROTOCOL.md §10.6, the default) and with `-front off` (every request through net/http), the same command line but "+
 		"for that flag; beside them the hop's watchdog + C child both ways (`watchdog-c`, `watchdog-c-net-http`), whose "+
-		"difference is the watchdog's own saving. All in the same repetitions; within a pair the front runs first in odd "+
+		"difference is the watchdog's own saving, and the same with a slower C child (`C_CHILD_BUSY_NS`: its CPU kept busy "+
+		"that long before each answer), the watchdog's saving at a lower request rate. All in the same repetitions; within a pair the front runs first in odd "+
 		"repetitions and `-front off` first in even ones. Front ÷ net/http is requests/s with the front over requests/s with "+
 		"`-front off`, per repetition, then the median [min, max]. Time saved is 1e6/req/s with `-front off` less with the "+
 		"front, per repetition: what the front takes off the figure's time per request (with everything under test on one "+
@@ -32,6 +33,7 @@ func front(w io.Writer, f *harness.Front) {
 		"tree CPU µs/req front / net/http | tree CPU saved µs/req | watchdog CPU µs/req front / net/http | watchdog CPU saved µs/req |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	frontRows(w, "watchdog + C child", f.CChild)
+	frontRows(w, "watchdog + slower C child", f.CChildBusy)
 	for _, name := range f.Order {
 		if l := f.Languages[name]; l != nil {
 			frontRows(w, name, &l.FrontPair)
@@ -42,12 +44,15 @@ func front(w io.Writer, f *harness.Front) {
 		"language, none lower)\". Judged per language and workload at c=8, two ways: the figure rises (front ÷ net/http ≥ 1, "+
 		"the median of the per-repetition ratios: \"none lower\"), and it rises by at least the watchdog's saving (the time "+
 		"per request saved in the language's figure less the time saved in the watchdog + C child's, in the same repetition, "+
-		"median ≥ 0 µs). The watchdog does the same work in front of any worker, so the second is met in expectation when the "+
-		"saving passes whole to the language; a small shortfall within the repetitions' spread is noise, a large one is the "+
-		"language losing the saving elsewhere. Share is the language's time saved over the C child's.")
+		"median ≥ 0 µs). The watchdog spends more CPU per request at a lower request rate, so its saving is taken at about "+
+		"the language's rate: against whichever of the C child and the slower C child served the nearest requests/s with "+
+		"`-front off` (the reference); the C child's own comparison stays beside it. The watchdog does the same work in front "+
+		"of any worker at the same rate, so the second is met in expectation when the saving passes whole to the language; a "+
+		"small shortfall within the repetitions' spread is noise, a large one is the language losing the saving elsewhere. "+
+		"Share is the language's time saved over the reference's.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| language | workload | time saved µs/req, language / watchdog + C child | less the C child's, µs | share |")
-	fmt.Fprintln(w, "|---|---|---|---|---|")
+	fmt.Fprintln(w, "| language | workload | reference | time saved µs/req, language / reference | less the reference's, µs | share | less the C child's, µs |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, name := range f.Order {
 		l := f.Languages[name]
 		if l == nil {
@@ -55,12 +60,20 @@ func front(w io.Writer, f *harness.Front) {
 		}
 		for _, r := range l.RiseOverSaving {
 			lang, _ := l.FindCompare(r.Workload, r.Concurrency)
-			var cc harness.FrontCompare
-			if f.CChild != nil {
-				cc, _ = f.CChild.FindCompare(r.Workload, r.Concurrency)
+			refName, ref := "C child", f.CChild
+			if r.Reference == harness.FrontCChildBusy {
+				refName, ref = "slower C child", f.CChildBusy
 			}
-			fmt.Fprintf(w, "| %s | %s | %s / %s | %s | %s |\n", name, r.Workload, num(lang.TimeSavedUs.Median), num(cc.TimeSavedUs.Median),
-				bracketed(r.ExcessUs, true, ""), bracketed(r.Share, r.Share.N > 0, "×"))
+			var cc harness.FrontCompare
+			if ref != nil {
+				cc, _ = ref.FindCompare(r.Workload, r.Concurrency)
+			}
+			overCChild := bracketed(r.ExcessUs, true, "")
+			if r.ExcessOverCChildUs.N > 0 {
+				overCChild = bracketed(r.ExcessOverCChildUs, true, "")
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s / %s | %s | %s | %s |\n", name, r.Workload, refName, num(lang.TimeSavedUs.Median),
+				num(cc.TimeSavedUs.Median), bracketed(r.ExcessUs, true, ""), bracketed(r.Share, r.Share.N > 0, "×"), overCChild)
 		}
 	}
 	fmt.Fprintln(w)
@@ -88,6 +101,10 @@ func front(w io.Writer, f *harness.Front) {
 	fmt.Fprintln(w)
 	if f.CChild != nil {
 		fmt.Fprintf(w, "- watchdog + C child: `%s`\n", strings.Join(f.CChild.NetHTTPCommand, " "))
+	}
+	if f.CChildBusy != nil {
+		fmt.Fprintf(w, "- watchdog + slower C child: `%s` (in its environment, `%s`)\n", strings.Join(f.CChildBusy.NetHTTPCommand, " "),
+			strings.Join(f.CChildBusy.Env, " "))
 	}
 	for _, name := range f.Order {
 		if l := f.Languages[name]; l != nil {

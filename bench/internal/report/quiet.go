@@ -158,7 +158,7 @@ func configurations(r *harness.Results) []configuration {
 	}
 	out = append(out, isolationConfigurations(r.Isolation)...)
 	if f := r.Front; f != nil {
-		pairs := []*harness.FrontPair{f.CChild}
+		pairs := []*harness.FrontPair{f.CChild, f.CChildBusy}
 		for _, name := range f.Order {
 			if l := f.Languages[name]; l != nil {
 				pairs = append(pairs, &l.FrontPair)
