@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 )
 
@@ -26,14 +25,13 @@ const FrontCChild = "c-child"
 
 // FrontCChildBusy is the key of the slower C child's pair: the same C child, keeping its CPU
 // busy for frontBusyNs before each answer (C_CHILD_BUSY_NS), behind the same two watchdog
-// command lines. The watchdog spends more CPU per request at a lower request rate (fewer
-// events per wake-up, more wake-ups of wrk), so its saving in µs is not one figure for every
-// worker: this pair measures it near a slower language's rate, with a worker that does no
-// more than the C child's work otherwise.
+// command lines. It shows how the watchdog's saving moves with the request rate, at a
+// slower language's, with a worker that does no more than the C child's work otherwise;
+// reported beside the C child's, not judged: the languages are judged against the C child.
 const FrontCChildBusy = "c-child-busy"
 
-// frontBusyNs is the slower C child's extra CPU per answer: it brings the C child's echo1k
-// rate at c=8 with -front off near the JVM's (about 0.8 × the C child's here).
+// frontBusyNs is the slower C child's extra CPU per answer: it brings the C child's rate at
+// c=8 with -front off to 0.7-0.8 × its own, the JVM's share.
 const frontBusyNs = 4000
 
 // frontKeyPrefix starts the keys of the scenario's configurations, apart from the languages
@@ -97,20 +95,12 @@ type FrontLanguage struct {
 type FrontRise struct {
 	Workload    Workload `json:"workload"`
 	Concurrency string   `json:"concurrency"`
-	// Reference is the C child pair the language is judged against (FrontCChild or
-	// FrontCChildBusy): of those measured, the one whose requests/s with -front off (median)
-	// is nearest the language's, so that the watchdog's saving is taken at about the
-	// language's rate. Empty in runs from before the slower C child: FrontCChild.
-	Reference string `json:"reference,omitempty"`
-	// ExcessUs is the language's time saved per request less Reference's, µs, per repetition.
+	// ExcessUs is the language's time saved per request less the C child's, µs, per repetition.
 	ExcessUs Spread `json:"excess_us"`
-	// Share is the language's time saved over Reference's, per repetition (the share of the
-	// watchdog's saving that reached the language's figure); N 0 when Reference saved
+	// Share is the language's time saved over the C child's, per repetition (the share of
+	// the watchdog's saving that reached the language's figure); N 0 when the C child saved
 	// nothing in some repetition.
 	Share Spread `json:"share"`
-	// ExcessOverCChildUs is ExcessUs against the C child's pair whatever Reference is: the
-	// comparison at the C child's own rate. N 0 when Reference is the C child.
-	ExcessOverCChildUs Spread `json:"excess_over_c_child_us,omitempty"`
 }
 
 // Front is the scenario's results.
@@ -119,7 +109,7 @@ type Front struct {
 	// watchdog's own saving.
 	CChild *FrontPair `json:"c_child"`
 	// CChildBusy is the watchdog + the slower C child (FrontCChildBusy) both ways: the
-	// watchdog's saving at a lower rate. omitempty: runs from before it have none.
+	// watchdog's saving at a lower rate, reported. omitempty: runs from before it have none.
 	CChildBusy *FrontPair                `json:"c_child_busy,omitempty"`
 	Order      []string                  `json:"languages_order"`
 	Languages  map[string]*FrontLanguage `json:"languages"`
@@ -317,53 +307,19 @@ func savedPerRep(p *FrontPair, w Workload, c string) []float64 {
 	return out
 }
 
-// riseOverSaving compares a language's time saved per request at c=8 with a C child pair's,
-// repetition by repetition (all the configurations ran in the same one): the pair nearest the
-// language's rate (reference), and the C child's own beside it when that is the slower one.
+// riseOverSaving compares a language's time saved per request at c=8 with the C child's,
+// repetition by repetition (all the configurations ran in the same one).
 func (f *Front) riseOverSaving(l *FrontLanguage) []FrontRise {
 	var out []FrontRise
 	for _, w := range []Workload{Hello, Echo1K} {
-		lang := savedPerRep(&l.FrontPair, w, FrontGoalConcurrency)
-		refKey, ref := f.reference(l, w)
-		base := savedPerRep(ref, w, FrontGoalConcurrency)
+		lang, base := savedPerRep(&l.FrontPair, w, FrontGoalConcurrency), savedPerRep(f.CChild, w, FrontGoalConcurrency)
 		if lang == nil || len(lang) != len(base) {
 			continue
 		}
 		excess, share := excessOver(lang, base)
-		r := FrontRise{Workload: w, Concurrency: FrontGoalConcurrency, Reference: refKey, ExcessUs: excess, Share: share}
-		if refKey != FrontCChild {
-			if cc := savedPerRep(f.CChild, w, FrontGoalConcurrency); len(cc) == len(lang) {
-				r.ExcessOverCChildUs, _ = excessOver(lang, cc)
-			}
-		}
-		out = append(out, r)
+		out = append(out, FrontRise{Workload: w, Concurrency: FrontGoalConcurrency, ExcessUs: excess, Share: share})
 	}
 	return out
-}
-
-// reference is the C child pair a language is judged against at workload w: of the C child's
-// and the slower C child's, the one whose median requests/s at c=8 with -front off is nearest
-// the language's (the C child's when only it ran).
-func (f *Front) reference(l *FrontLanguage, w Workload) (string, *FrontPair) {
-	key, ref := FrontCChild, f.CChild
-	own := netHTTPRPS(&l.FrontPair, w)
-	if busy := netHTTPRPS(f.CChildBusy, w); busy > 0 && own > 0 {
-		if fast := netHTTPRPS(f.CChild, w); fast <= 0 || math.Abs(busy-own) < math.Abs(fast-own) {
-			key, ref = FrontCChildBusy, f.CChildBusy
-		}
-	}
-	return key, ref
-}
-
-// netHTTPRPS is a pair's median requests/s at w and c=8 with -front off; 0 when not measured.
-func netHTTPRPS(p *FrontPair, w Workload) float64 {
-	if p == nil {
-		return 0
-	}
-	if f := p.NetHTTP[w][FrontGoalConcurrency]; f != nil && len(f.Runs) > 0 {
-		return f.RPS.Median
-	}
-	return 0
 }
 
 // excessOver is lang less base per repetition, and lang over base (N 0 when base is not
@@ -390,10 +346,11 @@ func excessOver(lang, base []float64) (excess, share Spread) {
 //     per-repetition ratios): "none lower", the least the goal asks;
 //   - by at least the watchdog's saving: the time per request the front takes off the
 //     language's figure (1e6/req/s, -front off less front) at least what it takes off the
-//     watchdog + C child's at about the language's rate (FrontRise.Reference) in the same
-//     repetition (the median of the per-repetition differences ≥ 0 µs). The watchdog does
-//     the same work in front of any worker at the same rate, so a language whose figure gains
-//     less loses some of the saving elsewhere (its worker paying for the watchdog's speed).
+//     watchdog + C child's in the same repetition (the median of the per-repetition
+//     differences ≥ 0 µs). The watchdog does the same work in front of any worker, so a
+//     language whose figure gains less loses some of the saving elsewhere (its worker paying
+//     for the watchdog's speed), or the saving moved with the rate (the slower C child's
+//     pair shows by how much).
 func frontTargets(l *FrontLanguage) []Target {
 	var out []Target
 	for _, cmp := range l.Compare {
@@ -405,7 +362,7 @@ func frontTargets(l *FrontLanguage) []Target {
 			Goal: ">= 1", Met: cmp.RPSRatio.Median >= 1})
 		for _, r := range l.RiseOverSaving {
 			if r.Workload == cmp.Workload {
-				out = append(out, Target{Name: fmt.Sprintf("%s c=8 time per request saved, µs, less the watchdog + %s's", cmp.Workload, referenceName(r.Reference)),
+				out = append(out, Target{Name: fmt.Sprintf("%s c=8 time per request saved, µs, less the watchdog + C child's", cmp.Workload),
 					Value: r.ExcessUs.Median, Min: r.ExcessUs.Min, Max: r.ExcessUs.Max,
 					Goal: ">= 0", Met: r.ExcessUs.Median >= 0})
 			}
@@ -441,12 +398,4 @@ func (p *FrontPair) FindCompare(w Workload, c string) (FrontCompare, bool) {
 		}
 	}
 	return FrontCompare{}, false
-}
-
-// referenceName names a FrontRise.Reference in a target: "C child" or "slower C child".
-func referenceName(key string) string {
-	if key == FrontCChildBusy {
-		return "slower C child"
-	}
-	return "C child"
 }
