@@ -54,6 +54,7 @@ func (f *FD) CanAwait() bool { return f.plain == nil }
 // returns once the descriptor is readable, or its read deadline passes, or
 // it is closed: the Read that follows then finds the answer, or that error,
 // without a read(2) that finds nothing. ask must not read the descriptor.
+// On a descriptor that cannot wait (CanAwait), AwaitAfter only calls ask.
 //
 // The descriptor must hold nothing unread when AwaitAfter begins: bytes that
 // came before are news the poller may have delivered already, and forgets
@@ -62,7 +63,6 @@ func (f *FD) CanAwait() bool { return f.plain == nil }
 // worker wrote unsolicited output, which the pool's check at acquire looks
 // for (PROTOCOL.md §9.6); written later still, the worker's answer ends the
 // wait, and the Read that follows finds both.
-// On a descriptor that cannot wait (CanAwait), AwaitAfter only calls ask.
 func (f *FD) AwaitAfter(ask func() (lookNow bool, err error)) error {
 	if f.plain != nil {
 		_, err := ask()

@@ -175,10 +175,10 @@ func TestSendLearnsToAwait(t *testing.T) {
 		send()
 		answer()
 	}
-	// Now awaited: the read after Send finds the answer at once. A write
-	// is slow at twice the quickest, and the scheduler's jitter on a busy
-	// test machine makes many so (10 tries failed under go test -count=400): each is looked
-	// after at once, which this loop skips.
+	// Now awaited: the read after Send finds the answer at once. Writes
+	// the scheduler slowed to twice the quickest count as slow and look at
+	// once (this loop skips them); on a busy machine many do (10 tries
+	// failed under go test -count=400).
 	for i := 0; i < 50*sampleEvery; i++ {
 		start := time.Now()
 		send()
