@@ -178,16 +178,7 @@ func TestSpliceTruncatedIntoAFullResponsePipe(t *testing.T) {
 		for i := range 20 {
 			t.Run(fmt.Sprintf("lanes=%d/%d", lanes, i), func(t *testing.T) {
 				copied := make(chan error, 1)
-				var req *os.File
-				var resp *bufio.Reader
-				var respFile *os.File
-				if lanes == 1 {
-					wk := startWorker(t, spliceEcho(copied))
-					req, resp, respFile = wk.req, wk.resp, wk.respFile
-				} else {
-					ls := startLanes(t, spliceEcho(copied), lanes)
-					req, resp, respFile = ls.req[0], ls.resp[0], ls.respFiles[0]
-				}
+				req, resp, respFile := echoLane(t, copied, lanes)
 				setPipeSize(t, req, 1<<20) // the whole request fits: written, then closed
 				setPipeSize(t, respFile, 4096)
 				req.Write([]byte("POST / HTTP/1.1\r\nHost: fn\r\nContent-Length: " + strconv.Itoa(declared) + "\r\n\r\n" + string(patternBytes(sent))))
@@ -211,8 +202,20 @@ func TestSpliceTruncatedIntoAFullResponsePipe(t *testing.T) {
 	}
 }
 
+// echoLane serves spliceEcho on a lone lane (lanes 1) or on lanes, and returns the
+// watchdog's ends of the first: the request pipe, the response pipe and its file.
+func echoLane(tb testing.TB, copied chan<- error, lanes int) (*os.File, *bufio.Reader, *os.File) {
+	tb.Helper()
+	if lanes == 1 {
+		wk := startWorker(tb, spliceEcho(copied))
+		return wk.req, wk.resp, wk.respFile
+	}
+	ls := startLanes(tb, spliceEcho(copied), lanes)
+	return ls.req[0], ls.resp[0], ls.respFiles[0]
+}
+
 // setPipeSize sets the capacity of f's pipe (F_SETPIPE_SZ).
-func setPipeSize(t *testing.T, f *os.File, size int) {
+func setPipeSize(t testing.TB, f *os.File, size int) {
 	t.Helper()
 	if _, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(rawFD(f)), 1031 /* F_SETPIPE_SZ */, uintptr(size)); errno != 0 {
 		t.Fatalf("F_SETPIPE_SZ %d: %v", size, errno)
@@ -291,21 +294,11 @@ func BenchmarkSpliceEcho(b *testing.B) {
 	for _, lanes := range []int{1, 2} {
 		b.Run(fmt.Sprintf("lanes=%d", lanes), func(b *testing.B) {
 			copied := make(chan error, 1)
-			var req io.Writer
-			var resp *bufio.Reader
-			var reqF *os.File
-			if lanes == 1 {
-				wk := startWorker(b, spliceEcho(copied))
-				req, resp, reqF = wk.req, wk.resp, wk.req
-			} else {
-				ls := startLanes(b, spliceEcho(copied), lanes)
-				req, resp, reqF = ls.req[0], ls.resp[0], ls.req[0]
-			}
+			req, resp, _ := echoLane(b, copied, lanes)
 			// Lane 1's pipes as the watchdog makes them: 1 MiB (F_SETPIPE_SZ); the
 			// response pipe's size is set through the request's: both are the test's.
 			if *pipeMiB {
-				rc, _ := reqF.SyscallConn()
-				rc.Control(func(fd uintptr) { syscall.Syscall(syscall.SYS_FCNTL, fd, 1031, 1<<20) })
+				setPipeSize(b, req, 1<<20)
 			}
 			b.SetBytes(size)
 			b.ResetTimer()
