@@ -158,36 +158,13 @@ func TestRelayServesHelloAndEcho(t *testing.T) {
 // expects, byte for byte (PROTOCOL.md §3.2, §4.6).
 func TestCChildAnswersTheHandshakeAndEchoesTheToken(t *testing.T) {
 	_, child := buildC(t)
-	reqR, reqW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	respR, respW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(child)
-	cmd.Env = append(os.Environ(), "AFTERBURN_FDS=3,4")
-	cmd.ExtraFiles = []*os.File{reqR, respW}
-	cmd.Stderr = &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	reqR.Close()
-	respW.Close()
-	go func() {
-		reqW.Write([]byte(handshake +
-			"GET / HTTP/1.1\r\nHost: x\r\nAfterBurn-Exchange: a1\r\nContent-Length: 0\r\n\r\n" +
-			"POST / HTTP/1.1\r\nHost: x\r\nafterburn-exchange: Zz9\r\nContent-Length: 3\r\n\r\nabc" +
-			"OPTIONS * HTTP/1.1\r\nHost: afterburn\r\nAfterBurn-Handshake: 1\r\nAfterBurn-Exchange: b2\r\nContent-Length: 0\r\n\r\n" +
-			"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"))
-		reqW.Close() // EOF between requests: the child exits 0 (§9.4)
-	}()
-	got, _ := io.ReadAll(respR)
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("c-child exited with %v; want 0 at the end of the request pipe\n%s", err, stderr.String())
+	got, _, err, stderr := runCChild(t, child, nil, handshake+
+		"GET / HTTP/1.1\r\nHost: x\r\nAfterBurn-Exchange: a1\r\nContent-Length: 0\r\n\r\n"+
+		"POST / HTTP/1.1\r\nHost: x\r\nafterburn-exchange: Zz9\r\nContent-Length: 3\r\n\r\nabc"+
+		"OPTIONS * HTTP/1.1\r\nHost: afterburn\r\nAfterBurn-Handshake: 1\r\nAfterBurn-Exchange: b2\r\nContent-Length: 0\r\n\r\n"+
+		"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+	if err != nil { // the end of the request pipe between requests: the child exits 0 (§9.4)
+		t.Errorf("c-child exited with %v; want 0 at the end of the request pipe\n%s", err, stderr)
 	}
 	want := "HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Library: c-child/0\r\nAfterBurn-Capabilities: exchange\r\nContent-Length: 0\r\n\r\n" +
 		"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nAfterBurn-Exchange: a1\r\nContent-Length: 14\r\n\r\nHello, world!\n" +
@@ -195,7 +172,7 @@ func TestCChildAnswersTheHandshakeAndEchoesTheToken(t *testing.T) {
 		"HTTP/1.1 200 OK\r\nAfterBurn-Protocol: 1\r\nAfterBurn-Library: c-child/0\r\nAfterBurn-Capabilities: exchange\r\nAfterBurn-Exchange: b2\r\nContent-Length: 0\r\n\r\n" +
 		"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 14\r\n\r\nHello, world!\n"
 	if string(got) != want {
-		t.Errorf("c-child wrote\n%q\nwant\n%q\nstderr: %s", got, want, stderr.String())
+		t.Errorf("c-child wrote\n%q\nwant\n%q\nstderr: %s", got, want, stderr)
 	}
 }
 
@@ -462,35 +439,8 @@ func TestLibraryCPUGoalsPerConfiguration(t *testing.T) {
 // child); a value that is not a count of nanoseconds stops it with status 2.
 func TestCChildBusy(t *testing.T) {
 	_, child := buildC(t)
-	run := func(busy string, requests string) ([]byte, time.Duration, error, string) {
-		t.Helper()
-		reqR, reqW, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		respR, respW, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr bytes.Buffer
-		cmd := exec.Command(child)
-		cmd.Env = append(os.Environ(), "AFTERBURN_FDS=3,4", "C_CHILD_BUSY_NS="+busy)
-		cmd.ExtraFiles = []*os.File{reqR, respW}
-		cmd.Stderr = &stderr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		reqR.Close()
-		respW.Close()
-		began := time.Now()
-		go func() {
-			reqW.Write([]byte(requests))
-			reqW.Close()
-		}()
-		got, _ := io.ReadAll(respR)
-		err = cmd.Wait()
-		return got, time.Since(began), err, stderr.String()
+	run := func(busy, requests string) ([]byte, time.Duration, error, string) {
+		return runCChild(t, child, []string{"C_CHILD_BUSY_NS=" + busy}, requests)
 	}
 	const busy = 30 * time.Millisecond
 	requests := handshake + "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n" +
@@ -515,4 +465,39 @@ func TestCChildBusy(t *testing.T) {
 			t.Errorf("C_CHILD_BUSY_NS=%q: %v, %q; want exit status 2 naming the variable", bad, err, stderr)
 		}
 	}
+}
+
+// runCChild runs the C child on a pair of pipes with env added to its environment, writes
+// requests and closes the request pipe, and returns all it answered, how long from the
+// first write to the end of the response pipe, how it exited, and its stderr.
+func runCChild(t *testing.T, child string, env []string, requests string) ([]byte, time.Duration, error, string) {
+	t.Helper()
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	respR, respW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer respR.Close()
+	var stderr bytes.Buffer
+	cmd := exec.Command(child)
+	cmd.Env = append(append(os.Environ(), "AFTERBURN_FDS=3,4"), env...)
+	cmd.ExtraFiles = []*os.File{reqR, respW}
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	reqR.Close()
+	respW.Close()
+	began := time.Now()
+	go func() {
+		reqW.Write([]byte(requests))
+		reqW.Close()
+	}()
+	got, _ := io.ReadAll(respR)
+	err = cmd.Wait()
+	return got, time.Since(began), err, stderr.String()
 }
