@@ -79,6 +79,10 @@ type FrontCompare struct {
 	// watchdog process's alone. N 0 when no run carried a host cost.
 	TreeCPUSavedUs     Spread `json:"tree_cpu_saved_us"`
 	WatchdogCPUSavedUs Spread `json:"watchdog_cpu_saved_us"`
+	// LoadWakesAvoided are wrk's wake-ups per request (HostCost.LoadWakeIPIs) with -front off
+	// less with the front: how many fewer times a response found the client asleep. N 0 when
+	// a run did not count them.
+	LoadWakesAvoided Spread `json:"load_wakes_avoided"`
 }
 
 // FrontLanguage is a language's pair, with how its rise compares with the watchdog's saving.
@@ -101,6 +105,11 @@ type FrontRise struct {
 	// the watchdog's saving that reached the language's figure); N 0 when the C child saved
 	// nothing in some repetition.
 	Share Spread `json:"share"`
+	// WakesUs is, per repetition, the language's wrk wake-ups avoided per request less the C
+	// child's, times Front.WakeCostUs: the part of ExcessUs that is the client's wake-ups, not
+	// the watchdog's work. BesideWakesUs is ExcessUs less it. N 0 when not counted.
+	WakesUs       Spread `json:"wakes_us"`
+	BesideWakesUs Spread `json:"beside_wakes_us"`
 }
 
 // Front is the scenario's results.
@@ -113,6 +122,9 @@ type Front struct {
 	CChildBusy *FrontPair                `json:"c_child_busy,omitempty"`
 	Order      []string                  `json:"languages_order"`
 	Languages  map[string]*FrontLanguage `json:"languages"`
+	// WakeCostUs is what one wake-up of a thread asleep on wrk's CPU costs the CPU under test
+	// (wakeCost), µs, measured once before the repetitions; 0 when a CPU list is not given.
+	WakeCostUs float64 `json:"wake_cost_us,omitempty"`
 }
 
 // FrontGoalConcurrency is the concurrency issue 29's language goal is stated at.
@@ -215,10 +227,14 @@ func measureFront(ctx context.Context, o Options, load Load, guard *quietGuard) 
 	if err := startWarmed(ctx, o, load, all); err != nil {
 		return nil, err
 	}
+	wakeCostUs, err := frontWakeCost(o)
+	if err != nil {
+		return nil, err
+	}
 	if err := measureRepetitions(o, load, guard, func(rep int) []*config { return frontRepetition(pairs, rep) }, 24); err != nil {
 		return nil, err
 	}
-	res := &Front{Languages: map[string]*FrontLanguage{}}
+	res := &Front{Languages: map[string]*FrontLanguage{}, WakeCostUs: wakeCostUs}
 	for _, p := range pairs {
 		fp := FrontPair{Key: p.key, FrontKey: p.front.key, NetHTTPKey: p.netHTTP.key, FrontCommand: p.front.argv, NetHTTPCommand: p.netHTTP.argv,
 			Env: p.front.env, Front: p.front.figs, NetHTTP: p.netHTTP.figs}
@@ -237,165 +253,20 @@ func measureFront(ctx context.Context, o Options, load Load, guard *quietGuard) 
 	return res, nil
 }
 
-// Judge fills in every pair's comparisons and every language's rise against the C
-// child's saving and its goals.
-func (f *Front) Judge() {
-	for _, cc := range []*FrontPair{f.CChild, f.CChildBusy} {
-		if cc != nil {
-			cc.Compare = comparePair(cc)
-		}
+// frontWakeCost is wakeCost from the first CPU under test to the first of wrk's, in µs; 0
+// when either is not pinned.
+func frontWakeCost(o Options) (float64, error) {
+	server, err := cpuList(o.ServerCPU)
+	if err != nil {
+		return 0, err
 	}
-	for _, name := range f.Order {
-		l := f.Languages[name]
-		if l == nil {
-			continue
-		}
-		l.Compare = comparePair(&l.FrontPair)
-		l.RiseOverSaving = f.riseOverSaving(l)
-		l.Targets = frontTargets(l)
+	load, err := cpuList(o.LoadCPU)
+	if err != nil {
+		return 0, err
 	}
-}
-
-// comparePair compares a pair's two configurations per repetition, for every workload and
-// concurrency both measured in every repetition.
-func comparePair(p *FrontPair) []FrontCompare {
-	var out []FrontCompare
-	for _, w := range []Workload{Hello, Echo1K} {
-		for _, c := range []string{"c1", "c8"} {
-			on, off := p.Front[w][c], p.NetHTTP[w][c]
-			ratio, ok := perRepetition(on, off)
-			if !ok {
-				continue
-			}
-			var saved, tree, wd []float64
-			for i := range on.Runs {
-				saved = append(saved, 1e6/off.Runs[i].RPS-1e6/on.Runs[i].RPS)
-				if a, b := on.Runs[i].Host, off.Runs[i].Host; a != nil && b != nil {
-					tree = append(tree, b.Tree.CPUus-a.Tree.CPUus)
-					wd = append(wd, b.Front.CPUus-a.Front.CPUus)
-				}
-			}
-			out = append(out, FrontCompare{Workload: w, Concurrency: c, RPSRatio: ratio, TimeSavedUs: spreadOf(saved),
-				TreeCPUSavedUs: spreadOrZero(tree), WatchdogCPUSavedUs: spreadOrZero(wd)})
-		}
+	if len(server) == 0 || len(load) == 0 {
+		return 0, nil
 	}
-	return out
-}
-
-// spreadOrZero is spreadOf, but the zero Spread (N 0) for no values.
-func spreadOrZero(xs []float64) Spread {
-	if len(xs) == 0 {
-		return Spread{}
-	}
-	return spreadOf(xs)
-}
-
-// savedPerRep is a pair's time saved per request at w and c, per repetition; nil unless both
-// configurations ran in every repetition.
-func savedPerRep(p *FrontPair, w Workload, c string) []float64 {
-	if p == nil {
-		return nil
-	}
-	on, off := p.Front[w][c], p.NetHTTP[w][c]
-	if on == nil || off == nil || len(on.Runs) != len(off.Runs) || len(on.Runs) == 0 {
-		return nil
-	}
-	var out []float64
-	for i := range on.Runs {
-		out = append(out, 1e6/off.Runs[i].RPS-1e6/on.Runs[i].RPS)
-	}
-	return out
-}
-
-// riseOverSaving compares a language's time saved per request at c=8 with the C child's,
-// repetition by repetition (all the configurations ran in the same one).
-func (f *Front) riseOverSaving(l *FrontLanguage) []FrontRise {
-	var out []FrontRise
-	for _, w := range []Workload{Hello, Echo1K} {
-		lang, base := savedPerRep(&l.FrontPair, w, FrontGoalConcurrency), savedPerRep(f.CChild, w, FrontGoalConcurrency)
-		if lang == nil || len(lang) != len(base) {
-			continue
-		}
-		excess, share := excessOver(lang, base)
-		out = append(out, FrontRise{Workload: w, Concurrency: FrontGoalConcurrency, ExcessUs: excess, Share: share})
-	}
-	return out
-}
-
-// excessOver is lang less base per repetition, and lang over base (N 0 when base is not
-// positive in every repetition).
-func excessOver(lang, base []float64) (excess, share Spread) {
-	var ex, sh []float64
-	for i := range lang {
-		ex = append(ex, lang[i]-base[i])
-		if base[i] > 0 {
-			sh = append(sh, lang[i]/base[i])
-		}
-	}
-	excess = spreadOf(ex)
-	if len(sh) == len(lang) {
-		share = spreadOf(sh)
-	}
-	return excess, share
-}
-
-// frontTargets are issue 29's language goal, "every language's AfterBurn figure at c=8 rises by
-// at least the watchdog's saving (reported per language, none lower)", per workload at c=8:
-//
-//   - the figure rises: requests/s with the front ÷ with -front off ≥ 1 (median of the
-//     per-repetition ratios): "none lower", the least the goal asks;
-//   - by at least the watchdog's saving: the time per request the front takes off the
-//     language's figure (1e6/req/s, -front off less front) at least what it takes off the
-//     watchdog + C child's in the same repetition (the median of the per-repetition
-//     differences ≥ 0 µs). The watchdog does the same work in front of any worker, so a
-//     language whose figure gains less loses some of the saving elsewhere (its worker paying
-//     for the watchdog's speed), or the saving moved with the rate (the slower C child's
-//     pair shows by how much).
-func frontTargets(l *FrontLanguage) []Target {
-	var out []Target
-	for _, cmp := range l.Compare {
-		if cmp.Concurrency != FrontGoalConcurrency {
-			continue
-		}
-		out = append(out, Target{Name: fmt.Sprintf("%s c=8 req/s, front ÷ -front off", cmp.Workload),
-			Value: cmp.RPSRatio.Median, Min: cmp.RPSRatio.Min, Max: cmp.RPSRatio.Max,
-			Goal: ">= 1", Met: cmp.RPSRatio.Median >= 1})
-		for _, r := range l.RiseOverSaving {
-			if r.Workload == cmp.Workload {
-				out = append(out, Target{Name: fmt.Sprintf("%s c=8 time per request saved, µs, less the watchdog + C child's", cmp.Workload),
-					Value: r.ExcessUs.Median, Min: r.ExcessUs.Min, Max: r.ExcessUs.Max,
-					Goal: ">= 0", Met: r.ExcessUs.Median >= 0})
-			}
-		}
-	}
-	return out
-}
-
-// GoalMet reports whether every language met every goal of the scenario, and lists those
-// that did not; false with no language measured.
-func (f *Front) GoalMet() (bool, []string) {
-	var missed []string
-	for _, name := range f.Order {
-		l := f.Languages[name]
-		ok := l != nil && len(l.Targets) > 0
-		if l != nil {
-			for _, t := range l.Targets {
-				ok = ok && t.Met
-			}
-		}
-		if !ok {
-			missed = append(missed, name)
-		}
-	}
-	return len(f.Order) > 0 && len(missed) == 0, missed
-}
-
-// FindCompare returns a pair's comparison at w and c.
-func (p *FrontPair) FindCompare(w Workload, c string) (FrontCompare, bool) {
-	for _, cmp := range p.Compare {
-		if cmp.Workload == w && cmp.Concurrency == c {
-			return cmp, true
-		}
-	}
-	return FrontCompare{}, false
+	d, err := wakeCost(server[0], load[0])
+	return float64(d) / 1e3, err
 }

@@ -336,3 +336,85 @@ func TestFrontJudgeNeedsEveryRepetition(t *testing.T) {
 		t.Errorf("GoalMet with no target = true")
 	}
 }
+
+// withWakes sets wrk's wake-ups per request of the runs of b at w and c, one per run.
+func withWakes(b ByWorkload, w Workload, c string, wakes ...float64) ByWorkload {
+	for i, x := range wakes {
+		b[w][c].Runs[i].Host.LoadWakeIPIs = &x
+	}
+	return b
+}
+
+// TestFrontJudgeCountsWrkWakeUps: wrk's wake-ups avoided are -front off's less the front's,
+// per repetition; the part of a language's rise over the C child's saving that they make is
+// the difference of the two pairs' wake-ups avoided times one wake-up's cost, and the rest is
+// beside it; the goal itself is judged on the time saved alone.
+func TestFrontJudgeCountsWrkWakeUps(t *testing.T) {
+	c8 := FrontGoalConcurrency
+	pair := func(on, off float64, wakesOn, wakesOff [2]float64) FrontPair {
+		return FrontPair{
+			Front:   withWakes(frontFigs(Echo1K, c8, [3]float64{on, 20, 10}, [3]float64{on, 20, 10}), Echo1K, c8, wakesOn[:]...),
+			NetHTTP: withWakes(frontFigs(Echo1K, c8, [3]float64{off, 25, 15}, [3]float64{off, 25, 15}), Echo1K, c8, wakesOff[:]...)}
+	}
+	// The C child saves 5 µs (40k → 50k) and 0.3, 0.1 wake-ups; java 4 µs (20k → 1e6/46 req/s)
+	// and 0.2, 0.2.
+	cc := pair(50000, 40000, [2]float64{0.2, 0.3}, [2]float64{0.5, 0.4})
+	java := pair(1e6/46, 20000, [2]float64{0.3, 0.3}, [2]float64{0.5, 0.5})
+	// node saves what java does, but avoids 0.1 and 0 wake-ups: its shortfall is wrk's.
+	node := pair(1e6/46, 20000, [2]float64{0.4, 0.5}, [2]float64{0.5, 0.5})
+	f := &Front{CChild: &cc, Order: []string{"java", "node"}, WakeCostUs: 7,
+		Languages: map[string]*FrontLanguage{"java": {FrontPair: java}, "node": {FrontPair: node}}}
+	f.Judge()
+	c, _ := f.CChild.FindCompare(Echo1K, c8)
+	if w := c.LoadWakesAvoided; w.N != 2 || !near(w.Min, 0.1) || !near(w.Max, 0.3) {
+		t.Errorf("the C child's wake-ups avoided = %+v; want 0.1 and 0.3", w)
+	}
+	r := f.Languages["java"].RiseOverSaving
+	if len(r) != 1 {
+		t.Fatalf("java's rise = %+v", r)
+	}
+	// Per repetition: excess -1 µs both times; wake-ups (0.2-0.3)×7 = -0.7 and (0.2-0.1)×7 = 0.7;
+	// beside them -0.3 and -1.7.
+	if w := r[0].WakesUs; w.N != 2 || !near(w.Min, -0.7) || !near(w.Max, 0.7) {
+		t.Errorf("java's rise from wrk's wake-ups = %+v; want -0.7 and 0.7 µs", w)
+	}
+	if b := r[0].BesideWakesUs; b.N != 2 || !near(b.Min, -1.7) || !near(b.Max, -0.3) {
+		t.Errorf("java's rise beside wrk's wake-ups = %+v; want -1.7 and -0.3 µs", b)
+	}
+	// The goal is judged beside wrk's wake-ups: java's -1.0 µs misses it; node's -1 µs, of
+	// which -1.4 and -0.7 are wake-ups (0.4 and -0.3 beside them, median 0.05), meets it.
+	want := map[string]bool{"java": false, "node": true}
+	for lang, met := range want {
+		tg := f.Languages[lang].Targets
+		if len(tg) != 2 || tg[1].Name != "echo1k c=8 time per request saved, µs, less the watchdog + C child's, wrk's wake-ups aside" ||
+			tg[1].Met != met {
+			t.Errorf("%s's targets = %+v; want the second beside wrk's wake-ups, met %v", lang, tg, met)
+		}
+	}
+	if tg := f.Languages["node"].Targets[1]; !near(tg.Value, 0.05) || !near(tg.Min, -0.3) || !near(tg.Max, 0.4) {
+		t.Errorf("node's rise beside wrk's wake-ups = %+v; want 0.05 [-0.3, 0.4]", tg)
+	}
+	if ok, missed := f.GoalMet(); ok || strings.Join(missed, " ") != "java" {
+		t.Errorf("GoalMet = %v %v; want false, java (saved 1 µs less than the C child beside wrk's wake-ups)", ok, missed)
+	}
+
+	// Without the cost, or with a run that did not count wake-ups, none are set against the rise.
+	f.WakeCostUs = 0
+	f.Judge()
+	if r := f.Languages["java"].RiseOverSaving[0]; r.WakesUs.N != 0 || r.BesideWakesUs.N != 0 {
+		t.Errorf("rise without a wake-up cost = %+v; want no wake-up part", r)
+	}
+	// node is then judged on the plain difference, -1 µs: missed.
+	if tg := f.Languages["node"].Targets[1]; tg.Name != "echo1k c=8 time per request saved, µs, less the watchdog + C child's" || tg.Met {
+		t.Errorf("node's target without wake-ups counted = %+v; want the plain difference, missed", tg)
+	}
+	f.WakeCostUs = 7
+	java.Front[Echo1K][c8].Runs[1].Host.LoadWakeIPIs = nil
+	f.Judge()
+	if c, _ := f.Languages["java"].FindCompare(Echo1K, c8); c.LoadWakesAvoided.N != 0 {
+		t.Errorf("java's wake-ups avoided with one run uncounted = %+v; want none", c.LoadWakesAvoided)
+	}
+	if r := f.Languages["java"].RiseOverSaving[0]; r.WakesUs.N != 0 {
+		t.Errorf("rise with one run uncounted = %+v; want no wake-up part", r)
+	}
+}

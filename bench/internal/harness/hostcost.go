@@ -46,6 +46,10 @@ type HostCost struct {
 	// proxy. Tree is every process of the configuration, the front included.
 	Front PerRequest `json:"front"`
 	Tree  PerRequest `json:"tree"`
+	// LoadWakeIPIs are the wake-up interrupts wrk's CPU received per request (loadwakes.go):
+	// how often a response found the client asleep. Absent when wrk is not pinned or the
+	// kernel does not count them (and in runs from before them).
+	LoadWakeIPIs *float64 `json:"load_wake_ipis,omitempty"`
 }
 
 // procCounters are one process's cumulative counters at one moment.
@@ -120,12 +124,19 @@ func hostCost(before, after treeSample, requests int64) *HostCost {
 // measure is one measured run of the load against s, with what s's processes spent on it.
 func (s *server) measure(load Load, w Workload, conns int, d time.Duration) (LoadResult, error) {
 	root := s.cmd.Process.Pid
+	loadCPUs, _ := cpuList(load.CPU) // an unpinned or unreadable list: no wake-ups counted
+	ipisBefore, ipiErr := readWakeIPIs(loadCPUs)
 	before := sampleTree(root)
 	r, err := load.Run(s.url(), w, conns, d)
 	if err != nil {
 		return r, err
 	}
 	r.Host = hostCost(before, sampleTree(root), r.Requests)
+	ipisAfter, ipiErrAfter := readWakeIPIs(loadCPUs)
+	if r.Host != nil && len(loadCPUs) > 0 && ipiErr == nil && ipiErrAfter == nil {
+		perRequest := float64(ipisAfter-ipisBefore) / float64(r.Requests)
+		r.Host.LoadWakeIPIs = &perRequest
+	}
 	return r, nil
 }
 

@@ -28,11 +28,21 @@ func front(w io.Writer, f *harness.Front) {
 		"`-front off`, per repetition, then the median [min, max]. Time saved is 1e6/req/s with `-front off` less with the "+
 		"front, per repetition: what the front takes off the figure's time per request (with everything under test on one "+
 		"CPU, saturated at c=8, that CPU's time per request). CPU µs per request are from /proc (user + system): the tree is "+
-		"the watchdog and its workers, the watchdog its process alone; saved is `-front off` less front, per repetition.")
+		"the watchdog and its workers, the watchdog its process alone; saved is `-front off` less front, per repetition. "+
+		"wrk wake-ups avoided are the interrupts wrk's CPU received to wake it (/proc/interrupts RES + CAL), per request, "+
+		"with `-front off` less with the front: a response written while wrk sleeps wakes it from the CPU under test, "+
+		"which pays for the interrupt, and a faster configuration finds wrk awake more often.")
+	if f.WakeCostUs > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "One such wake-up costs the CPU under test %s µs here (a one-byte pipe write that wakes a thread asleep on wrk's CPU, "+
+			"less one that wakes nobody; median of 2000, measured before the repetitions): part of any configuration's time "+
+			"saved is wrk's sleep, not the server's work.\n", num(f.WakeCostUs))
+	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| configuration | workload | c | front req/s | net/http req/s | front ÷ net/http | time saved µs/req | "+
-		"tree CPU µs/req front / net/http | tree CPU saved µs/req | watchdog CPU µs/req front / net/http | watchdog CPU saved µs/req |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+		"tree CPU µs/req front / net/http | tree CPU saved µs/req | watchdog CPU µs/req front / net/http | watchdog CPU saved µs/req | "+
+		"wrk wake-ups avoided /req |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	frontRows(w, "watchdog + C child", f.CChild)
 	frontRows(w, "watchdog + slower C child", f.CChildBusy)
 	for _, name := range f.Order {
@@ -45,13 +55,17 @@ func front(w io.Writer, f *harness.Front) {
 		"language, none lower)\". Judged per language and workload at c=8, two ways: the figure rises (front ÷ net/http ≥ 1, "+
 		"the median of the per-repetition ratios: \"none lower\"), and it rises by at least the watchdog's saving (the time "+
 		"per request saved in the language's figure less the time saved in the watchdog + C child's, in the same repetition, "+
-		"median ≥ 0 µs). The watchdog does the same work in front of any worker, so the second is met in expectation when the "+
-		"saving passes whole to the language; a small shortfall within the repetitions' spread is noise, a large one is the "+
-		"language losing the saving elsewhere. The slower C child's row shows how far the saving itself moves at a lower rate. "+
-		"Share is the language's time saved over the C child's.")
+		"wrk's wake-ups aside: median ≥ 0 µs). Of that difference, wrk's wake-ups are the language's wrk wake-ups avoided less "+
+		"the C child's, per repetition, times one wake-up's cost: time the CPU under test no longer spends waking the client, "+
+		"which depends on how often wrk sleeps, so on the rate, not on the watchdog's work; beside them is the rest, which is "+
+		"judged (the plain difference where a run did not count wake-ups). The watchdog does the same work in front of any "+
+		"worker, so the second is met in expectation when the saving passes whole to the language; a small shortfall within "+
+		"the repetitions' spread is noise, a large one is the language losing the saving elsewhere. The slower C child's row "+
+		"shows how far the saving itself moves at a lower rate. Share is the language's time saved over the C child's.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| language | workload | time saved µs/req, language / watchdog + C child | less the C child's, µs | share |")
-	fmt.Fprintln(w, "|---|---|---|---|---|")
+	fmt.Fprintln(w, "| language | workload | time saved µs/req, language / watchdog + C child | less the C child's, µs | share | "+
+		"of it, wrk's wake-ups, µs | beside them, µs |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, name := range f.Order {
 		l := f.Languages[name]
 		if l == nil {
@@ -63,8 +77,9 @@ func front(w io.Writer, f *harness.Front) {
 			if f.CChild != nil {
 				cc, _ = f.CChild.FindCompare(r.Workload, r.Concurrency)
 			}
-			fmt.Fprintf(w, "| %s | %s | %s / %s | %s | %s |\n", name, r.Workload, num(lang.TimeSavedUs.Median), num(cc.TimeSavedUs.Median),
-				bracketed(r.ExcessUs, true, ""), bracketed(r.Share, r.Share.N > 0, "×"))
+			fmt.Fprintf(w, "| %s | %s | %s / %s | %s | %s | %s | %s |\n", name, r.Workload, num(lang.TimeSavedUs.Median), num(cc.TimeSavedUs.Median),
+				bracketed(r.ExcessUs, true, ""), bracketed(r.Share, r.Share.N > 0, "×"),
+				bracketed(r.WakesUs, r.WakesUs.N > 0, ""), bracketed(r.BesideWakesUs, r.BesideWakesUs.N > 0, ""))
 		}
 	}
 	fmt.Fprintln(w)
@@ -117,10 +132,11 @@ func frontRows(w io.Writer, name string, p *harness.FrontPair) {
 				continue
 			}
 			cmp, ok := p.FindCompare(wl, c)
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %s / %s | %s |\n", name, wl, strings.TrimPrefix(c, "c"),
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %s / %s | %s | %s |\n", name, wl, strings.TrimPrefix(c, "c"),
 				rps(on), rps(off), bracketed(cmp.RPSRatio, ok, "×"), bracketed(cmp.TimeSavedUs, ok, ""),
 				hostCPU(on, false), hostCPU(off, false), bracketed(cmp.TreeCPUSavedUs, ok && cmp.TreeCPUSavedUs.N > 0, ""),
-				hostCPU(on, true), hostCPU(off, true), bracketed(cmp.WatchdogCPUSavedUs, ok && cmp.WatchdogCPUSavedUs.N > 0, ""))
+				hostCPU(on, true), hostCPU(off, true), bracketed(cmp.WatchdogCPUSavedUs, ok && cmp.WatchdogCPUSavedUs.N > 0, ""),
+				bracketed3(cmp.LoadWakesAvoided, ok && cmp.LoadWakesAvoided.N > 0))
 		}
 	}
 }
@@ -135,6 +151,17 @@ func bracketed(s harness.Spread, ok bool, unit string) string {
 		return fmt.Sprintf("%s%s [%s, %s]", num(s.Median), unit, num(s.Min), num(s.Max))
 	}
 	return num(s.Median) + unit
+}
+
+// bracketed3 is bracketed for a count per request, to three decimals.
+func bracketed3(s harness.Spread, ok bool) string {
+	if !ok {
+		return "–"
+	}
+	if s.N > 1 {
+		return fmt.Sprintf("%.3f [%.3f, %.3f]", s.Median, s.Min, s.Max)
+	}
+	return fmt.Sprintf("%.3f", s.Median)
 }
 
 // hostCPU is a configuration's median CPU µs per request: its whole tree's, or with watchdog
