@@ -36,15 +36,14 @@ func comparePair(p *FrontPair) []FrontCompare {
 			if !ok {
 				continue
 			}
-			var saved, tree, wd []float64
+			var tree, wd []float64
 			for i := range on.Runs {
-				saved = append(saved, 1e6/off.Runs[i].RPS-1e6/on.Runs[i].RPS)
 				if a, b := on.Runs[i].Host, off.Runs[i].Host; a != nil && b != nil {
 					tree = append(tree, b.Tree.CPUus-a.Tree.CPUus)
 					wd = append(wd, b.Front.CPUus-a.Front.CPUus)
 				}
 			}
-			out = append(out, FrontCompare{Workload: w, Concurrency: c, RPSRatio: ratio, TimeSavedUs: spreadOf(saved),
+			out = append(out, FrontCompare{Workload: w, Concurrency: c, RPSRatio: ratio, TimeSavedUs: spreadOf(savedPerRep(p, w, c)),
 				TreeCPUSavedUs: spreadOrZero(tree), WatchdogCPUSavedUs: spreadOrZero(wd),
 				LoadWakesAvoided: spreadOrZero(wakesAvoidedPerRep(p, w, c))})
 		}
@@ -60,9 +59,9 @@ func spreadOrZero(xs []float64) Spread {
 	return spreadOf(xs)
 }
 
-// savedPerRep is a pair's time saved per request at w and c, per repetition; nil unless both
-// configurations ran in every repetition.
-func savedPerRep(p *FrontPair, w Workload, c string) []float64 {
+// pairPerRep is of(the front's run, -front off's run) per repetition of a pair at w and c;
+// nil unless both configurations ran in every repetition and of had a value for each.
+func pairPerRep(p *FrontPair, w Workload, c string, of func(on, off LoadResult) (float64, bool)) []float64 {
 	if p == nil {
 		return nil
 	}
@@ -72,9 +71,18 @@ func savedPerRep(p *FrontPair, w Workload, c string) []float64 {
 	}
 	var out []float64
 	for i := range on.Runs {
-		out = append(out, 1e6/off.Runs[i].RPS-1e6/on.Runs[i].RPS)
+		x, ok := of(on.Runs[i], off.Runs[i])
+		if !ok {
+			return nil
+		}
+		out = append(out, x)
 	}
 	return out
+}
+
+// savedPerRep is a pair's time saved per request at w and c, per repetition (pairPerRep).
+func savedPerRep(p *FrontPair, w Workload, c string) []float64 {
+	return pairPerRep(p, w, c, func(on, off LoadResult) (float64, bool) { return 1e6/off.RPS - 1e6/on.RPS, true })
 }
 
 // riseOverSaving compares a language's time saved per request at c=8 with the C child's,
@@ -105,22 +113,12 @@ func (f *Front) riseOverSaving(l *FrontLanguage) []FrontRise {
 // wakesAvoidedPerRep is a pair's wrk wake-ups avoided per request at w and c, per repetition;
 // nil unless every run of both configurations counted them.
 func wakesAvoidedPerRep(p *FrontPair, w Workload, c string) []float64 {
-	if p == nil {
-		return nil
-	}
-	on, off := p.Front[w][c], p.NetHTTP[w][c]
-	if on == nil || off == nil || len(on.Runs) != len(off.Runs) || len(on.Runs) == 0 {
-		return nil
-	}
-	var out []float64
-	for i := range on.Runs {
-		a, b := on.Runs[i].Host, off.Runs[i].Host
-		if a == nil || b == nil || a.LoadWakeIPIs == nil || b.LoadWakeIPIs == nil {
-			return nil
+	return pairPerRep(p, w, c, func(on, off LoadResult) (float64, bool) {
+		if on.Host == nil || off.Host == nil || on.Host.LoadWakeIPIs == nil || off.Host.LoadWakeIPIs == nil {
+			return 0, false
 		}
-		out = append(out, *b.LoadWakeIPIs-*a.LoadWakeIPIs)
-	}
-	return out
+		return *off.Host.LoadWakeIPIs - *on.Host.LoadWakeIPIs, true
+	})
 }
 
 // excessOver is lang less base per repetition, and lang over base (N 0 when base is not
