@@ -133,7 +133,7 @@ func (s *server) measure(load Load, w Workload, conns int, d time.Duration) (Loa
 	}
 	r.Host = hostCost(before, sampleTree(root), r.Requests)
 	ipisAfter, ipiErrAfter := readWakeIPIs(loadCPUs)
-	if r.Host != nil && len(loadCPUs) > 0 && ipiErr == nil && ipiErrAfter == nil {
+	if r.Host != nil && ipiErr == nil && ipiErrAfter == nil {
 		perRequest := float64(ipisAfter-ipisBefore) / float64(r.Requests)
 		r.Host.LoadWakeIPIs = &perRequest
 	}

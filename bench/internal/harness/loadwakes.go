@@ -71,8 +71,14 @@ func parseWakeIPIs(text string, cpus []int) (int64, error) {
 	return sum, nil
 }
 
-// readWakeIPIs is parseWakeIPIs of this machine's /proc/interrupts.
+// errNoLoadCPU is a run whose wrk is not pinned: no CPU of its own to count wake-ups on.
+var errNoLoadCPU = errors.New("harness: wrk is not pinned to a CPU")
+
+// readWakeIPIs is parseWakeIPIs of this machine's /proc/interrupts, for at least one CPU.
 func readWakeIPIs(cpus []int) (int64, error) {
+	if len(cpus) == 0 {
+		return 0, errNoLoadCPU
+	}
 	b, err := os.ReadFile("/proc/interrupts")
 	if err != nil {
 		return 0, err

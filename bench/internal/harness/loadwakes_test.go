@@ -139,3 +139,10 @@ func TestMeasureCountsWrkWakeUps(t *testing.T) {
 		t.Errorf("run with wrk unpinned: host cost %+v; want no wake-ups counted", r.Host)
 	}
 }
+
+// TestReadWakeIPIsNeedsACPU: no CPU (wrk unpinned) is no count, not a sum of nothing.
+func TestReadWakeIPIsNeedsACPU(t *testing.T) {
+	if _, err := readWakeIPIs(nil); !errors.Is(err, errNoLoadCPU) {
+		t.Errorf("readWakeIPIs(nil) = %v; want errNoLoadCPU", err)
+	}
+}
